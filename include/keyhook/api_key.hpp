@@ -1,0 +1,281 @@
+// keyhook: the API key record as the platform's list call returns it (spec 2.1),
+// its JSON (rule L2 for required and optional members, S2 for `status`).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/error.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// The identifier of a key record. Its own type so that an id is never passed
+// where a name or a secret is expected.
+class key_id {
+public:
+    key_id() = default;
+    explicit key_id(std::string value) noexcept : value_(std::move(value)) {}
+
+    [[nodiscard]] const std::string& str() const noexcept { return value_; }
+    [[nodiscard]] bool empty() const noexcept { return value_.empty(); }
+
+    friend bool operator==(const key_id& a, const key_id& b) noexcept { return a.value_ == b.value_; }
+    friend bool operator!=(const key_id& a, const key_id& b) noexcept { return a.value_ != b.value_; }
+    friend bool operator<(const key_id& a, const key_id& b) noexcept { return a.value_ < b.value_; }
+    friend bool operator>(const key_id& a, const key_id& b) noexcept { return b < a; }
+    friend bool operator<=(const key_id& a, const key_id& b) noexcept { return !(b < a); }
+    friend bool operator>=(const key_id& a, const key_id& b) noexcept { return !(a < b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_id& id) { return os << id.value_; }
+
+private:
+    std::string value_;
+};
+
+template <class Json>
+void to_json(Json& j, const key_id& id) {
+    j = id.str();
+}
+
+// The four statuses of spec 3.1, spelled as S3 by to_string.
+enum class key_status { active, active_in_future, expired, revoked };
+
+[[nodiscard]] constexpr std::string_view to_string(key_status s) noexcept {
+    switch (s) {
+        case key_status::active: return "Active";
+        case key_status::active_in_future: return "Active in the future";
+        case key_status::expired: return "Expired";
+        case key_status::revoked: return "Revoked";
+    }
+    return "Revoked";
+}
+
+inline std::ostream& operator<<(std::ostream& os, key_status s) { return os << to_string(s); }
+
+// S2: reads a listed status case- and space-insensitively. Accepts the S3
+// spellings and the aliases ActiveInFuture, Deactivated, Inactive.
+[[nodiscard]] inline std::optional<key_status> parse_key_status(std::string_view text) noexcept {
+    char folded[24];
+    std::size_t n = 0;
+    for (char c : text) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+        if (n == sizeof folded) return std::nullopt;
+        folded[n++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    const std::string_view f(folded, n);
+    if (f == "active") return key_status::active;
+    if (f == "activeinthefuture" || f == "activeinfuture") return key_status::active_in_future;
+    if (f == "expired") return key_status::expired;
+    if (f == "revoked" || f == "deactivated" || f == "inactive") return key_status::revoked;
+    return std::nullopt;
+}
+
+// One record of the list call (spec 2.1). Members the platform may leave out or
+// send as null (L2) are optional; `groups` reads absent or null as empty.
+struct api_key {
+    key_id id;                                // required
+    std::optional<std::string> user_id;      // "userId"
+    std::string name;                         // required
+    std::optional<std::string> description;
+    std::optional<std::string> masked;       // the platform's masked key
+    key_status status = key_status::active;  // required; the listed status (S2)
+    std::optional<std::string> type;         // "Synthetic" in responses
+    std::vector<std::string> groups;
+    std::optional<timestamp> created_at;     // "createdAt"
+    std::optional<std::string> created_by;   // "createdBy"
+    std::optional<timestamp> updated_at;     // "updatedAt"
+    timestamp active_from{};                  // required, "activeFrom"
+    timestamp expire_at{};                    // required, "expireAt"
+    std::optional<timestamp> last_used_at;   // "lastUsedAt"; absent or null: never used
+
+    friend bool operator==(const api_key& a, const api_key& b) {
+        return a.id == b.id && a.user_id == b.user_id && a.name == b.name && a.description == b.description &&
+               a.masked == b.masked && a.status == b.status && a.type == b.type && a.groups == b.groups &&
+               a.created_at == b.created_at && a.created_by == b.created_by && a.updated_at == b.updated_at &&
+               a.active_from == b.active_from && a.expire_at == b.expire_at && a.last_used_at == b.last_used_at;
+    }
+    friend bool operator!=(const api_key& a, const api_key& b) { return !(a == b); }
+};
+
+// Member names of the list call, in the order of spec 2.1.
+namespace member {
+inline constexpr std::string_view id = "id";
+inline constexpr std::string_view user_id = "userId";
+inline constexpr std::string_view name = "name";
+inline constexpr std::string_view description = "description";
+inline constexpr std::string_view masked = "masked";
+inline constexpr std::string_view status = "status";
+inline constexpr std::string_view type = "type";
+inline constexpr std::string_view groups = "groups";
+inline constexpr std::string_view created_at = "createdAt";
+inline constexpr std::string_view created_by = "createdBy";
+inline constexpr std::string_view updated_at = "updatedAt";
+inline constexpr std::string_view active_from = "activeFrom";
+inline constexpr std::string_view expire_at = "expireAt";
+inline constexpr std::string_view last_used_at = "lastUsedAt";
+}  // namespace member
+
+namespace detail {
+
+template <class Json>
+void put_optional_string(Json& j, std::string_view name, const std::optional<std::string>& v) {
+    if (v) j[std::string(name)] = *v; else j[std::string(name)] = nullptr;
+}
+
+template <class Json>
+void put_optional_time(Json& j, std::string_view name, const std::optional<timestamp>& v) {
+    if (v) j[std::string(name)] = format_timestamp(*v); else j[std::string(name)] = nullptr;
+}
+
+inline const char* json_type_name(const nlohmann::json& v) noexcept { return v.type_name(); }
+
+inline error wrong_type(std::string path, std::string_view expected, const nlohmann::json& got) {
+    return error{errc::wrong_type, std::move(path),
+                 "expected " + std::string(expected) + ", got " + std::string(json_type_name(got))};
+}
+
+// Field readers shared by the record parser; each returns false after setting err.
+inline bool read_string(const nlohmann::json& obj, std::string_view name, const std::string& base, bool required,
+                        std::optional<std::string>& out, error& err) {
+    const auto it = obj.find(name);
+    if (it == obj.end() || it->is_null()) {
+        if (required) {
+            err = error{errc::missing_member, path_member(base, name), "required member is missing"};
+            return false;
+        }
+        out.reset();
+        return true;
+    }
+    if (!it->is_string()) {
+        err = wrong_type(path_member(base, name), "a string", *it);
+        return false;
+    }
+    out = it->get_ref<const std::string&>();
+    return true;
+}
+
+inline bool read_time(const nlohmann::json& obj, std::string_view name, const std::string& base, bool required,
+                      std::optional<timestamp>& out, error& err) {
+    const auto it = obj.find(name);
+    if (it == obj.end() || it->is_null()) {
+        if (required) {
+            err = error{errc::missing_member, path_member(base, name), "required member is missing"};
+            return false;
+        }
+        out.reset();
+        return true;
+    }
+    if (!it->is_string()) {
+        err = wrong_type(path_member(base, name), "an ISO 8601 timestamp string", *it);
+        return false;
+    }
+    timestamp t{};
+    const auto& text = it->get_ref<const std::string&>();
+    if (!parse_timestamp_into(text, t)) {
+        err = error{errc::invalid_timestamp, path_member(base, name),
+                    "expected an ISO 8601 timestamp, got " + quote_input(text)};
+        return false;
+    }
+    out = t;
+    return true;
+}
+
+}  // namespace detail
+
+// Reads one record from a parsed JSON value; `path` names where it sits (for
+// instance "data.result[3]") and prefixes every error path.
+[[nodiscard]] inline result<api_key> try_api_key_from_json(const nlohmann::json& j, const std::string& path = {}) {
+    if (!j.is_object()) return detail::wrong_type(path, "an object", j);
+    api_key k;
+    error err;
+    std::optional<std::string> s;
+    std::optional<timestamp> t;
+
+    if (!detail::read_string(j, member::id, path, true, s, err)) return err;
+    k.id = key_id(std::move(*s));
+    if (!detail::read_string(j, member::user_id, path, false, k.user_id, err)) return err;
+    if (!detail::read_string(j, member::name, path, true, s, err)) return err;
+    k.name = std::move(*s);
+    if (!detail::read_string(j, member::description, path, false, k.description, err)) return err;
+    if (!detail::read_string(j, member::masked, path, false, k.masked, err)) return err;
+    if (!detail::read_string(j, member::status, path, true, s, err)) return err;
+    const auto status = parse_key_status(*s);
+    if (!status)
+        return error{errc::invalid_value, detail::path_member(path, member::status),
+                     "expected Active, Active in the future, Expired or Revoked, got " + detail::quote_input(*s)};
+    k.status = *status;
+    if (!detail::read_string(j, member::type, path, false, k.type, err)) return err;
+
+    if (const auto it = j.find(member::groups); it != j.end() && !it->is_null()) {
+        const auto groups_path = detail::path_member(path, member::groups);
+        if (!it->is_array()) return detail::wrong_type(groups_path, "an array of strings", *it);
+        k.groups.reserve(it->size());
+        for (std::size_t i = 0; i < it->size(); ++i) {
+            const auto& g = (*it)[i];
+            if (!g.is_string()) return detail::wrong_type(detail::path_index(groups_path, i), "a string", g);
+            k.groups.push_back(g.get<std::string>());
+        }
+    }
+
+    if (!detail::read_time(j, member::created_at, path, false, k.created_at, err)) return err;
+    if (!detail::read_string(j, member::created_by, path, false, k.created_by, err)) return err;
+    if (!detail::read_time(j, member::updated_at, path, false, k.updated_at, err)) return err;
+    if (!detail::read_time(j, member::active_from, path, true, t, err)) return err;
+    k.active_from = *t;
+    if (!detail::read_time(j, member::expire_at, path, true, t, err)) return err;
+    k.expire_at = *t;
+    if (!detail::read_time(j, member::last_used_at, path, false, k.last_used_at, err)) return err;
+    return k;
+}
+
+[[nodiscard]] inline api_key api_key_from_json(const nlohmann::json& j, const std::string& path = {}) {
+    return try_api_key_from_json(j, path).value();
+}
+
+// nlohmann's customization point: `j.get<keyhook::api_key>()` throws keyhook::exception.
+inline void from_json(const nlohmann::json& j, api_key& k) { k = api_key_from_json(j); }
+
+// Writes every member with the list call's names, in spec order; absent
+// optional members are written as null, timestamps as T4.
+template <class Json>
+void to_json(Json& j, const api_key& k) {
+    j = Json::object();
+    j[std::string(member::id)] = k.id.str();
+    detail::put_optional_string(j, member::user_id, k.user_id);
+    j[std::string(member::name)] = k.name;
+    detail::put_optional_string(j, member::description, k.description);
+    detail::put_optional_string(j, member::masked, k.masked);
+    j[std::string(member::status)] = std::string(to_string(k.status));
+    detail::put_optional_string(j, member::type, k.type);
+    j[std::string(member::groups)] = k.groups;
+    detail::put_optional_time(j, member::created_at, k.created_at);
+    detail::put_optional_string(j, member::created_by, k.created_by);
+    detail::put_optional_time(j, member::updated_at, k.updated_at);
+    j[std::string(member::active_from)] = format_timestamp(k.active_from);
+    j[std::string(member::expire_at)] = format_timestamp(k.expire_at);
+    detail::put_optional_time(j, member::last_used_at, k.last_used_at);
+}
+
+// Readable one-line form for logs and test failures.
+inline std::ostream& operator<<(std::ostream& os, const api_key& k) {
+    os << "api_key{id=" << k.id << ", name=" << detail::quote_input(k.name, 128) << ", status=" << k.status
+       << ", activeFrom=" << format_timestamp(k.active_from) << ", expireAt=" << format_timestamp(k.expire_at);
+    if (k.masked) os << ", masked=" << *k.masked;
+    return os << '}';
+}
+
+}  // namespace keyhook
+
+template <>
+struct std::hash<keyhook::key_id> {
+    std::size_t operator()(const keyhook::key_id& id) const noexcept { return std::hash<std::string>{}(id.str()); }
+};

@@ -1,0 +1,8 @@
+// keyhook: everything in one include. Each header also compiles on its own.
+#pragma once
+
+#include "keyhook/error.hpp"
+#include "keyhook/timestamps.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/api_key.hpp"
+#include "keyhook/status.hpp"

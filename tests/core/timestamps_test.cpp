@@ -1,0 +1,94 @@
+#include "keyhook/timestamps.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using keyhook::format_timestamp;
+using keyhook::parse_timestamp;
+using keyhook::timestamp;
+using keyhook::try_parse_timestamp;
+
+namespace {
+timestamp at(int y, unsigned m, unsigned d, int hh = 0, int mm = 0, int ss = 0, long long us = 0) {
+    return timestamp{date::sys_days{date::year{y} / date::month{m} / date::day{d}}.time_since_epoch() +
+                     std::chrono::hours{hh} + std::chrono::minutes{mm} + std::chrono::seconds{ss} +
+                     std::chrono::microseconds{us}};
+}
+}  // namespace
+
+TEST_CASE("T1: accepted forms", "[T1][timestamps]") {
+    CHECK(parse_timestamp("2026-01-02T03:04:05Z") == at(2026, 1, 2, 3, 4, 5));
+    CHECK(parse_timestamp("2026-01-02t03:04:05z") == at(2026, 1, 2, 3, 4, 5));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.1Z") == at(2026, 1, 2, 3, 4, 5, 100000));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.62016Z") == at(2026, 1, 2, 3, 4, 5, 620160));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.8538786Z") == at(2026, 1, 2, 3, 4, 5, 853878));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.123456789Z") == at(2026, 1, 2, 3, 4, 5, 123456));
+    CHECK(parse_timestamp("2026-01-02T03:04:05+02:30") == at(2026, 1, 2, 0, 34, 5));
+    CHECK(parse_timestamp("2026-01-02T03:04:05-01:00") == at(2026, 1, 2, 4, 4, 5));
+    CHECK(parse_timestamp("2026-01-01T00:30:00+01:00") == at(2025, 12, 31, 23, 30, 0));
+    CHECK(parse_timestamp("2024-02-29T00:00:00Z") == at(2024, 2, 29));
+    CHECK(parse_timestamp("2000-02-29T00:00:00Z") == at(2000, 2, 29));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.5+00:00") == at(2026, 1, 2, 3, 4, 5, 500000));
+}
+
+TEST_CASE("T2: rejected forms name the input", "[T2][timestamps]") {
+    for (const char* bad : {"", "2026-01-02T03:04Z", "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z",
+                            "2026-02-30T00:00:00Z", "2026-02-29T00:00:00Z", "1900-02-29T00:00:00Z",
+                            "2026-01-02T24:00:00Z", "2026-01-02T23:60:00Z", "2026-01-02T23:59:61Z",
+                            "2026-01-02T03:04:05", "2026-01-02T03:04:05Zx", "2026-01-02T03:04:05Z ",
+                            "2026-01-02 03:04:05Z", "2026-01-02T03:04:05.Z", "2026-01-02T03:04:05.1234567890Z",
+                            "2026-01-02T03:04:05+0100", "2026-01-02T03:04:05+24:00", "2026-01-02T03:04:05+01:60",
+                            "26-01-02T03:04:05Z", "2026-1-02T03:04:05Z", "0000-01-01T00:00:00Z",
+                            "+2026-01-02T03:04:05Z", "2026-01-02T03:04:05.+01:00"}) {
+        INFO(bad);
+        const auto r = try_parse_timestamp(bad);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == keyhook::errc::invalid_timestamp);
+        CHECK(r.error().message == "expected an ISO 8601 timestamp, got \"" + std::string(bad) + "\"");
+        CHECK_THROWS_AS(parse_timestamp(bad), keyhook::exception);
+    }
+}
+
+TEST_CASE("T2: a leap second reads as the second before it", "[T2][timestamps]") {
+    CHECK(parse_timestamp("2016-12-31T23:59:60Z") == at(2016, 12, 31, 23, 59, 59));
+    CHECK(parse_timestamp("2016-12-31T23:59:60.5Z") == at(2016, 12, 31, 23, 59, 59, 500000));
+}
+
+TEST_CASE("T3: microsecond precision, digits past the sixth truncated", "[T3][timestamps]") {
+    CHECK(parse_timestamp("2026-01-02T03:04:05.000001Z") == at(2026, 1, 2, 3, 4, 5, 1));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.0000009Z") == at(2026, 1, 2, 3, 4, 5, 0));
+    CHECK(parse_timestamp("2026-01-02T03:04:05.9999999Z") == at(2026, 1, 2, 3, 4, 5, 999999));
+}
+
+TEST_CASE("T3: range is years 0001 to 9999", "[T3][timestamps]") {
+    CHECK(parse_timestamp("9999-12-31T23:59:59Z") == at(9999, 12, 31, 23, 59, 59));
+    CHECK(parse_timestamp("9999-12-31T23:59:59.999999Z") == keyhook::max_timestamp);
+    CHECK(parse_timestamp("0001-01-01T00:00:00Z") == keyhook::min_timestamp);
+    // An offset that would move the instant outside the range is refused.
+    CHECK_FALSE(try_parse_timestamp("9999-12-31T23:59:59-01:00").has_value());
+    CHECK_FALSE(try_parse_timestamp("0001-01-01T00:00:00+00:01").has_value());
+    CHECK(try_parse_timestamp("0001-01-01T00:01:00+00:01").has_value());
+}
+
+TEST_CASE("T4: written in UTC with 3 or 6 fraction digits", "[T4][timestamps]") {
+    CHECK(format_timestamp(at(2026, 1, 2, 3, 4, 5)) == "2026-01-02T03:04:05.000Z");
+    CHECK(format_timestamp(at(2026, 1, 2, 3, 4, 5, 620000)) == "2026-01-02T03:04:05.620Z");
+    CHECK(format_timestamp(at(2026, 1, 2, 3, 4, 5, 620160)) == "2026-01-02T03:04:05.620160Z");
+    CHECK(format_timestamp(at(2026, 1, 2, 3, 4, 5, 1)) == "2026-01-02T03:04:05.000001Z");
+    CHECK(format_timestamp(at(1969, 12, 31, 23, 59, 59, 999999)) == "1969-12-31T23:59:59.999999Z");
+    CHECK(format_timestamp(keyhook::min_timestamp) == "0001-01-01T00:00:00.000Z");
+    CHECK(format_timestamp(keyhook::max_timestamp) == "9999-12-31T23:59:59.999999Z");
+    CHECK(keyhook::format_timestamp_millis(at(2026, 1, 2, 3, 4, 5, 620999)) == "2026-01-02T03:04:05.620Z");
+}
+
+TEST_CASE("T4: parse, write, parse gives the same instant", "[T4][timestamps]") {
+    for (const char* text : {"2026-01-02T03:04:05Z", "2026-01-02T03:04:05.62016Z", "2026-01-02T03:04:05.8538786Z",
+                             "2026-01-02T03:04:05.123+05:45", "1970-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}) {
+        INFO(text);
+        const auto t = parse_timestamp(text);
+        const auto written = format_timestamp(t);
+        CHECK(parse_timestamp(written) == t);
+        CHECK(format_timestamp(parse_timestamp(written)) == written);
+    }
+}
