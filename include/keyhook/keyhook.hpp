@@ -6,3 +6,4 @@
 #include "keyhook/secret.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/status.hpp"
+#include "keyhook/http.hpp"

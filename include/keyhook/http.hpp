@@ -1,0 +1,170 @@
+// keyhook: plain HTTP request values (keyhook does no I/O: it builds what a host
+// sends and reads what a host received), header-name comparison and
+// percent-encoding.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace keyhook {
+
+// Header names compare ASCII case-insensitively (RFC 9110).
+[[nodiscard]] constexpr bool header_name_equal(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+// One header. `sensitive` marks a value that is a credential (a bearer token,
+// an API key): printing the header redacts it.
+struct http_header {
+    std::string name;
+    std::string value;
+    bool sensitive = false;
+
+    friend bool operator==(const http_header& a, const http_header& b) {
+        return a.name == b.name && a.value == b.value && a.sensitive == b.sensitive;
+    }
+    friend bool operator!=(const http_header& a, const http_header& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const http_header& h) {
+        return os << h.name << ": " << (h.sensitive ? std::string_view("[redacted]") : std::string_view(h.value));
+    }
+};
+
+using http_headers = std::vector<http_header>;
+
+// The first header named `name` (case-insensitive), or nullptr.
+[[nodiscard]] inline const http_header* find_header(const http_headers& headers, std::string_view name) noexcept {
+    for (const auto& h : headers)
+        if (header_name_equal(h.name, name)) return &h;
+    return nullptr;
+}
+
+// A request for the host to send (or that the host received).
+struct http_request {
+    std::string method;
+    std::string url;
+    http_headers headers;
+    std::string body;
+
+    friend bool operator==(const http_request& a, const http_request& b) {
+        return a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body;
+    }
+    friend bool operator!=(const http_request& a, const http_request& b) { return !(a == b); }
+    // Prints method, URL and headers (sensitive values redacted) and the body
+    // size; the URL is printed as is, so credentials belong in headers or in
+    // query parameters the caller redacts.
+    friend std::ostream& operator<<(std::ostream& os, const http_request& r) {
+        os << r.method << ' ' << r.url;
+        for (const auto& h : r.headers) os << "\n" << h;
+        return os << "\n(" << r.body.size() << " body bytes)";
+    }
+};
+
+namespace detail {
+constexpr bool is_unreserved(unsigned char c) noexcept {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+           c == '_' || c == '~';
+}
+}  // namespace detail
+
+// RFC 3986 percent-encoding: every byte but the unreserved characters becomes
+// %XX (upper-case hex). Safe for a path segment and for a query name or value.
+[[nodiscard]] inline std::string percent_encode(std::string_view s) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(s.size());
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (detail::is_unreserved(c)) {
+            out += ch;
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 0xf];
+        }
+    }
+    return out;
+}
+
+// Decodes %XX escapes (and '+' as a space when `plus_is_space`, as in form
+// query strings). nullopt when an escape is malformed.
+[[nodiscard]] inline std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = true) {
+    auto hexval = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%') {
+            if (i + 2 >= s.size()) return std::nullopt;
+            const int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0) return std::nullopt;
+            out += static_cast<char>(hi * 16 + lo);
+            i += 2;
+        } else if (s[i] == '+' && plus_is_space) {
+            out += ' ';
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+// Appends name=value (both percent-encoded) to a URL's query, before any
+// fragment, with '?' or '&' as the URL needs.
+inline void append_query_parameter(std::string& url, std::string_view name, std::string_view value) {
+    const auto hash = url.find('#');
+    std::string fragment;
+    if (hash != std::string::npos) {
+        fragment = url.substr(hash);
+        url.erase(hash);
+    }
+    const auto q = url.find('?');
+    if (q == std::string::npos)
+        url += '?';
+    else if (q + 1 != url.size() && url.back() != '&')
+        url += '&';
+    url += percent_encode(name);
+    url += '=';
+    url += percent_encode(value);
+    url += fragment;
+}
+
+// The decoded value of the first query parameter `name` in a URL or a bare
+// query string ("a=1&b=2"); nullopt when absent or malformed.
+[[nodiscard]] inline std::optional<std::string> find_query_parameter(std::string_view url_or_query,
+                                                                     std::string_view name) {
+    auto query = url_or_query;
+    if (const auto q = query.find('?'); q != std::string_view::npos) query.remove_prefix(q + 1);
+    else if (query.find("://") != std::string_view::npos) return std::nullopt;
+    if (const auto h = query.find('#'); h != std::string_view::npos) query = query.substr(0, h);
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const auto pair = query.substr(0, amp);
+        const auto eq = pair.find('=');
+        const auto raw_name = pair.substr(0, eq);
+        if (const auto decoded = percent_decode(raw_name); decoded && *decoded == name) {
+            if (eq == std::string_view::npos) return std::string();
+            return percent_decode(pair.substr(eq + 1));
+        }
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+    }
+    return std::nullopt;
+}
+
+}  // namespace keyhook
