@@ -7,3 +7,4 @@
 #include "keyhook/api_key.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/http.hpp"
+#include "keyhook/events.hpp"

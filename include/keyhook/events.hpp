@@ -1,0 +1,295 @@
+// keyhook: the 53 event types of spec 6.1 (rule H5), their names and meanings,
+// and parsing a name with a suggestion when it is unknown (rule H3).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "keyhook/error.hpp"
+
+namespace keyhook {
+
+// One value per row of spec 6.1, in the spec's order. The enumerators carry the
+// wire names exactly (H5), including the three c's of EventsDataRetentionSucccess,
+// so that code reads like the notifications it handles.
+enum class event_type : std::uint8_t {
+    PlatformLogin,
+    CALogin,
+    NotificationPlatformReleaseDismissed,
+    AddProduct,
+    UploadProduct,
+    EditProduct,
+    CloneProduct,
+    DownloadProduct,
+    DeleteProduct,
+    AddPermission,
+    RemovePermission,
+    ModifyPermission,
+    AddSection,
+    DeleteSection,
+    AddProductDocument,
+    DownloadProductDocument,
+    EditProductDocument,
+    DeleteProductDocument,
+    PublishEngine,
+    CancelPublish,
+    UpdateEngine,
+    EditEngine,
+    EditEngineVersion,
+    ServiceActivated,
+    ServiceDeactivated,
+    CompareEngine,
+    RestoreEngine,
+    DownloadEngine,
+    DeploymentRequest,
+    DeleteEngine,
+    DeleteEngineVersion,
+    RecompileNeuron,
+    ShellSubmission,
+    AddTransform,
+    UpdateTransform,
+    DownloadTransform,
+    DeleteTransform,
+    DownloadVersionOverview,
+    DownloadAPICallHistory,
+    DownloadEventViewer,
+    DownloadServiceLibrary,
+    UploadTestbed,
+    GenerateTestCase,
+    AddTestCase,
+    AddTestResult,
+    TestRunStarted,
+    TestCasesExecuted,
+    TestResultCompare,
+    TestResultAggregate,
+    APICallHistoryDataRetentionSuccess,
+    APICallHistoryDataRetentionFailed,
+    EventsDataRetentionSucccess,
+    EventsDataRetentionFailed,
+};
+
+inline constexpr std::size_t event_type_count = 53;
+
+namespace detail {
+
+struct event_row {
+    std::string_view name;
+    std::string_view meaning;
+};
+
+// Indexed by the enumerator's value; tests check every row against the spec.
+inline constexpr std::array<event_row, event_type_count> event_rows{{
+    {"PlatformLogin", "Login recorded"},
+    {"CALogin", "Assistant login recorded"},
+    {"NotificationPlatformReleaseDismissed", "Notification of new release dismissed"},
+    {"AddProduct", "Folder created"},
+    {"UploadProduct", "Folder uploaded"},
+    {"EditProduct", "Folder edited"},
+    {"CloneProduct", "Folder cloned"},
+    {"DownloadProduct", "Folder downloaded"},
+    {"DeleteProduct", "Folder deleted"},
+    {"AddPermission", "Permissions applied to folder"},
+    {"RemovePermission", "Permissions removed from folder"},
+    {"ModifyPermission", "Permissions modified for folder"},
+    {"AddSection", "Document section added"},
+    {"DeleteSection", "Document section deleted"},
+    {"AddProductDocument", "Document added"},
+    {"DownloadProductDocument", "Document downloaded"},
+    {"EditProductDocument", "Document edited"},
+    {"DeleteProductDocument", "Document deleted"},
+    {"PublishEngine", "Service published"},
+    {"CancelPublish", "Service publishing canceled"},
+    {"UpdateEngine", "Service updated"},
+    {"EditEngine", "Service edited"},
+    {"EditEngineVersion", "Service version edited"},
+    {"ServiceActivated", "Service activated"},
+    {"ServiceDeactivated", "Service deactivated"},
+    {"CompareEngine", "Service versions compared"},
+    {"RestoreEngine", "Service version restored"},
+    {"DownloadEngine", "Service downloaded"},
+    {"DeploymentRequest", "Deployment request made for a service version"},
+    {"DeleteEngine", "Service deleted"},
+    {"DeleteEngineVersion", "Service version deleted"},
+    {"RecompileNeuron", "Service version recompiled"},
+    {"ShellSubmission", "Shell submission made"},
+    {"AddTransform", "Transform added"},
+    {"UpdateTransform", "Transform updated"},
+    {"DownloadTransform", "Transform downloaded"},
+    {"DeleteTransform", "Transform deleted"},
+    {"DownloadVersionOverview", "Version overview downloaded"},
+    {"DownloadAPICallHistory", "API call history downloaded"},
+    {"DownloadEventViewer", "Event viewer downloaded"},
+    {"DownloadServiceLibrary", "Service library downloaded"},
+    {"UploadTestbed", "Testbed uploaded"},
+    {"GenerateTestCase", "Test cases generated"},
+    {"AddTestCase", "Test cases added to a testbed"},
+    {"AddTestResult", "Test result uploaded"},
+    {"TestRunStarted", "Testbed run started"},
+    {"TestCasesExecuted", "Test cases executed"},
+    {"TestResultCompare", "Test results compared"},
+    {"TestResultAggregate", "Test results aggregated"},
+    {"APICallHistoryDataRetentionSuccess", "API call history retention job succeeded"},
+    {"APICallHistoryDataRetentionFailed", "API call history retention job failed"},
+    {"EventsDataRetentionSucccess", "Event data retention job succeeded"},
+    {"EventsDataRetentionFailed", "Event data retention job failed"},
+}};
+
+static_assert(static_cast<std::size_t>(event_type::EventsDataRetentionFailed) + 1 == event_type_count,
+              "event_rows and event_type must list the same 53 types");
+
+constexpr std::size_t compute_max_event_name_length() noexcept {
+    std::size_t n = 0;
+    for (const auto& row : event_rows) n = row.name.size() > n ? row.name.size() : n;
+    return n;
+}
+
+// Longer input cannot be a known name: parsing rejects it before hashing.
+inline constexpr std::size_t max_event_name_length = compute_max_event_name_length();
+
+// Name -> enum through a hash table built at compile time: one hash over at
+// most 36 bytes, usually one comparison, no allocation.
+constexpr std::uint32_t event_name_hash(std::string_view s) noexcept {
+    std::uint32_t h = 2166136261u;  // FNV-1a
+    for (char c : s) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 16777619u;
+    }
+    return h;
+}
+
+inline constexpr std::size_t event_slot_count = 128;  // a power of two, under half full
+
+// Each slot holds 1 + the enumerator's value, or 0 when empty (linear probing).
+constexpr std::array<std::uint8_t, event_slot_count> build_event_slots() noexcept {
+    std::array<std::uint8_t, event_slot_count> slots{};
+    for (std::size_t i = 0; i < event_type_count; ++i) {
+        std::size_t s = event_name_hash(event_rows[i].name) & (event_slot_count - 1);
+        while (slots[s] != 0) s = (s + 1) & (event_slot_count - 1);
+        slots[s] = static_cast<std::uint8_t>(i + 1);
+    }
+    return slots;
+}
+
+inline constexpr std::array<std::uint8_t, event_slot_count> event_slots = build_event_slots();
+
+constexpr char fold_ascii(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Only this many leading bytes of an unknown name are compared when looking
+// for a suggestion, so a huge input costs no more than a long name.
+inline constexpr std::size_t suggestion_input_limit = 64;
+
+// Levenshtein distance between a (at most suggestion_input_limit bytes) and b
+// (a known name), optionally ignoring ASCII case. One row on the stack.
+inline std::size_t edit_distance(std::string_view a, std::string_view b, bool fold) noexcept {
+    std::array<std::size_t, suggestion_input_limit + 1> row{};
+    for (std::size_t i = 0; i <= a.size(); ++i) row[i] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+        std::size_t diagonal = row[0];
+        row[0] = j;
+        const char cb = fold ? fold_ascii(b[j - 1]) : b[j - 1];
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            const char ca = fold ? fold_ascii(a[i - 1]) : a[i - 1];
+            const std::size_t substitute = diagonal + (ca == cb ? 0 : 1);
+            const std::size_t insert_or_delete = (row[i] < row[i - 1] ? row[i] : row[i - 1]) + 1;
+            diagonal = row[i];
+            row[i] = substitute < insert_or_delete ? substitute : insert_or_delete;
+        }
+    }
+    return row[a.size()];
+}
+
+}  // namespace detail
+
+// The wire name, exactly as spec 6.1 spells it.
+[[nodiscard]] constexpr std::string_view to_string(event_type e) noexcept {
+    const auto i = static_cast<std::size_t>(e);
+    return i < event_type_count ? detail::event_rows[i].name : std::string_view{};
+}
+
+// The meaning column of spec 6.1, e.g. "Folder created" for AddProduct.
+[[nodiscard]] constexpr std::string_view meaning(event_type e) noexcept {
+    const auto i = static_cast<std::size_t>(e);
+    return i < event_type_count ? detail::event_rows[i].meaning : std::string_view{};
+}
+
+namespace detail {
+constexpr std::array<event_type, event_type_count> build_all_event_types() noexcept {
+    std::array<event_type, event_type_count> all{};
+    for (std::size_t i = 0; i < event_type_count; ++i) all[i] = static_cast<event_type>(i);
+    return all;
+}
+inline constexpr std::array<event_type, event_type_count> all_event_types_value = build_all_event_types();
+}  // namespace detail
+
+// All 53 types in the order of spec 6.1.
+[[nodiscard]] constexpr const std::array<event_type, event_type_count>& all_event_types() noexcept {
+    return detail::all_event_types_value;
+}
+
+inline std::ostream& operator<<(std::ostream& os, event_type e) { return os << to_string(e); }
+
+// The type named exactly (case-sensitively) `name`, or nullopt. No allocation.
+[[nodiscard]] constexpr std::optional<event_type> find_event_type(std::string_view name) noexcept {
+    if (name.size() > detail::max_event_name_length) return std::nullopt;
+    std::size_t s = detail::event_name_hash(name) & (detail::event_slot_count - 1);
+    while (detail::event_slots[s] != 0) {
+        const auto index = static_cast<std::size_t>(detail::event_slots[s] - 1);
+        if (detail::event_rows[index].name == name) return static_cast<event_type>(index);
+        s = (s + 1) & (detail::event_slot_count - 1);
+    }
+    return std::nullopt;
+}
+
+// H3: the known type closest to `name`: a case-insensitive match first, else the
+// smallest edit distance ignoring case, ties broken by the distance with case,
+// then by the spec's order. Only the first 64 bytes of `name` are considered.
+[[nodiscard]] inline event_type closest_event_type(std::string_view name) noexcept {
+    if (name.size() > detail::suggestion_input_limit) name = name.substr(0, detail::suggestion_input_limit);
+    std::size_t best = 0;
+    std::size_t best_folded = static_cast<std::size_t>(-1);
+    std::size_t best_exact = static_cast<std::size_t>(-1);
+    for (std::size_t i = 0; i < event_type_count; ++i) {
+        const auto candidate = detail::event_rows[i].name;
+        const std::size_t folded = detail::edit_distance(name, candidate, true);
+        if (folded > best_folded) continue;
+        const std::size_t exact = detail::edit_distance(name, candidate, false);
+        if (folded < best_folded || exact < best_exact) {
+            best = i;
+            best_folded = folded;
+            best_exact = exact;
+        }
+    }
+    return static_cast<event_type>(best);
+}
+
+// H5, H3: case-sensitive. An unknown name gives errc::unknown_event (empty path:
+// callers know where the name came from) with the closest known name suggested:
+//   unknown event type "addproduct"; did you mean "AddProduct"?
+[[nodiscard]] inline result<event_type> try_parse_event_type(std::string_view name) {
+    if (const auto e = find_event_type(name)) return *e;
+    std::string message = "unknown event type ";
+    message += detail::quote_input(name);
+    message += "; did you mean \"";
+    message += to_string(closest_event_type(name));
+    message += "\"?";
+    return error{errc::unknown_event, {}, std::move(message)};
+}
+
+[[nodiscard]] inline event_type parse_event_type(std::string_view name) {
+    return try_parse_event_type(name).value();
+}
+
+// JSON form: the wire name.
+template <class Json>
+void to_json(Json& j, event_type e) {
+    j = std::string(to_string(e));
+}
+
+}  // namespace keyhook
+
+// std::hash<keyhook::event_type> is the standard library's hash for enumerations.
