@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, the Debian packages keyhook's build needs that are not
+# installed yet. Runs apt-get update once, and only when something is missing.
+#
+#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--all]
+#
+#   (no flag)     compilers, CMake, Ninja, pkg-config and the libraries
+#   --bench       Google Benchmark (benchmarks/)
+#   --sanitizers  clang's runtimes (LeakSanitizer and libFuzzer with clang)
+#   --valgrind    valgrind
+set -euo pipefail
+
+packages=(cmake ninja-build g++ clang nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config)
+for arg in "$@"; do
+    case "$arg" in
+        --bench) packages+=(libbenchmark-dev) ;;
+        --sanitizers) packages+=(libclang-rt-14-dev) ;;
+        --valgrind) packages+=(valgrind) ;;
+        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind) ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        *) echo "install-deps.sh: unknown option '$arg'" >&2
+           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--all]" >&2
+           exit 2 ;;
+    esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+    # dpkg -s also succeeds for a removed package whose configuration remains.
+    if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed$'; then
+        missing+=("$p")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
