@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""keyhook's benchmark report (issue 6).
+
+  report.py compile BUILD_DIR OUT.json [--runs N]
+      Times the compilation of a TU including keyhook/keyhook.hpp against one
+      including only nlohmann/json.hpp and date/date.h, with the compiler and
+      flags of the Release build (from BUILD_DIR/compile_commands.json).
+  report.py summary OUT.json [MORE.json ...]
+      Reads Google Benchmark JSON files (aggregates) and the compile timings,
+      prints every target as a ratio of medians from the same run, PASS/FAIL.
+      Exits 1 when a measured target fails.
+
+Every figure is a ratio against a baseline measured in the same run: the
+machine is shared, so absolute times say little.
+"""
+
+import json
+import os
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# --------------------------------------------------------------- compile time
+
+BASELINE_TU = "#include <nlohmann/json.hpp>\n#include <date/date.h>\nint main() { return 0; }\n"
+KEYHOOK_TU = "#include <keyhook/keyhook.hpp>\nint main() { return 0; }\n"
+
+
+def release_command(build_dir):
+    """The compile command of one benchmark source, as a list of arguments."""
+    with open(os.path.join(build_dir, "compile_commands.json")) as f:
+        entries = json.load(f)
+    for e in entries:
+        if e["file"].endswith("bench_list.cpp"):
+            args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
+            return args, e["directory"]
+    sys.exit("report.py: bench_list.cpp not in compile_commands.json (configure with the benchmarks on)")
+
+
+def tu_command(args, source):
+    """Same compiler and flags, another source, no object file or depfile kept."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-c", "-MT", "-MF", "-MQ"):
+            skip = True
+            continue
+        if a in ("-MD", "-MMD") or a.endswith(".cpp"):
+            continue
+        out.append(a)
+    return out + ["-o", os.devnull, "-c", source]
+
+
+def child_cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def compile_times(build_dir, out_path, runs):
+    args, directory = release_command(build_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = {}
+        for name, text in (("baseline", BASELINE_TU), ("keyhook", KEYHOOK_TU)):
+            path = os.path.join(tmp, name + ".cpp")
+            with open(path, "w") as f:
+                f.write(text)
+            sources[name] = path
+        times = {"baseline": [], "keyhook": []}
+        # Alternate the two so that a burst of load from elsewhere hits both.
+        for _ in range(runs):
+            for name in ("baseline", "keyhook"):
+                cmd = tu_command(args, sources[name])
+                before = child_cpu_seconds()
+                subprocess.run(cmd, cwd=directory, check=True)
+                times[name].append(child_cpu_seconds() - before)
+    result = {
+        "command": " ".join(shlex.quote(a) for a in tu_command(args, "TU.cpp")),
+        "runs": runs,
+        "seconds": times,
+        "median_seconds": {k: statistics.median(v) for k, v in times.items()},
+    }
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=2)
+    return result
+
+
+# -------------------------------------------------------------------- summary
+
+def load_medians(paths):
+    """Median aggregate of every benchmark: name -> (cpu time in ns, counters)."""
+    medians, context, compile_result = {}, None, None
+    factor = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+    for p in paths:
+        with open(p) as f:
+            data = json.load(f)
+        if "median_seconds" in data:
+            compile_result = data
+            continue
+        context = context or data.get("context")
+        for b in data.get("benchmarks", []):
+            if b.get("aggregate_name") != "median" or b.get("error_occurred"):
+                continue
+            name = b["run_name"]
+            cpu = b["cpu_time"] * factor[b.get("time_unit", "ns")]
+            medians[name] = (cpu, b)
+    return medians, context, compile_result
+
+
+class Row:
+    def __init__(self, target, ratio, op, limit, detail):
+        self.target, self.ratio, self.op, self.limit, self.detail = target, ratio, op, limit, detail
+
+    def verdict(self):
+        if self.ratio is None:
+            return "n/a"
+        ok = {"<=": self.ratio <= self.limit, ">=": self.ratio >= self.limit, "<": self.ratio < self.limit,
+              "==": self.ratio == self.limit}[self.op]
+        return "PASS" if ok else "FAIL"
+
+
+def ratio(medians, num, den):
+    if num in medians and den in medians and medians[den][0] > 0:
+        return medians[num][0] / medians[den][0]
+    return None
+
+
+def fmt_ns(ns):
+    if ns >= 1e6:
+        return "%.1f ms" % (ns / 1e6)
+    if ns >= 1e3:
+        return "%.2f us" % (ns / 1e3)
+    return "%.1f ns" % ns
+
+
+def per(medians, name, n=1):
+    return fmt_ns(medians[name][0] / n) if name in medians else "-"
+
+
+def rows_for(medians, compile_result):
+    rows = []
+    # 1. The list call.
+    for n in (1000, 10000, 100000):
+        dec, dom, sax = ("BM_list_%s/%d" % (k, n) for k in ("keyhook_decode", "json_dom", "json_null_sax"))
+        detail = "per record: decode %s, DOM %s, null SAX %s" % (per(medians, dec, n), per(medians, dom, n),
+                                                                 per(medians, sax, n))
+        if n != 1000:
+            rows.append(Row("decode / DOM parse, %d records" % n, ratio(medians, dec, dom), "<=", 0.40, detail))
+        rows.append(Row("decode / null SAX pass, %d records" % n, ratio(medians, dec, sax), "<=", 1.15, detail))
+    # 2. Timestamps: how many times faster than date::parse.
+    for form in ("try_parse", "parse"):
+        k = "BM_timestamp_keyhook_%s" % form
+        r = ratio(medians, "BM_timestamp_date_parse", k)
+        rows.append(Row("date::parse / keyhook %s_timestamp (speed-up)" % form, r, ">=", 20.0,
+                        "per timestamp: keyhook %s, date::parse %s" % (per(medians, k),
+                                                                       per(medians, "BM_timestamp_date_parse"))))
+    # 3. Default view against decoding the same records.
+    rows.append(Row("default_view / decode, 100000 records",
+                    ratio(medians, "BM_view_default_view/100000", "BM_list_keyhook_decode/100000"), "<=", 0.05,
+                    "view %s, decode %s" % (per(medians, "BM_view_default_view/100000"),
+                                            per(medians, "BM_list_keyhook_decode/100000"))))
+    # 4. Notification body: how many times faster than ordered_json + dump.
+    rows.append(Row("ordered_json build+dump / keyhook writer (speed-up)",
+                    ratio(medians, "BM_notification_ordered_json", "BM_notification_keyhook"), ">=", 3.0,
+                    "keyhook %s, ordered_json %s" % (per(medians, "BM_notification_keyhook"),
+                                                     per(medians, "BM_notification_ordered_json"))))
+    # 5. Dispatch to 100 webhooks against one body serialization.
+    rows.append(Row("dispatch to 100 webhooks / one body serialization",
+                    ratio(medians, "BM_dispatch_100_webhooks", "BM_notification_keyhook"), "<", 10.0,
+                    "dispatch %s" % per(medians, "BM_dispatch_100_webhooks")))
+    # 6. Authorization against one unordered_map lookup, and allocations.
+    auth, base = "BM_authorize_1M_keys", "BM_authorize_baseline_unordered_map_find"
+    rows.append(Row("authorize / unordered_map::find, 1,000,000 keys", ratio(medians, auth, base), "<=", 2.0,
+                    "authorize %s, find %s" % (per(medians, auth), per(medians, base))))
+    allocs = medians[auth][1].get("allocs_per_check") if auth in medians else None
+    rows.append(Row("heap allocations per authorization check", allocs, "==", 0.0, ""))
+    # 7. Compile time.
+    if compile_result:
+        m = compile_result["median_seconds"]
+        rows.append(Row("compile keyhook.hpp / nlohmann+date", m["keyhook"] / m["baseline"], "<=", 1.3,
+                        "median of %d: %.2f s vs %.2f s" % (compile_result["runs"], m["keyhook"], m["baseline"])))
+    else:
+        rows.append(Row("compile keyhook.hpp / nlohmann+date", None, "<=", 1.3, ""))
+    return rows
+
+
+def summary(paths):
+    medians, context, compile_result = load_medians(paths)
+    rows = rows_for(medians, compile_result)
+    width = max(len(r.target) for r in rows)
+    print()
+    if context:
+        print("machine: %s CPUs at %s MHz, load average %s" % (
+            context.get("num_cpus"), context.get("mhz_per_cpu"),
+            " ".join("%.2f" % x for x in context.get("load_avg", []))))
+    print("%-*s  %9s  %-8s  %-6s  %s" % (width, "target", "ratio", "limit", "result", "detail (medians)"))
+    failed = False
+    for r in rows:
+        shown = "-" if r.ratio is None else ("%.3f" % r.ratio if r.ratio < 100 else "%.0f" % r.ratio)
+        v = r.verdict()
+        failed |= v == "FAIL"
+        if v == "n/a":
+            v, detail = "n/a", "not built yet (its header has not landed)"
+        else:
+            detail = r.detail
+        print("%-*s  %9s  %-8s  %-6s  %s" % (width, r.target, shown, "%s %g" % (r.op, r.limit), v, detail))
+    print()
+    return 1 if failed else 0
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "compile":
+        runs = 5
+        if "--runs" in argv:
+            runs = int(argv[argv.index("--runs") + 1])
+        r = compile_times(argv[2], argv[3], runs)
+        print("compile time, median of %d: keyhook %.2f s, baseline %.2f s" % (
+            runs, r["median_seconds"]["keyhook"], r["median_seconds"]["baseline"]))
+        return 0
+    if len(argv) >= 3 and argv[1] == "summary":
+        return summary(argv[2:])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

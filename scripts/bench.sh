@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds keyhook's benchmarks in Release, runs them with repetitions, times the
+# compilation of the umbrella header, and prints every performance target of
+# issue 6 as a ratio of medians measured in this same run, PASS or FAIL.
+#
+#   scripts/bench.sh [--repetitions N] [--filter REGEX] [--no-install]
+#
+# Build directory: build-perf (override with KEYHOOK_BENCH_BUILD_DIR). Raw
+# results go to build-perf/bench-results/. Exit status 1 if a measured target fails.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${KEYHOOK_BENCH_BUILD_DIR:-$root/build-perf}"
+repetitions=5
+filter="."
+install=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --repetitions) repetitions="$2"; shift 2 ;;
+        --filter) filter="$2"; shift 2 ;;
+        --no-install) install=0; shift ;;
+        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        *) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
+    esac
+done
+
+if [ "$install" -eq 1 ]; then
+    if [ -x "$root/scripts/install-deps.sh" ] || [ -f "$root/scripts/install-deps.sh" ]; then
+        bash "$root/scripts/install-deps.sh" --bench
+    elif ! dpkg -s libbenchmark-dev 2>/dev/null | grep -q '^Status: install ok installed$'; then
+        apt-get update -q && apt-get install -y -q --no-install-recommends libbenchmark-dev
+    fi
+fi
+command -v python3 >/dev/null || { echo "bench.sh: python3 is needed for the report" >&2; exit 1; }
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKEYHOOK_BUILD_BENCHMARKS=ON \
+    -DKEYHOOK_BUILD_TESTS=OFF -DKEYHOOK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+targets=(keyhook_bench)
+[ -f "$root/benchmarks/bench_authorize.cpp" ] && targets+=(keyhook_bench_authorize)
+jobs="$(nproc 2>/dev/null || echo 2)"
+cmake --build "$build" --parallel "$jobs" --target "${targets[@]}"
+
+results="$build/bench-results"
+mkdir -p "$results"
+rm -f "$results"/*.json
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+run() {  # run EXECUTABLE OUTPUT; the console shows medians only, the file has every aggregate
+    "$1" --benchmark_filter="$filter" --benchmark_repetitions="$repetitions" \
+        --benchmark_report_aggregates_only=true \
+        --benchmark_out="$2" --benchmark_out_format=json | grep -v -E '_(mean|stddev|cv) '
+}
+for t in "${targets[@]}"; do
+    run "$build/benchmarks/$t" "$results/$t.json"
+done
+
+python3 "$root/benchmarks/report.py" compile "$build" "$results/compile_time.json" --runs "$repetitions"
+echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$root/benchmarks/report.py" summary "$results"/*.json
