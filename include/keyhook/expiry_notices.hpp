@@ -1,0 +1,215 @@
+// keyhook: expiry notices. The changes of a key's derived state (S1, W2, W3)
+// that happen between two polls, and the notice values a host sends for them.
+// Pure functions of the records and the interval (since, now]: a host that
+// passes each poll's `now` as the next poll's `since` learns of every change
+// exactly once, whatever its polling interval.
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/status.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// What changed. The values are also the order of changes that happen at the
+// same instant: a key of at most 1 day (or of 7 to 8 days) becomes Active and
+// starts warning at once, and the activation comes first.
+enum class notice_kind {
+    activated,  // became Active (at activeFrom)
+    warning,    // the expiry warning started to show (W2, W3)
+    expired,    // became Expired
+};
+
+[[nodiscard]] constexpr std::string_view to_string(notice_kind k) noexcept {
+    switch (k) {
+        case notice_kind::activated: return "activated";
+        case notice_kind::warning: return "warning";
+        case notice_kind::expired: return "expired";
+    }
+    return "expired";
+}
+
+inline std::ostream& operator<<(std::ostream& os, notice_kind k) { return os << to_string(k); }
+
+template <class Json>
+void to_json(Json& j, notice_kind k) {
+    j = std::string(to_string(k));
+}
+
+// One change of a key's derived state and the instant it happened.
+struct key_transition {
+    notice_kind kind = notice_kind::activated;
+    timestamp at{};
+
+    friend bool operator==(const key_transition& a, const key_transition& b) noexcept {
+        return a.kind == b.kind && a.at == b.at;
+    }
+    friend bool operator!=(const key_transition& a, const key_transition& b) noexcept { return !(a == b); }
+    // Time order, simultaneous changes in the order of notice_kind.
+    friend bool operator<(const key_transition& a, const key_transition& b) noexcept {
+        return a.at != b.at ? a.at < b.at : a.kind < b.kind;
+    }
+    friend std::ostream& operator<<(std::ostream& os, const key_transition& t) {
+        return os << t.kind << '@' << format_timestamp(t.at);
+    }
+};
+
+// Every change of the key's derived state over all time, in order: the instants
+// at which status_at or expiry_warning_at change their answer.
+// - A revoked key has none: revocation is a user action, not the clock's.
+// - A key with a non-empty period: activated at activeFrom; warning at its W2
+//   start, or at activeFrom when that start comes earlier (W3: a 1-day key, and
+//   a key of more than 7 and at most 8 days, warn from activation on);
+//   expired at expireAt.
+// - An empty or inverted period is never Active (S1), so it never activates
+//   or warns; it still expires, at the instant status_at first says Expired:
+//   expireAt for an empty period, activeFrom for an inverted one (before
+//   activeFrom, S1 calls it Active in the future).
+[[nodiscard]] inline std::vector<key_transition> key_transitions(const api_key& key) {
+    std::vector<key_transition> out;
+    if (key.status == key_status::revoked) return out;
+    if (key.active_from < key.expire_at) {
+        // warning_start exists for every non-empty period.
+        const timestamp warn = std::max(key.active_from, warning_start(key).value_or(key.active_from));
+        out.reserve(3);
+        out.push_back({notice_kind::activated, key.active_from});
+        out.push_back({notice_kind::warning, warn});
+        out.push_back({notice_kind::expired, key.expire_at});
+    } else {
+        out.push_back({notice_kind::expired, std::max(key.active_from, key.expire_at)});
+    }
+    return out;
+}
+
+// The changes inside the half-open interval (since, now], in order. A change
+// exactly at `since` belonged to the previous poll; one exactly at `now` is
+// reported now. An interval with since >= now holds no instant: empty.
+[[nodiscard]] inline std::vector<key_transition> transitions_between(const api_key& key, timestamp since,
+                                                                     timestamp now) {
+    auto all = key_transitions(key);
+    all.erase(std::remove_if(all.begin(), all.end(),
+                             [&](const key_transition& t) { return !(since < t.at && t.at <= now); }),
+              all.end());
+    return all;
+}
+
+// What a host sends on its notification channel for one change.
+struct expiry_notice {
+    key_id id;
+    std::string name;
+    std::optional<std::string> masked;  // the record's masked key; absent when the record has none
+    notice_kind kind = notice_kind::activated;
+    timestamp at{};         // when the change happened
+    timestamp expire_at{};  // the key's expireAt
+
+    friend bool operator==(const expiry_notice& a, const expiry_notice& b) {
+        return a.id == b.id && a.name == b.name && a.masked == b.masked && a.kind == b.kind && a.at == b.at &&
+               a.expire_at == b.expire_at;
+    }
+    friend bool operator!=(const expiry_notice& a, const expiry_notice& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const expiry_notice& n) {
+        return os << "expiry_notice{" << n.kind << " at " << format_timestamp(n.at) << ", id=" << n.id
+                  << ", name=" << detail::quote_input(n.name, 128) << ", masked=" << n.masked.value_or("null")
+                  << ", expireAt=" << format_timestamp(n.expire_at) << '}';
+    }
+};
+
+// Digest order: instant, then name, then id, then kind; the remaining members
+// only make the order total, so that equal notices sit side by side.
+[[nodiscard]] inline bool notice_order(const expiry_notice& a, const expiry_notice& b) {
+    return std::tie(a.at, a.name, a.id, a.kind, a.expire_at, a.masked) <
+           std::tie(b.at, b.name, b.id, b.kind, b.expire_at, b.masked);
+}
+
+// {"id","name","masked","kind","at","expireAt"}, timestamps as T4, masked null
+// when absent. With nlohmann::ordered_json the members keep this order.
+template <class Json>
+void to_json(Json& j, const expiry_notice& n) {
+    j = Json::object();
+    j["id"] = n.id.str();
+    j["name"] = n.name;
+    if (n.masked) j["masked"] = *n.masked; else j["masked"] = nullptr;
+    j["kind"] = std::string(to_string(n.kind));
+    j["at"] = format_timestamp(n.at);
+    j["expireAt"] = format_timestamp(n.expire_at);
+}
+
+// The notice for one change of `key`. The masked member goes through mask_key
+// once more: a well-formed mask (M1, M2) comes out unchanged, and a record
+// that wrongly carries a full key there still never puts it in a notice (M3).
+[[nodiscard]] inline expiry_notice make_notice(const api_key& key, const key_transition& change) {
+    expiry_notice n;
+    n.id = key.id;
+    n.name = key.name;
+    if (key.masked) n.masked = mask_key(*key.masked);
+    n.kind = change.kind;
+    n.at = change.at;
+    n.expire_at = key.expire_at;
+    return n;
+}
+
+// The notices for the changes of one key inside (since, now], in order.
+[[nodiscard]] inline std::vector<expiry_notice> notices_between(const api_key& key, timestamp since, timestamp now) {
+    std::vector<expiry_notice> out;
+    for (const auto& t : transitions_between(key, since, now)) out.push_back(make_notice(key, t));
+    return out;
+}
+
+// Every notice of a key list page for one poll.
+struct notice_digest {
+    timestamp since{};
+    timestamp now{};
+    std::vector<expiry_notice> notices;  // in notice_order
+
+    friend bool operator==(const notice_digest& a, const notice_digest& b) {
+        return a.since == b.since && a.now == b.now && a.notices == b.notices;
+    }
+    friend bool operator!=(const notice_digest& a, const notice_digest& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const notice_digest& d) {
+        os << "notice_digest{(" << format_timestamp(d.since) << ", " << format_timestamp(d.now) << "], "
+           << d.notices.size() << " notices";
+        for (const auto& n : d.notices) os << "\n  " << n;
+        return os << '}';
+    }
+};
+
+// {"since","now","notices":[...]}, timestamps as T4.
+template <class Json>
+void to_json(Json& j, const notice_digest& d) {
+    j = Json::object();
+    j["since"] = format_timestamp(d.since);
+    j["now"] = format_timestamp(d.now);
+    Json list = Json::array();
+    for (const auto& n : d.notices) {
+        Json item;
+        to_json(item, n);
+        list.push_back(std::move(item));
+    }
+    j["notices"] = std::move(list);
+}
+
+// All changes of the keys inside (since, now], ordered by instant, then name,
+// then id (simultaneous changes of one key in notice_kind order). A record
+// listed twice, as overlapping pages can do, gives its notices once.
+[[nodiscard]] inline notice_digest digest_between(const std::vector<api_key>& keys, timestamp since, timestamp now) {
+    notice_digest d;
+    d.since = since;
+    d.now = now;
+    for (const auto& key : keys)
+        for (const auto& t : transitions_between(key, since, now)) d.notices.push_back(make_notice(key, t));
+    std::sort(d.notices.begin(), d.notices.end(), notice_order);
+    d.notices.erase(std::unique(d.notices.begin(), d.notices.end()), d.notices.end());
+    return d;
+}
+
+}  // namespace keyhook
