@@ -8,3 +8,4 @@
 #include "keyhook/status.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/events.hpp"
+#include "keyhook/expiry_notices.hpp"
