@@ -9,3 +9,4 @@
 #include "keyhook/http.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/expiry_notices.hpp"
+#include "keyhook/notification.hpp"
