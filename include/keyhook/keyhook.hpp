@@ -10,3 +10,4 @@
 #include "keyhook/events.hpp"
 #include "keyhook/expiry_notices.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/key_list.hpp"

@@ -1,0 +1,1019 @@
+// keyhook: the list call (spec 4.1, rules L1 to L3). Builds the request,
+// decodes the response straight into api_key records with nlohmann's SAX
+// interface (no DOM), and selects the default view of the keys.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/http.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/status.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// ---------------------------------------------------------------------------
+// L1: the request
+
+inline constexpr std::int64_t default_list_page = 1;
+inline constexpr std::int64_t default_list_page_size = 100;
+
+// What to ask the list call for. `token` is the bearer token (a secret: it
+// prints masked). An empty `type` or `status` leaves that parameter out.
+struct key_list_query {
+    std::string base_url;   // the utilities host, e.g. "https://utilities.example.com"
+    std::string tenant;     // percent-encoded into the path
+    std::int64_t page = default_list_page;       // `_page`, at least 1
+    std::int64_t size = default_list_page_size;  // `_size`, at least 1
+    std::string type = "synthetic";
+    std::optional<std::string> status;  // e.g. "active"; none: every status
+    secret token;
+
+    friend bool operator==(const key_list_query& a, const key_list_query& b) {
+        return a.base_url == b.base_url && a.tenant == b.tenant && a.page == b.page && a.size == b.size &&
+               a.type == b.type && a.status == b.status && a.token == b.token;
+    }
+    friend bool operator!=(const key_list_query& a, const key_list_query& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_list_query& q) {
+        os << "key_list_query{base_url=" << detail::quote_input(q.base_url, 128)
+           << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
+           << ", type=" << detail::quote_input(q.type) << ", status=";
+        if (q.status) os << detail::quote_input(*q.status); else os << "none";
+        return os << ", token=" << q.token << '}';
+    }
+};
+
+namespace detail {
+constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view prefix) noexcept {
+    if (s.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != prefix[i]) return false;
+    }
+    return true;
+}
+}  // namespace detail
+
+// L1: GET {base_url}/{tenant}/api/v1/key/apikeys?_page=..&_size=..&type=..[&status=..]
+// with `Authorization: Bearer <token>` (marked sensitive). Trailing '/' on
+// base_url are dropped. Errors name the field (page, size, base_url, tenant, token).
+[[nodiscard]] inline result<http_request> try_list_keys_request(const key_list_query& q) {
+    std::string_view base = q.base_url;
+    while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    std::size_t scheme = 0;
+    if (detail::starts_with_ascii_nocase(base, "https://")) scheme = 8;
+    else if (detail::starts_with_ascii_nocase(base, "http://")) scheme = 7;
+    else return error{errc::invalid_value, "base_url", "expected an absolute http or https URL"};
+    if (base.size() == scheme) return error{errc::invalid_value, "base_url", "expected a host after the scheme"};
+    for (char ch : base) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c <= 0x20 || c == 0x7f)
+            return error{errc::invalid_value, "base_url", "must not contain spaces or control characters"};
+        if (c == '?' || c == '#')
+            return error{errc::invalid_value, "base_url", "must not contain a query or a fragment"};
+    }
+    if (q.tenant.empty()) return error{errc::invalid_value, "tenant", "must not be empty"};
+    if (q.page < 1) return error{errc::out_of_range, "page", "expected at least 1, got " + std::to_string(q.page)};
+    if (q.size < 1) return error{errc::out_of_range, "size", "expected at least 1, got " + std::to_string(q.size)};
+    if (q.token.empty()) return error{errc::invalid_value, "token", "must not be empty"};
+    for (char ch : q.token.reveal()) {
+        const auto c = static_cast<unsigned char>(ch);
+        // A header value must not break the header block; the token itself is never quoted.
+        if (c < 0x20 || c == 0x7f)
+            return error{errc::invalid_header, "token", "must not contain control characters"};
+    }
+
+    http_request r;
+    r.method = "GET";
+    r.url.reserve(base.size() + q.tenant.size() * 3 + 64);
+    r.url.append(base);
+    r.url += '/';
+    r.url += percent_encode(q.tenant);
+    r.url += "/api/v1/key/apikeys";
+    append_query_parameter(r.url, "_page", std::to_string(q.page));
+    append_query_parameter(r.url, "_size", std::to_string(q.size));
+    if (!q.type.empty()) append_query_parameter(r.url, "type", q.type);
+    if (q.status && !q.status->empty()) append_query_parameter(r.url, "status", *q.status);
+    r.headers.push_back(http_header{"Authorization", "Bearer " + q.token.reveal(), true});
+    r.headers.push_back(http_header{"Accept", "application/json", false});
+    return r;
+}
+
+[[nodiscard]] inline http_request list_keys_request(const key_list_query& q) {
+    return try_list_keys_request(q).value();
+}
+
+// ---------------------------------------------------------------------------
+// L2: the response
+
+// One page of the list call. `count` is the total number of matching keys
+// across all pages. `rejected` holds, in lenient mode, one error per record
+// that could not be read (with its path, e.g. "data.result[3].expireAt").
+struct key_list_page {
+    std::int64_t count = 0;
+    std::int64_t page = 0;
+    std::int64_t page_size = 0;
+    std::vector<api_key> records;
+    std::vector<error> rejected;
+
+    // ceil(count / page_size); 0 when either is not positive.
+    [[nodiscard]] std::int64_t total_pages() const noexcept {
+        if (count <= 0 || page_size <= 0) return 0;
+        return count / page_size + (count % page_size != 0 ? 1 : 0);
+    }
+    [[nodiscard]] bool has_next_page() const noexcept { return page >= 0 && page < total_pages(); }
+
+    friend bool operator==(const key_list_page& a, const key_list_page& b) {
+        return a.count == b.count && a.page == b.page && a.page_size == b.page_size && a.records == b.records &&
+               a.rejected == b.rejected;
+    }
+    friend bool operator!=(const key_list_page& a, const key_list_page& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_list_page& p) {
+        os << "key_list_page{count=" << p.count << ", page=" << p.page << ", page_size=" << p.page_size
+           << ", records=" << p.records.size() << ", rejected=" << p.rejected.size() << '}';
+        return os;
+    }
+};
+
+// The query for the page after `received`, asked with `current`; none on the
+// last page. It asks for the page size the service reported, so page numbers
+// stay consistent when the service capped the size asked for.
+[[nodiscard]] inline std::optional<key_list_query> next_page_query(const key_list_query& current,
+                                                                   const key_list_page& received) {
+    if (!received.has_next_page()) return std::nullopt;
+    key_list_query next = current;
+    next.page = received.page + 1;
+    if (received.page_size > 0) next.size = received.page_size;
+    return next;
+}
+
+// What to do with a record that cannot be read.
+enum class key_list_mode {
+    lenient,  // keep the valid records; each bad one goes to key_list_page::rejected (the default)
+    strict,   // the first bad record fails the whole parse
+};
+
+[[nodiscard]] constexpr std::string_view to_string(key_list_mode m) noexcept {
+    return m == key_list_mode::strict ? "strict" : "lenient";
+}
+inline std::ostream& operator<<(std::ostream& os, key_list_mode m) { return os << to_string(m); }
+
+struct key_list_options {
+    key_list_mode mode = key_list_mode::lenient;
+    // Containers nested deeper than this fail the parse (errc::limit_exceeded).
+    std::size_t max_depth = 64;
+    // A string kept in a record longer than this (bytes) makes the record bad.
+    std::size_t max_string_bytes = 64 * 1024;
+
+    friend bool operator==(const key_list_options& a, const key_list_options& b) {
+        return a.mode == b.mode && a.max_depth == b.max_depth && a.max_string_bytes == b.max_string_bytes;
+    }
+    friend bool operator!=(const key_list_options& a, const key_list_options& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_list_options& o) {
+        return os << "key_list_options{mode=" << o.mode << ", max_depth=" << o.max_depth
+                  << ", max_string_bytes=" << o.max_string_bytes << '}';
+    }
+};
+
+namespace detail {
+
+// The record members, in the order try_api_key_from_json checks them: when a
+// record has several faults, the first in this order is reported, as there.
+enum class list_field : unsigned char {
+    id, user_id, name, description, masked, status, type, groups,
+    created_at, created_by, updated_at, active_from, expire_at, last_used_at,
+    none,
+};
+
+constexpr std::uint16_t field_bit(list_field f) noexcept {
+    return static_cast<std::uint16_t>(1u << static_cast<unsigned>(f));
+}
+
+inline constexpr list_field required_list_fields[] = {list_field::id, list_field::name, list_field::status,
+                                                      list_field::active_from, list_field::expire_at};
+
+constexpr std::string_view list_field_name(list_field f) noexcept {
+    switch (f) {
+        case list_field::id: return member::id;
+        case list_field::user_id: return member::user_id;
+        case list_field::name: return member::name;
+        case list_field::description: return member::description;
+        case list_field::masked: return member::masked;
+        case list_field::status: return member::status;
+        case list_field::type: return member::type;
+        case list_field::groups: return member::groups;
+        case list_field::created_at: return member::created_at;
+        case list_field::created_by: return member::created_by;
+        case list_field::updated_at: return member::updated_at;
+        case list_field::active_from: return member::active_from;
+        case list_field::expire_at: return member::expire_at;
+        case list_field::last_used_at: return member::last_used_at;
+        case list_field::none: break;
+    }
+    return {};
+}
+
+// Member name to field without allocating: dispatch on length first.
+inline list_field list_field_of(std::string_view k) noexcept {
+    switch (k.size()) {
+        case 2: return k == member::id ? list_field::id : list_field::none;
+        case 4:
+            if (k == member::name) return list_field::name;
+            return k == member::type ? list_field::type : list_field::none;
+        case 6:
+            if (k == member::status) return list_field::status;
+            if (k == member::masked) return list_field::masked;
+            if (k == member::groups) return list_field::groups;
+            return k == member::user_id ? list_field::user_id : list_field::none;
+        case 8: return k == member::expire_at ? list_field::expire_at : list_field::none;
+        case 9:
+            if (k == member::created_at) return list_field::created_at;
+            if (k == member::updated_at) return list_field::updated_at;
+            return k == member::created_by ? list_field::created_by : list_field::none;
+        case 10:
+            if (k == member::active_from) return list_field::active_from;
+            return k == member::last_used_at ? list_field::last_used_at : list_field::none;
+        case 11: return k == member::description ? list_field::description : list_field::none;
+        default: return list_field::none;
+    }
+}
+
+constexpr bool is_time_field(list_field f) noexcept {
+    return f == list_field::created_at || f == list_field::updated_at || f == list_field::active_from ||
+           f == list_field::expire_at || f == list_field::last_used_at;
+}
+
+// What try_api_key_from_json says it expected for each member.
+constexpr std::string_view expected_for(list_field f) noexcept {
+    if (f == list_field::groups) return "an array of strings";
+    if (is_time_field(f)) return "an ISO 8601 timestamp string";
+    return "a string";
+}
+
+constexpr bool ascii_iequal(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+// Decodes a list-call response event by event. The structure is fixed
+// (envelope > data > result > record > groups), so the position is known from
+// `where_` alone; anything else is skipped by counting its nesting.
+class key_list_sax {
+public:
+    using json = nlohmann::json;
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    key_list_sax(const key_list_options& options, std::size_t input_bytes) noexcept
+        : options_(options), input_bytes_(input_bytes) {}
+
+    bool null() { return scalar(kind::null); }
+    bool boolean(bool) { return scalar(kind::boolean); }
+    bool number_integer(number_integer_t v) { return number(v, numeric::integer, {}); }
+    bool number_unsigned(number_unsigned_t v) {
+        if (v > static_cast<number_unsigned_t>(std::numeric_limits<std::int64_t>::max()))
+            return number(0, numeric::too_large, std::to_string(v));
+        return number(static_cast<std::int64_t>(v), numeric::integer, {});
+    }
+    bool number_float(number_float_t, const string_t& text) { return number(0, numeric::floating, text); }
+    bool binary(binary_t&) { return scalar(kind::other); }
+
+    bool string(string_t& val) {
+        if (skip_ > 0) return true;
+        switch (slot_) {
+            case slot::field: field_string(val); return true;
+            case slot::group: group_string(val); return true;
+            case slot::record: reject_element(kind::string); return true;
+            case slot::status:
+                status_seen_ = true;
+                status_ok_ = ascii_iequal(val, "success");
+                if (!status_ok_) status_text_ = quote_input(val);
+                return true;
+            case slot::message: message_ = quote_input(val, 200); return true;
+            case slot::error_code: error_code_ = quote_input(val); return true;
+            case slot::root: return root_not_object(kind::string);
+            case slot::data: case slot::result: case slot::count: case slot::page: case slot::page_size:
+                envelope_wrong_type(kind::string);
+                return true;
+            case slot::ignore: return true;
+        }
+        return true;
+    }
+
+    bool start_object(std::size_t) {
+        if (!enter()) return false;
+        if (skip_ > 0) { ++skip_; return true; }
+        switch (slot_) {
+            case slot::root: where_ = place::envelope; slot_ = slot::ignore; return true;
+            case slot::data:
+                data_seen_ = true;
+                where_ = place::data;
+                slot_ = slot::ignore;
+                return true;
+            case slot::record: begin_record(); return true;
+            case slot::field: field_wrong_type(kind::object); break;
+            case slot::group: group_wrong_type(kind::object); break;
+            case slot::status: case slot::result: case slot::count: case slot::page: case slot::page_size:
+                envelope_wrong_type(kind::object);
+                break;
+            case slot::message: case slot::error_code: case slot::ignore: break;
+        }
+        skip_ = 1;
+        return true;
+    }
+
+    bool start_array(std::size_t) {
+        if (!enter()) return false;
+        if (skip_ > 0) { ++skip_; return true; }
+        switch (slot_) {
+            case slot::root: return root_not_object(kind::array);
+            case slot::result:
+                result_seen_ = true;
+                where_ = place::result;
+                slot_ = slot::record;
+                next_index_ = 0;
+                records_.clear();  // a repeated member: the last one wins, as in a DOM
+                rejected_.clear();
+                first_record_error_.reset();
+                if (page_size_) {
+                    // Enough for the page without trusting a hostile pageSize.
+                    const auto cap = input_bytes_ / 64 + 1;
+                    records_.reserve(std::min(static_cast<std::size_t>(*page_size_), cap));
+                }
+                return true;
+            case slot::field:
+                if (field_ == list_field::groups) {
+                    rec().groups.clear();
+                    where_ = place::groups;
+                    slot_ = slot::group;
+                    group_index_ = 0;
+                    group_failed_ = false;
+                    return true;
+                }
+                field_wrong_type(kind::array);
+                break;
+            case slot::record: reject_element(kind::array); break;
+            case slot::group: group_wrong_type(kind::array); break;
+            case slot::status: case slot::data: case slot::count: case slot::page: case slot::page_size:
+                envelope_wrong_type(kind::array);
+                break;
+            case slot::message: case slot::error_code: case slot::ignore: break;
+        }
+        skip_ = 1;
+        return true;
+    }
+
+    bool key(string_t& k) {
+        if (skip_ > 0) return true;
+        switch (where_) {
+            case place::record:
+                field_ = list_field_of(k);
+                if (field_ == list_field::none) {
+                    slot_ = slot::ignore;
+                } else {
+                    slot_ = slot::field;
+                    forget_field_errors(field_);  // a repeated member: the last one wins
+                }
+                return true;
+            case place::envelope:
+                if (k == "status") slot_ = slot::status;
+                else if (k == "data") slot_ = slot::data;
+                else if (k == "message") slot_ = slot::message;
+                else if (k == "errorCode") slot_ = slot::error_code;
+                else slot_ = slot::ignore;
+                return true;
+            case place::data:
+                if (k == "result") slot_ = slot::result;
+                else if (k == "count") slot_ = slot::count;
+                else if (k == "page") slot_ = slot::page;
+                else if (k == "pageSize") slot_ = slot::page_size;
+                else slot_ = slot::ignore;
+                return true;
+            case place::root: case place::result: case place::groups: return true;
+        }
+        return true;
+    }
+
+    bool end_object() {
+        --depth_;
+        if (skip_ > 0) { --skip_; return true; }
+        switch (where_) {
+            case place::record:
+                end_record();
+                where_ = place::result;
+                slot_ = slot::record;
+                return true;
+            case place::data: where_ = place::envelope; slot_ = slot::ignore; return true;
+            case place::envelope: where_ = place::root; slot_ = slot::ignore; return true;
+            case place::root: case place::result: case place::groups: return true;
+        }
+        return true;
+    }
+
+    bool end_array() {
+        --depth_;
+        if (skip_ > 0) { --skip_; return true; }
+        if (where_ == place::groups) {
+            where_ = place::record;
+            slot_ = slot::ignore;
+        } else if (where_ == place::result) {
+            where_ = place::data;
+            slot_ = slot::ignore;
+        }
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+        syntax_error(position, ex.what());
+        return false;
+    }
+
+    void syntax_error(std::size_t position, std::string_view what) {
+        // nlohmann's text reads "... - <reason>; last read: '<input>'; ...":
+        // keep the reason only, never the input.
+        std::string_view reason;
+        if (const auto dash = what.find(" - "); dash != std::string_view::npos) {
+            reason = what.substr(dash + 3);
+            if (const auto cut = reason.find("; last read"); cut != std::string_view::npos)
+                reason = reason.substr(0, cut);
+            if (reason.size() > 120) reason = reason.substr(0, 120);
+        }
+        // nlohmann counts the offending byte as read; report its 0-based offset.
+        std::string message = "malformed JSON at byte offset " + std::to_string(position > 0 ? position - 1 : 0);
+        if (!reason.empty()) {
+            message += ": ";
+            message += reason;
+        }
+        const bool utf8 = what.find("UTF-8") != std::string_view::npos;
+        fail(error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)});
+    }
+
+    // The outcome, once sax_parse has returned.
+    [[nodiscard]] result<key_list_page> finish() {
+        if (fatal_) return std::move(*fatal_);
+        if (!status_seen_) {
+            if (status_error_) return std::move(*status_error_);
+            return error{errc::missing_member, "status", "required member is missing"};
+        }
+        if (!status_ok_) {
+            std::string m = "expected \"success\", got " + status_text_;
+            if (!error_code_.empty()) m += ", errorCode " + error_code_;
+            if (!message_.empty()) m += ", message " + message_;
+            return error{errc::not_success, "status", std::move(m)};
+        }
+        if (envelope_error_) return std::move(*envelope_error_);
+        if (!data_seen_) return error{errc::missing_member, "data", "required member is missing"};
+        if (!count_) return error{errc::missing_member, "data.count", "required member is missing"};
+        if (!page_) return error{errc::missing_member, "data.page", "required member is missing"};
+        if (!page_size_) return error{errc::missing_member, "data.pageSize", "required member is missing"};
+        if (!result_seen_) return error{errc::missing_member, "data.result", "required member is missing"};
+        if (first_record_error_) return std::move(*first_record_error_);
+        key_list_page p;
+        p.count = *count_;
+        p.page = *page_;
+        p.page_size = *page_size_;
+        p.records = std::move(records_);
+        p.rejected = std::move(rejected_);
+        return p;
+    }
+
+private:
+    enum class place : unsigned char { root, envelope, data, result, record, groups };
+    // What the next value is: a member of a known container, or to be ignored.
+    enum class slot : unsigned char {
+        root, ignore, status, message, error_code, data, count, page, page_size, result, record, field, group,
+    };
+    enum class kind : unsigned char { null, boolean, number, string, object, array, other };
+
+    static std::string_view kind_name(kind k) noexcept {
+        switch (k) {
+            case kind::null: return "null";
+            case kind::boolean: return "boolean";
+            case kind::number: return "number";
+            case kind::string: return "string";
+            case kind::object: return "object";
+            case kind::array: return "array";
+            case kind::other: return "binary";
+        }
+        return "binary";
+    }
+
+    static std::string expected_got(std::string_view expected, kind got) {
+        std::string m = "expected ";
+        m += expected;
+        m += ", got ";
+        m += kind_name(got);
+        return m;
+    }
+
+    api_key& rec() noexcept { return records_.back(); }
+
+    bool enter() {
+        if (++depth_ > options_.max_depth) {
+            fail(error{errc::limit_exceeded, current_path(),
+                       "nested deeper than " + std::to_string(options_.max_depth) + " levels"});
+            return false;
+        }
+        return true;
+    }
+
+    void fail(error e) {
+        if (!fatal_) fatal_ = std::move(e);
+    }
+
+    std::string record_path() const { return path_index("data.result", index_); }
+
+    std::string current_path() const {
+        switch (where_) {
+            case place::root: case place::envelope: return {};
+            case place::data: return "data";
+            case place::result: return "data.result";
+            case place::record: return record_path();
+            case place::groups: return path_member(record_path(), member::groups);
+        }
+        return {};
+    }
+
+    bool root_not_object(kind k) {
+        fail(error{errc::wrong_type, {}, expected_got("an object", k)});
+        return false;
+    }
+
+    std::string_view slot_path() const noexcept {
+        switch (slot_) {
+            case slot::status: return "status";
+            case slot::data: return "data";
+            case slot::count: return "data.count";
+            case slot::page: return "data.page";
+            case slot::page_size: return "data.pageSize";
+            case slot::result: return "data.result";
+            default: return {};
+        }
+    }
+
+    void envelope_error(error e) {
+        if (slot_ == slot::status) {
+            if (!status_error_) status_error_ = std::move(e);
+            return;
+        }
+        if (!envelope_error_) envelope_error_ = std::move(e);
+    }
+
+    void envelope_wrong_type(kind k) {
+        std::string_view expected = "an integer";
+        if (slot_ == slot::status) expected = "a string";
+        else if (slot_ == slot::data) expected = "an object";
+        else if (slot_ == slot::result) expected = "an array of records";
+        envelope_error(error{errc::wrong_type, std::string(slot_path()), expected_got(expected, k)});
+    }
+
+    bool scalar(kind k) {
+        if (skip_ > 0) return true;
+        switch (slot_) {
+            case slot::field: field_scalar(k); return true;
+            case slot::group: group_wrong_type(k); return true;
+            case slot::record: reject_element(k); return true;
+            case slot::root: return root_not_object(k);
+            case slot::status: case slot::data: case slot::result: case slot::count: case slot::page:
+            case slot::page_size:
+                // null stands for a missing member, as in try_api_key_from_json.
+                if (k != kind::null) envelope_wrong_type(k);
+                return true;
+            case slot::message: case slot::error_code: case slot::ignore: return true;
+        }
+        return true;
+    }
+
+    // Integers carry their value; the others their text.
+    enum class numeric : unsigned char { integer, too_large, floating };
+
+    bool number(std::int64_t v, numeric n, std::string_view text) {
+        if (skip_ > 0) return true;
+        switch (slot_) {
+            case slot::count: case slot::page: case slot::page_size: {
+                if (n == numeric::floating) {
+                    envelope_error(error{errc::wrong_type, std::string(slot_path()),
+                                         "expected an integer, got " + quote_input(text)});
+                } else if (n == numeric::too_large || v < 0) {
+                    envelope_error(error{errc::out_of_range, std::string(slot_path()),
+                                         "expected a non-negative 64-bit integer, got " +
+                                             (n == numeric::integer ? std::to_string(v) : std::string(text))});
+                } else if (slot_ == slot::count) {
+                    count_ = v;
+                } else if (slot_ == slot::page) {
+                    page_ = v;
+                } else {
+                    page_size_ = v;
+                }
+                return true;
+            }
+            case slot::error_code:
+                error_code_ = n == numeric::integer ? std::to_string(v) : quote_input(text);
+                return true;
+            case slot::message: return true;
+            default: return scalar(kind::number);
+        }
+    }
+
+    // ---- records
+
+    void begin_record() {
+        index_ = next_index_++;
+        records_.emplace_back();
+        where_ = place::record;
+        slot_ = slot::ignore;
+        present_ = 0;
+        field_errors_.clear();
+    }
+
+    void reject_element(kind k) {
+        index_ = next_index_++;
+        reject(error{errc::wrong_type, record_path(), expected_got("an object", k)});
+    }
+
+    void reject(error e) {
+        if (options_.mode == key_list_mode::strict) {
+            if (!first_record_error_) first_record_error_ = std::move(e);
+        } else {
+            rejected_.push_back(std::move(e));
+        }
+    }
+
+    void field_error(list_field f, errc code, std::string path, std::string message) {
+        field_errors_.push_back({f, error{code, std::move(path), std::move(message)}});
+    }
+
+    void field_error(list_field f, errc code, std::string message) {
+        field_error(f, code, path_member(record_path(), list_field_name(f)), std::move(message));
+    }
+
+    void forget_field_errors(list_field f) {
+        if (field_errors_.empty()) return;
+        field_errors_.erase(std::remove_if(field_errors_.begin(), field_errors_.end(),
+                                           [f](const auto& fe) { return fe.first == f; }),
+                            field_errors_.end());
+    }
+
+    void field_wrong_type(kind k) {
+        if (k == kind::null) return field_null();
+        field_error(field_, errc::wrong_type, expected_got(expected_for(field_), k));
+    }
+
+    void field_scalar(kind k) { field_wrong_type(k); }
+
+    void field_null() {
+        auto& r = rec();
+        present_ = static_cast<std::uint16_t>(present_ & ~field_bit(field_));
+        switch (field_) {
+            case list_field::user_id: r.user_id.reset(); break;
+            case list_field::description: r.description.reset(); break;
+            case list_field::masked: r.masked.reset(); break;
+            case list_field::type: r.type.reset(); break;
+            case list_field::created_by: r.created_by.reset(); break;
+            case list_field::groups: r.groups.clear(); break;
+            case list_field::created_at: r.created_at.reset(); break;
+            case list_field::updated_at: r.updated_at.reset(); break;
+            case list_field::last_used_at: r.last_used_at.reset(); break;
+            default: break;  // required: reported as missing when the record ends
+        }
+    }
+
+    void too_long(list_field f, std::string path, std::string_view val) {
+        field_error(f, errc::limit_exceeded, std::move(path),
+                    "a string of " + std::to_string(val.size()) + " bytes, more than the limit of " +
+                        std::to_string(options_.max_string_bytes));
+    }
+
+    static void assign(std::optional<std::string>& out, const std::string& val) {
+        if (out) out->assign(val); else out.emplace(val);
+    }
+
+    void field_string(const std::string& val) {
+        auto& r = rec();
+        const auto f = field_;
+        if (is_time_field(f)) {
+            timestamp t{};
+            if (!parse_timestamp_into(val, t)) {
+                field_error(f, errc::invalid_timestamp, "expected an ISO 8601 timestamp, got " + quote_input(val));
+                return;
+            }
+            switch (f) {
+                case list_field::created_at: r.created_at = t; break;
+                case list_field::updated_at: r.updated_at = t; break;
+                case list_field::last_used_at: r.last_used_at = t; break;
+                case list_field::active_from: r.active_from = t; present_ |= field_bit(f); break;
+                default: r.expire_at = t; present_ |= field_bit(f); break;
+            }
+            return;
+        }
+        if (f == list_field::status) {
+            const auto s = parse_key_status(val);
+            if (!s) {
+                field_error(f, errc::invalid_value,
+                            "expected Active, Active in the future, Expired or Revoked, got " + quote_input(val));
+                return;
+            }
+            r.status = *s;
+            present_ |= field_bit(f);
+            return;
+        }
+        if (f == list_field::groups) {
+            field_error(f, errc::wrong_type, expected_got(expected_for(f), kind::string));
+            return;
+        }
+        if (val.size() > options_.max_string_bytes) {
+            too_long(f, path_member(record_path(), list_field_name(f)), val);
+            return;
+        }
+        switch (f) {
+            case list_field::id: r.id = key_id(val); present_ |= field_bit(f); break;
+            case list_field::name: r.name.assign(val); present_ |= field_bit(f); break;
+            case list_field::user_id: assign(r.user_id, val); break;
+            case list_field::description: assign(r.description, val); break;
+            case list_field::masked: assign(r.masked, val); break;
+            case list_field::type: assign(r.type, val); break;
+            case list_field::created_by: assign(r.created_by, val); break;
+            default: break;
+        }
+    }
+
+    std::string group_path() const {
+        return path_index(path_member(record_path(), member::groups), group_index_);
+    }
+
+    void group_string(const std::string& val) {
+        if (val.size() > options_.max_string_bytes) {
+            if (!group_failed_) too_long(list_field::groups, group_path(), val);
+            group_failed_ = true;
+        } else {
+            rec().groups.push_back(val);
+        }
+        ++group_index_;
+    }
+
+    void group_wrong_type(kind k) {
+        // The first bad element is the one reported, as try_api_key_from_json does.
+        if (!group_failed_)
+            field_error(list_field::groups, errc::wrong_type, group_path(), expected_got("a string", k));
+        group_failed_ = true;
+        ++group_index_;
+    }
+
+    void end_record() {
+        if ((present_ & required_mask) != required_mask) {
+            for (const auto f : required_list_fields) {
+                if ((present_ & field_bit(f)) != 0) continue;
+                const bool reported = std::any_of(field_errors_.begin(), field_errors_.end(),
+                                                  [f](const auto& fe) { return fe.first == f; });
+                if (!reported) field_error(f, errc::missing_member, "required member is missing");
+            }
+        }
+        if (field_errors_.empty()) return;
+        // The earliest member in try_api_key_from_json's order; the first found on a tie.
+        auto worst = field_errors_.begin();
+        for (auto it = field_errors_.begin(); it != field_errors_.end(); ++it)
+            if (it->first < worst->first) worst = it;
+        reject(std::move(worst->second));
+        records_.pop_back();
+    }
+
+    static constexpr std::uint16_t required_mask = field_bit(list_field::id) | field_bit(list_field::name) |
+                                                   field_bit(list_field::status) |
+                                                   field_bit(list_field::active_from) |
+                                                   field_bit(list_field::expire_at);
+
+    const key_list_options& options_;
+    std::size_t input_bytes_;
+
+    place where_ = place::root;
+    slot slot_ = slot::root;
+    list_field field_ = list_field::none;
+    std::size_t depth_ = 0;  // open containers, skipped ones included
+    std::size_t skip_ = 0;   // open containers inside a value being skipped
+
+    // envelope
+    bool status_seen_ = false;
+    bool status_ok_ = false;
+    bool data_seen_ = false;
+    bool result_seen_ = false;
+    std::string status_text_;  // quoted, only when not "success"
+    std::string message_;      // quoted
+    std::string error_code_;   // quoted, or the number
+    std::optional<std::int64_t> count_, page_, page_size_;
+    std::optional<error> status_error_, envelope_error_, fatal_;
+
+    // records
+    std::vector<api_key> records_;
+    std::vector<error> rejected_;
+    std::optional<error> first_record_error_;  // strict mode
+    std::size_t next_index_ = 0;
+    std::size_t index_ = 0;  // of the element being read
+    std::uint16_t present_ = 0;
+    std::size_t group_index_ = 0;
+    bool group_failed_ = false;
+    std::vector<std::pair<list_field, error>> field_errors_;  // of the record being read
+};
+
+}  // namespace detail
+
+// L2: decodes a list-call response. The envelope's `status` must be "success"
+// (any case), else errc::not_success with the status and any `errorCode` and
+// `message` of the body. data.count, data.page, data.pageSize (non-negative
+// integers) and data.result are required. Records follow try_api_key_from_json
+// (same messages; paths such as "data.result[3].expireAt"); a bad record fails
+// the parse in strict mode and is set aside in `rejected` in lenient mode (the
+// default). Malformed JSON gives errc::syntax_error with the byte offset.
+[[nodiscard]] inline result<key_list_page> try_parse_key_list(std::string_view json,
+                                                              const key_list_options& options = {}) {
+    detail::key_list_sax sax(options, json.size());
+    try {
+        (void)nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &sax);
+    } catch (const nlohmann::json::exception& ex) {
+        // sax_parse reports through parse_error; this is a second net only.
+        sax.syntax_error(0, ex.what());
+    }
+    return sax.finish();
+}
+
+[[nodiscard]] inline key_list_page parse_key_list(std::string_view json, const key_list_options& options = {}) {
+    return try_parse_key_list(json, options).value();
+}
+
+// ---------------------------------------------------------------------------
+// L3: the default view and filters
+
+// Which keys to select; an empty member selects all. `status` is the status
+// derived at `now` (S1). `type` compares ASCII case-insensitively ("synthetic"
+// matches "Synthetic"); `group` must equal one of the key's groups exactly;
+// `name_contains` is an ASCII case-insensitive substring of the name.
+struct key_filter {
+    std::optional<key_status> status;
+    std::optional<std::string> type;
+    std::optional<std::string> group;
+    std::optional<std::string> name_contains;
+
+    [[nodiscard]] bool matches(const api_key& key, timestamp now) const;
+
+    friend bool operator==(const key_filter& a, const key_filter& b) {
+        return a.status == b.status && a.type == b.type && a.group == b.group && a.name_contains == b.name_contains;
+    }
+    friend bool operator!=(const key_filter& a, const key_filter& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_filter& f) {
+        os << "key_filter{";
+        const char* sep = "";
+        if (f.status) { os << "status=" << *f.status; sep = ", "; }
+        if (f.type) { os << sep << "type=" << detail::quote_input(*f.type); sep = ", "; }
+        if (f.group) { os << sep << "group=" << detail::quote_input(*f.group); sep = ", "; }
+        if (f.name_contains) os << sep << "name_contains=" << detail::quote_input(*f.name_contains);
+        return os << '}';
+    }
+};
+
+namespace detail {
+
+constexpr char ascii_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+inline bool ascii_icontains(std::string_view haystack, std::string_view needle) noexcept {
+    if (needle.empty()) return true;
+    if (needle.size() > haystack.size()) return false;
+    const char first = ascii_lower(needle[0]);
+    for (std::size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+        if (ascii_lower(haystack[i]) != first) continue;
+        if (ascii_iequal(haystack.substr(i, needle.size()), needle)) return true;
+    }
+    return false;
+}
+
+// One selected key: its sort key inline, so sorting touches the records only
+// on a tie of expireAt.
+template <class Ptr>
+struct view_entry {
+    std::int64_t expire;
+    Ptr key;
+};
+
+// L3's order: earliest expireAt first, then name, then id; records equal in
+// all three keep no particular order.
+template <class Ptr>
+void sort_view(std::vector<view_entry<Ptr>>& v) {
+    std::sort(v.begin(), v.end(), [](const view_entry<Ptr>& a, const view_entry<Ptr>& b) {
+        if (a.expire != b.expire) return a.expire < b.expire;
+        if (const int c = a.key->name.compare(b.key->name); c != 0) return c < 0;
+        return a.key->id < b.key->id;
+    });
+}
+
+template <class Ptr, class It>
+std::vector<view_entry<Ptr>> select_entries(It first, It last, const key_filter& filter, timestamp now) {
+    std::vector<view_entry<Ptr>> v;
+    if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
+                                    typename std::iterator_traits<It>::iterator_category>)
+        v.reserve(static_cast<std::size_t>(last - first));
+    for (; first != last; ++first) {
+        auto& key = *first;
+        if (filter.matches(key, now)) v.push_back({key.expire_at.time_since_epoch().count(), &key});
+    }
+    sort_view(v);
+    return v;
+}
+
+template <class Range>
+using key_range_check = std::enable_if_t<
+    std::is_convertible_v<decltype(*std::begin(std::declval<const Range&>())), const api_key&>, int>;
+
+}  // namespace detail
+
+inline bool key_filter::matches(const api_key& key, timestamp now) const {
+    if (status && status_at(key, now) != *status) return false;
+    if (type && !(key.type && detail::ascii_iequal(*key.type, *type))) return false;
+    if (group && std::find(key.groups.begin(), key.groups.end(), *group) == key.groups.end()) return false;
+    if (name_contains && !detail::ascii_icontains(key.name, *name_contains)) return false;
+    return true;
+}
+
+// L3: the keys `filter` selects at `now`, earliest expireAt first, ties by name
+// then id. The _refs forms return pointers into `records` (no copies: the
+// fastest way to show a view); the others copy, or move from an rvalue vector.
+template <class Range, detail::key_range_check<Range> = 0>
+[[nodiscard]] std::vector<const api_key*> select_key_refs(const Range& records, const key_filter& filter,
+                                                          timestamp now) {
+    const auto entries = detail::select_entries<const api_key*>(std::begin(records), std::end(records), filter, now);
+    std::vector<const api_key*> out;
+    out.reserve(entries.size());
+    for (const auto& e : entries) out.push_back(e.key);
+    return out;
+}
+// Pointers into a temporary would dangle.
+template <class Range, detail::key_range_check<Range> = 0>
+void select_key_refs(const Range&& records, const key_filter& filter, timestamp now) = delete;
+
+template <class Range, detail::key_range_check<Range> = 0>
+[[nodiscard]] std::vector<api_key> select_keys(const Range& records, const key_filter& filter, timestamp now) {
+    const auto entries = detail::select_entries<const api_key*>(std::begin(records), std::end(records), filter, now);
+    std::vector<api_key> out;
+    out.reserve(entries.size());
+    for (const auto& e : entries) out.push_back(*e.key);
+    return out;
+}
+
+[[nodiscard]] inline std::vector<api_key> select_keys(std::vector<api_key>&& records, const key_filter& filter,
+                                                      timestamp now) {
+    const auto entries = detail::select_entries<api_key*>(records.begin(), records.end(), filter, now);
+    std::vector<api_key> out;
+    out.reserve(entries.size());
+    for (const auto& e : entries) out.push_back(std::move(*e.key));
+    return out;
+}
+
+// The filter of the default view: Active keys only.
+[[nodiscard]] inline key_filter default_view_filter() {
+    key_filter f;
+    f.status = key_status::active;
+    return f;
+}
+
+// L3: the default view, Active keys only (status derived at `now`), earliest
+// expireAt first, ties by name then id.
+template <class Range, detail::key_range_check<Range> = 0>
+[[nodiscard]] std::vector<api_key> default_view(const Range& records, timestamp now) {
+    return select_keys(records, default_view_filter(), now);
+}
+
+[[nodiscard]] inline std::vector<api_key> default_view(std::vector<api_key>&& records, timestamp now) {
+    return select_keys(std::move(records), default_view_filter(), now);
+}
+
+template <class Range, detail::key_range_check<Range> = 0>
+[[nodiscard]] std::vector<const api_key*> default_view_refs(const Range& records, timestamp now) {
+    return select_key_refs(records, default_view_filter(), now);
+}
+template <class Range, detail::key_range_check<Range> = 0>
+void default_view_refs(const Range&& records, timestamp now) = delete;
+
+}  // namespace keyhook
