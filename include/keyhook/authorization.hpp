@@ -1,0 +1,157 @@
+// keyhook: deciding whether an incoming call may proceed (spec 5; rule K10).
+// A check allocates nothing: it reads the headers, looks the key up in a
+// key_index, and returns a small value that says allow or which check failed.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/http.hpp"
+#include "keyhook/key_index.hpp"
+#include "keyhook/permissions.hpp"
+#include "keyhook/status.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// The request headers of spec 5 (names compare case-insensitively).
+inline constexpr std::string_view synthetic_key_header = "x-synthetic-key";
+inline constexpr std::string_view tenant_name_header = "x-tenant-name";
+
+// K10's checks, in the order they are made; a denial names the first that failed.
+enum class denial_reason {
+    missing_key,          // no x-synthetic-key header, or an empty one
+    missing_tenant,       // no x-tenant-name header, or an empty one
+    unknown_key,          // the key is not in the index
+    wrong_tenant,         // the key belongs to another tenant
+    not_active,           // the key's status is not Active (see status())
+    family_not_allowed,   // the key's groups do not allow the API family
+    insufficient_access,  // the key's level on the resource is below the one needed
+};
+
+[[nodiscard]] constexpr std::string_view to_string(denial_reason r) noexcept {
+    switch (r) {
+        case denial_reason::missing_key: return "missing_key";
+        case denial_reason::missing_tenant: return "missing_tenant";
+        case denial_reason::unknown_key: return "unknown_key";
+        case denial_reason::wrong_tenant: return "wrong_tenant";
+        case denial_reason::not_active: return "not_active";
+        case denial_reason::family_not_allowed: return "family_not_allowed";
+        case denial_reason::insufficient_access: return "insufficient_access";
+    }
+    return "unknown_key";
+}
+
+inline std::ostream& operator<<(std::ostream& os, denial_reason r) { return os << to_string(r); }
+
+// The outcome of a check. It holds no text and no key: message() builds a
+// description on demand, naming the key by its id at most.
+class authorization {
+public:
+    authorization() = default;  // denied: missing_key
+
+    [[nodiscard]] bool allowed() const noexcept { return !reason_; }
+    explicit operator bool() const noexcept { return allowed(); }
+
+    // Why the call was denied; nullopt when it was allowed.
+    [[nodiscard]] std::optional<denial_reason> reason() const noexcept { return reason_; }
+
+    // The key that was found (from wrong_tenant on), else nullptr. Points into
+    // the index: valid until the index is next changed.
+    [[nodiscard]] const key_id* key() const noexcept { return key_; }
+    // The key's status at `now` (meaningful once the key was found).
+    [[nodiscard]] key_status status() const noexcept { return status_; }
+    // The level the key has on the resource, and the level the call needed
+    // (meaningful from insufficient_access on).
+    [[nodiscard]] access_level granted() const noexcept { return granted_; }
+    [[nodiscard]] access_level required() const noexcept { return required_; }
+
+    [[nodiscard]] std::string message() const {
+        const std::string who = key_ ? "key " + detail::quote_input(key_->str()) : std::string("the key");
+        if (!reason_) return "allowed: " + who + " has " + std::string(to_string(granted_)) + " access";
+        switch (*reason_) {
+            case denial_reason::missing_key:
+                return "denied: header " + std::string(synthetic_key_header) + " is missing or empty";
+            case denial_reason::missing_tenant:
+                return "denied: header " + std::string(tenant_name_header) + " is missing or empty";
+            case denial_reason::unknown_key:
+                return "denied: the key in header " + std::string(synthetic_key_header) + " is not known";
+            case denial_reason::wrong_tenant:
+                return "denied: " + who + " does not belong to the tenant named in header " +
+                       std::string(tenant_name_header);
+            case denial_reason::not_active:
+                return "denied: " + who + " is " + std::string(to_string(status_)) +
+                       "; only an Active key may be used";
+            case denial_reason::family_not_allowed:
+                return "denied: " + who + " may not call the requested API family";
+            case denial_reason::insufficient_access:
+                return "denied: " + who + " has " + std::string(to_string(granted_)) +
+                       " access to the resource, the call needs " + std::string(to_string(required_));
+        }
+        return "denied";
+    }
+
+    friend bool operator==(const authorization& a, const authorization& b) noexcept {
+        const bool same_key = a.key_ == b.key_ || (a.key_ && b.key_ && *a.key_ == *b.key_);
+        return a.reason_ == b.reason_ && same_key && a.status_ == b.status_ && a.granted_ == b.granted_ &&
+               a.required_ == b.required_;
+    }
+    friend bool operator!=(const authorization& a, const authorization& b) noexcept { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const authorization& a) { return os << a.message(); }
+
+private:
+    friend authorization authorize(const key_index&, std::string_view, std::string_view, const api_family&,
+                                   resource_ref, access_level, timestamp) noexcept;
+
+    std::optional<denial_reason> reason_ = denial_reason::missing_key;
+    const key_id* key_ = nullptr;
+    key_status status_ = key_status::revoked;
+    access_level granted_ = access_level::none;
+    access_level required_ = access_level::none;
+};
+
+// K10 from the two header values: the key must be in the index, belong to
+// `tenant` (compared exactly), be Active at `now` (S1; Revoked wins), allow
+// `family`, and have at least `needed` on `resource` (K9). Allocates nothing.
+[[nodiscard]] inline authorization authorize(const key_index& index, std::string_view key, std::string_view tenant,
+                                             const api_family& family, resource_ref resource, access_level needed,
+                                             timestamp now) noexcept {
+    authorization a;
+    a.required_ = needed;
+    if (key.empty()) return a;
+    a.reason_ = denial_reason::missing_tenant;
+    if (tenant.empty()) return a;
+    a.reason_ = denial_reason::unknown_key;
+    const auto* e = index.find(key);
+    if (!e) return a;
+    a.key_ = &e->id;
+    a.status_ = e->status_at(now);
+    a.reason_ = denial_reason::wrong_tenant;
+    if (index.tenant_of(*e) != tenant) return a;
+    a.reason_ = denial_reason::not_active;
+    if (a.status_ != key_status::active) return a;
+    const auto& permissions = index.permissions_of(*e);
+    a.reason_ = denial_reason::family_not_allowed;
+    if (!permissions.allows(family)) return a;
+    a.granted_ = permissions.access_to(resource);
+    a.reason_ = denial_reason::insufficient_access;
+    if (a.granted_ < needed) return a;
+    a.reason_.reset();
+    return a;
+}
+
+// K10 from the call's headers: x-synthetic-key and x-tenant-name, found by
+// case-insensitive name (the first of each counts). Allocates nothing.
+[[nodiscard]] inline authorization authorize(const key_index& index, const http_headers& headers,
+                                             const api_family& family, resource_ref resource, access_level needed,
+                                             timestamp now) noexcept {
+    const auto* key = find_header(headers, synthetic_key_header);
+    const auto* tenant = find_header(headers, tenant_name_header);
+    return authorize(index, key ? std::string_view(key->value) : std::string_view(),
+                     tenant ? std::string_view(tenant->value) : std::string_view(), family, resource, needed, now);
+}
+
+}  // namespace keyhook

@@ -1,0 +1,456 @@
+// keyhook: creating an API key (spec 3.3; rules K1 to K5). The request and its
+// validation, advisory warnings, UUID v4 generation from the host's random
+// source, and the one-time hand-out of the new plaintext.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/status.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// A random source is any callable `void(unsigned char* out, std::size_t n)` that
+// fills n bytes from a cryptographically secure generator (for instance
+// keyhook::crypto::openssl_random). keyhook never reads a device itself.
+template <class R>
+inline constexpr bool is_random_source_v = std::is_invocable_v<R&, unsigned char*, std::size_t>;
+
+// K3 limits, counted in Unicode code points.
+inline constexpr std::size_t max_name_length = 128;
+inline constexpr std::size_t max_description_length = 1024;
+inline constexpr std::size_t max_group_name_length = 128;
+// K2 limits, counted in characters (all ASCII).
+inline constexpr std::size_t min_own_key_length = 16;
+inline constexpr std::size_t max_own_key_length = 256;
+
+// The groups every tenant has (K3); any other group must begin with this prefix.
+inline constexpr std::array<std::string_view, 5> default_groups = {"user:pf", "supervisor:pf", "tenant-admin",
+                                                                   "tenant-moderator", "tenant-viewer"};
+inline constexpr std::string_view custom_group_prefix = "user:";
+
+namespace detail::keys {
+
+// Decodes strict UTF-8 (no overlong forms, surrogates or values past U+10FFFF),
+// calling f(code_point) for each; false on the first malformed sequence.
+template <class F>
+bool decode_utf8(std::string_view s, F&& f) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto b0 = static_cast<unsigned char>(s[i]);
+        std::uint32_t cp = 0;
+        std::size_t n = 0;
+        std::uint32_t min = 0;
+        if (b0 < 0x80) { cp = b0; n = 1; }
+        else if ((b0 & 0xE0) == 0xC0) { cp = b0 & 0x1Fu; n = 2; min = 0x80; }
+        else if ((b0 & 0xF0) == 0xE0) { cp = b0 & 0x0Fu; n = 3; min = 0x800; }
+        else if ((b0 & 0xF8) == 0xF0) { cp = b0 & 0x07u; n = 4; min = 0x10000; }
+        else return false;
+        if (n > s.size() - i) return false;
+        for (std::size_t k = 1; k < n; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            if ((b & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (b & 0x3Fu);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        f(cp);
+        i += n;
+    }
+    return true;
+}
+
+// C0 controls, DEL and C1 controls (the Unicode category Cc).
+constexpr bool is_control(std::uint32_t cp) noexcept { return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F); }
+
+constexpr bool is_ascii_space(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+inline std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && is_ascii_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_ascii_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+// K3 for a name or description: trimmed, valid UTF-8, no control character,
+// between min and max code points. Appends an error for `field` if not.
+inline void check_text(std::string_view field, std::string_view text, std::size_t min, std::size_t max, errc code,
+                       std::vector<error>& errors) {
+    const auto t = trim(text);
+    std::size_t count = 0;
+    std::optional<std::size_t> control_at;
+    const bool ok = decode_utf8(t, [&](std::uint32_t cp) {
+        if (!control_at && is_control(cp)) control_at = count;
+        ++count;
+    });
+    std::string f(field);
+    if (!ok) {
+        errors.push_back({errc::invalid_utf8, std::move(f), "is not valid UTF-8"});
+    } else if (control_at) {
+        errors.push_back({code, std::move(f),
+                          "must not contain control characters, found one at character " +
+                              std::to_string(*control_at + 1)});
+    } else if (count < min) {
+        errors.push_back({code, std::move(f), "must not be empty or only spaces"});
+    } else if (count > max) {
+        errors.push_back({code, std::move(f),
+                          "must be at most " + std::to_string(max) + " characters, got " + std::to_string(count)});
+    }
+}
+
+inline void check_period(timestamp active_from, timestamp expire_at, std::vector<error>& errors) {
+    bool in_range = true;
+    if (active_from < min_timestamp || active_from > max_timestamp) {
+        errors.push_back({errc::invalid_period, std::string(member::active_from), "must lie in the years 0001 to 9999"});
+        in_range = false;
+    }
+    if (expire_at < min_timestamp || expire_at > max_timestamp) {
+        errors.push_back({errc::invalid_period, std::string(member::expire_at), "must lie in the years 0001 to 9999"});
+        in_range = false;
+    }
+    if (in_range && !(active_from < expire_at))
+        errors.push_back({errc::invalid_period, std::string(member::expire_at),
+                          "must be later than activeFrom (" + format_timestamp(active_from) + "), got " +
+                              format_timestamp(expire_at)});
+}
+
+}  // namespace detail::keys
+
+[[nodiscard]] constexpr bool is_default_group(std::string_view g) noexcept {
+    for (auto d : default_groups)
+        if (d == g) return true;
+    return false;
+}
+
+// K3: a default group, or `user:` followed by at least one character, at most
+// 128 characters in all, valid UTF-8 without spaces or control characters.
+// Names are case-sensitive ("User:pf" is not a group).
+[[nodiscard]] inline bool is_valid_group_name(std::string_view g) {
+    if (is_default_group(g)) return true;
+    if (g.size() <= custom_group_prefix.size() || g.substr(0, custom_group_prefix.size()) != custom_group_prefix)
+        return false;
+    std::size_t count = 0;
+    bool clean = true;
+    const bool ok = detail::keys::decode_utf8(g, [&](std::uint32_t cp) {
+        ++count;
+        if (detail::keys::is_control(cp) || cp == ' ') clean = false;
+    });
+    return ok && clean && count <= max_group_name_length;
+}
+
+namespace detail::keys {
+
+inline void check_groups(const std::vector<std::string>& groups, std::vector<error>& errors) {
+    const std::string base(member::groups);
+    if (groups.empty()) {
+        errors.push_back({errc::invalid_group, base, "at least one group is required"});
+        return;
+    }
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const auto& g = groups[i];
+        if (!is_valid_group_name(g)) {
+            errors.push_back({errc::invalid_group, path_index(base, i),
+                              "expected user:pf, supervisor:pf, tenant-admin, tenant-moderator, tenant-viewer or "
+                              "a custom group beginning \"user:\", got " +
+                                  quote_input(g)});
+            continue;
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (groups[j] == g) {
+                errors.push_back({errc::invalid_group, path_index(base, i),
+                                  "repeats groups[" + std::to_string(j) + "] " + quote_input(g)});
+                break;
+            }
+        }
+    }
+}
+
+}  // namespace detail::keys
+
+// K2: 16 to 256 characters, each printable ASCII other than space (0x21 to
+// 0x7E). The error (path "key") gives the length or a position, never the key.
+[[nodiscard]] inline std::optional<error> check_own_key(const secret& key) {
+    const auto& k = key.reveal();
+    if (k.size() < min_own_key_length || k.size() > max_own_key_length)
+        return error{errc::invalid_key, "key",
+                     "must be " + std::to_string(min_own_key_length) + " to " + std::to_string(max_own_key_length) +
+                         " characters, got " + std::to_string(k.size())};
+    for (std::size_t i = 0; i < k.size(); ++i) {
+        const auto c = static_cast<unsigned char>(k[i]);
+        if (c < 0x21 || c > 0x7E)
+            return error{errc::invalid_key, "key",
+                         "character " + std::to_string(i + 1) +
+                             " is not printable ASCII without space (0x21 to 0x7E)"};
+    }
+    return std::nullopt;
+}
+
+// --- UUID v4 (K1) ----------------------------------------------------------
+
+// A random UUID version 4 (RFC 9562), lowercase, 36 characters, from 16 bytes
+// of the host's source.
+template <class RandomSource>
+[[nodiscard]] std::string generate_uuid_v4(RandomSource&& random) {
+    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
+                  "a random source is callable as void(unsigned char*, std::size_t)");
+    std::array<unsigned char, 16> b{};
+    random(b.data(), b.size());
+    b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);  // version 4
+    b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);  // variant 10xx
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(36);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+        out += hex[b[i] >> 4];
+        out += hex[b[i] & 0x0F];
+    }
+    // Wipe the drawn bytes: they are the key.
+    volatile unsigned char* p = b.data();
+    for (std::size_t i = 0; i < b.size(); ++i) p[i] = 0;
+    return out;
+}
+
+// True for a lowercase UUID of version 4 and the RFC variant, as generated above.
+[[nodiscard]] constexpr bool is_uuid_v4(std::string_view s) noexcept {
+    if (s.size() != 36) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (c != '-') return false;
+        } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            return false;
+        }
+    }
+    return s[14] == '4' && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b');
+}
+
+// --- Shown once (K5) --------------------------------------------------------
+
+// The plaintext of a new key, which can be taken exactly once. Move-only: a
+// copy would be a second chance to see it. After take(), and in a moved-from
+// object, it is empty. Printing shows only whether it is still there.
+class one_time_secret {
+public:
+    one_time_secret() = default;
+    explicit one_time_secret(secret s) noexcept : value_(std::move(s)) {}
+
+    one_time_secret(const one_time_secret&) = delete;
+    one_time_secret& operator=(const one_time_secret&) = delete;
+    one_time_secret(one_time_secret&& other) noexcept : value_(std::exchange(other.value_, std::nullopt)) {}
+    one_time_secret& operator=(one_time_secret&& other) noexcept {
+        if (this != &other) value_ = std::exchange(other.value_, std::nullopt);
+        return *this;
+    }
+    ~one_time_secret() = default;
+
+    // The plaintext the first time; nullopt on every later call.
+    [[nodiscard]] std::optional<secret> take() noexcept { return std::exchange(value_, std::nullopt); }
+    [[nodiscard]] bool available() const noexcept { return value_.has_value(); }
+
+    friend std::ostream& operator<<(std::ostream& os, const one_time_secret& s) {
+        return os << (s.available() ? "one_time_secret(not yet taken)" : "one_time_secret(taken)");
+    }
+
+private:
+    std::optional<secret> value_;
+};
+
+// --- The request -------------------------------------------------------------
+
+// Shared: users reach all folders and services; restricted: the spec's
+// "private tenant", where users have restricted access.
+enum class tenant_kind { shared, restricted };
+
+[[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept {
+    return t == tenant_kind::shared ? "shared" : "private";
+}
+inline std::ostream& operator<<(std::ostream& os, tenant_kind t) { return os << to_string(t); }
+
+// Generation methods (spec 3.3 rule 2): the library generates a key (K1), or
+// the user supplies their own (K2).
+struct generate_key {
+    friend constexpr bool operator==(generate_key, generate_key) noexcept { return true; }
+    friend constexpr bool operator!=(generate_key, generate_key) noexcept { return false; }
+};
+struct own_key {
+    secret key;
+    friend bool operator==(const own_key& a, const own_key& b) noexcept { return a.key == b.key; }
+    friend bool operator!=(const own_key& a, const own_key& b) noexcept { return !(a == b); }
+};
+using generation_method = std::variant<generate_key, own_key>;
+
+// What the creation form supplies.
+struct key_request {
+    std::string name;
+    std::string description;  // optional: empty (after trimming) means none
+    timestamp active_from{};
+    timestamp expire_at{};    // the form's "Active until"
+    std::vector<std::string> groups;
+    generation_method method = generate_key{};
+
+    friend bool operator==(const key_request& a, const key_request& b) {
+        return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
+               a.expire_at == b.expire_at && a.groups == b.groups && a.method == b.method;
+    }
+    friend bool operator!=(const key_request& a, const key_request& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_request& r) {
+        os << "key_request{name=" << detail::quote_input(r.name, 128) << ", activeFrom="
+           << format_timestamp(r.active_from) << ", expireAt=" << format_timestamp(r.expire_at) << ", groups=[";
+        for (std::size_t i = 0; i < r.groups.size(); ++i) os << (i ? "," : "") << detail::quote_input(r.groups[i]);
+        os << "], method=";
+        if (const auto* own = std::get_if<own_key>(&r.method)) os << "own " << own->key;
+        else os << "generate";
+        return os << '}';
+    }
+};
+
+// Who creates the key; copied into the record's userId and createdBy.
+struct key_author {
+    std::optional<std::string> user_id;
+    std::optional<std::string> created_by;
+};
+
+// K3 (and K2 for an own key): every problem of the request, in field order
+// name, description, activeFrom, expireAt, groups, key; empty when valid.
+// Each error names its field (a JSON member name such as "expireAt" or
+// "groups[2]"); none contains the key.
+[[nodiscard]] inline std::vector<error> validate_key_request(const key_request& r) {
+    std::vector<error> errors;
+    detail::keys::check_text(member::name, r.name, 1, max_name_length, errc::invalid_name, errors);
+    detail::keys::check_text(member::description, r.description, 0, max_description_length, errc::invalid_name,
+                             errors);
+    detail::keys::check_period(r.active_from, r.expire_at, errors);
+    detail::keys::check_groups(r.groups, errors);
+    if (const auto* own = std::get_if<own_key>(&r.method))
+        if (auto e = check_own_key(own->key)) errors.push_back(std::move(*e));
+    return errors;
+}
+
+// --- Advisory warnings (K4) ----------------------------------------------------
+
+enum class key_warning_kind {
+    not_recommended_group,  // supervisor:pf or tenant-admin on a key
+    shared_tenant_group,    // a shared tenant needs only user:pf
+};
+
+[[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept {
+    return k == key_warning_kind::not_recommended_group ? "not_recommended_group" : "shared_tenant_group";
+}
+inline std::ostream& operator<<(std::ostream& os, key_warning_kind k) { return os << to_string(k); }
+
+// Advice the form shows beside a valid request; never an error.
+struct key_warning {
+    key_warning_kind kind = key_warning_kind::not_recommended_group;
+    std::string path;  // "groups[i]"
+    std::string message;
+
+    friend bool operator==(const key_warning& a, const key_warning& b) {
+        return a.kind == b.kind && a.path == b.path && a.message == b.message;
+    }
+    friend bool operator!=(const key_warning& a, const key_warning& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_warning& w) {
+        return os << "[keyhook.warning." << w.kind << "] " << w.path << ": " << w.message;
+    }
+};
+
+// K4: one warning per group supervisor:pf or tenant-admin, and on a shared
+// tenant one per group other than user:pf. A group may earn both.
+[[nodiscard]] inline std::vector<key_warning> advise_groups(const std::vector<std::string>& groups,
+                                                            tenant_kind tenant) {
+    std::vector<key_warning> out;
+    const std::string base(member::groups);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const auto& g = groups[i];
+        if (g == "supervisor:pf" || g == "tenant-admin")
+            out.push_back({key_warning_kind::not_recommended_group, detail::path_index(base, i),
+                           "including " + g + " in an API key is not recommended"});
+        if (tenant == tenant_kind::shared && g != "user:pf")
+            out.push_back({key_warning_kind::shared_tenant_group, detail::path_index(base, i),
+                           "a shared tenant's key needs only the group user:pf, got " + detail::quote_input(g)});
+    }
+    return out;
+}
+
+// --- Creating ----------------------------------------------------------------
+
+// The outcome of a creation: the record to store, the plaintext to show once,
+// and K4's advice. Move-only, like the plaintext it carries.
+struct created_key {
+    api_key record;
+    one_time_secret key;
+    std::vector<key_warning> warnings;
+
+    friend std::ostream& operator<<(std::ostream& os, const created_key& c) {
+        os << "created_key{" << c.record << ", " << c.key;
+        for (const auto& w : c.warnings) os << ", " << w;
+        return os << '}';
+    }
+};
+
+namespace detail::keys {
+
+// A new record for `plaintext` with the given fields (already validated).
+inline api_key new_record(std::string id, const secret& plaintext, std::string_view name,
+                          std::string_view description, const std::vector<std::string>& groups,
+                          timestamp active_from, timestamp expire_at, const key_author& author, timestamp now) {
+    api_key k;
+    k.id = key_id(std::move(id));
+    k.user_id = author.user_id;
+    k.name = std::string(trim(name));
+    const auto d = trim(description);
+    if (!d.empty()) k.description = std::string(d);
+    k.masked = plaintext.masked();
+    k.status = clock_status(active_from, expire_at, now);
+    k.type = "Synthetic";
+    k.groups = groups;
+    k.created_at = now;
+    k.created_by = author.created_by;
+    k.updated_at = now;
+    k.active_from = active_from;
+    k.expire_at = expire_at;
+    return k;
+}
+
+}  // namespace detail::keys
+
+// K1 to K5: validates the request (the first error of validate_key_request is
+// returned; call that function to show them all), then builds the record: a
+// generated key is a UUID v4 drawn first from `random`, the record's id a
+// second UUID v4 drawn after it; masked form, status by the clock at `now`,
+// type Synthetic, createdAt = updatedAt = now. The plaintext is in `key`, once.
+template <class RandomSource>
+[[nodiscard]] result<created_key> try_create_key(const key_request& request, tenant_kind tenant,
+                                                 RandomSource&& random, timestamp now, const key_author& author = {}) {
+    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
+                  "a random source is callable as void(unsigned char*, std::size_t)");
+    auto errors = validate_key_request(request);
+    if (!errors.empty()) return std::move(errors.front());
+    secret plaintext;
+    if (const auto* own = std::get_if<own_key>(&request.method)) plaintext = own->key;
+    else plaintext = secret(generate_uuid_v4(random));
+    auto record = detail::keys::new_record(generate_uuid_v4(random), plaintext, request.name, request.description,
+                                           request.groups, request.active_from, request.expire_at, author, now);
+    return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};
+}
+
+template <class RandomSource>
+[[nodiscard]] created_key create_key(const key_request& request, tenant_kind tenant, RandomSource&& random,
+                                     timestamp now, const key_author& author = {}) {
+    return try_create_key(request, tenant, std::forward<RandomSource>(random), now, author).value();
+}
+
+}  // namespace keyhook

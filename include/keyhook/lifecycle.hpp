@@ -1,0 +1,225 @@
+// keyhook: what happens to a key after creation (spec 3.2; rules K6 to K8).
+// Deactivate, update, rotate and delete are pure functions from a record, a
+// change and `now` to a new record; the host stores the result.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/creation.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/status.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// --- Deactivate (K6) ---------------------------------------------------------
+
+// K6: the key becomes Revoked and can no longer be used; updatedAt = now. A key
+// that is already Revoked is returned unchanged (deactivating twice is a no-op).
+[[nodiscard]] inline api_key deactivate_key(const api_key& key, timestamp now) {
+    if (key.status == key_status::revoked) return key;
+    api_key out = key;
+    out.status = key_status::revoked;
+    out.updated_at = now;
+    return out;
+}
+
+// --- Update (K6) ---------------------------------------------------------------
+
+// The properties an update may change; an empty member keeps the record's value.
+// An empty description (after trimming) removes it.
+struct key_update {
+    std::optional<std::string> name;
+    std::optional<std::string> description;
+    std::optional<timestamp> active_from;
+    std::optional<timestamp> expire_at;
+    std::optional<std::vector<std::string>> groups;
+
+    friend bool operator==(const key_update& a, const key_update& b) {
+        return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
+               a.expire_at == b.expire_at && a.groups == b.groups;
+    }
+    friend bool operator!=(const key_update& a, const key_update& b) { return !(a == b); }
+};
+
+// K3 applied to the record an update would produce: every problem, in the
+// order name, description, activeFrom, expireAt, groups.
+[[nodiscard]] inline std::vector<error> validate_key_update(const api_key& key, const key_update& change) {
+    std::vector<error> errors;
+    detail::keys::check_text(member::name, change.name ? *change.name : key.name, 1, max_name_length,
+                             errc::invalid_name, errors);
+    const std::string_view description =
+        change.description ? std::string_view(*change.description)
+                            : (key.description ? std::string_view(*key.description) : std::string_view());
+    detail::keys::check_text(member::description, description, 0, max_description_length, errc::invalid_name, errors);
+    detail::keys::check_period(change.active_from.value_or(key.active_from), change.expire_at.value_or(key.expire_at),
+                               errors);
+    detail::keys::check_groups(change.groups ? *change.groups : key.groups, errors);
+    return errors;
+}
+
+// K6: validated like creation (the first error is returned; validate_key_update
+// lists them all). A Revoked key becomes Active again only if now lies in its
+// new validity period (activeFrom <= now < expireAt, S1); otherwise it stays
+// Revoked. Any other key gets the status the clock gives its new period.
+// updatedAt = now; id, masked form, creation data and lastUsedAt are kept.
+[[nodiscard]] inline result<api_key> try_update_key(const api_key& key, const key_update& change, timestamp now) {
+    auto errors = validate_key_update(key, change);
+    if (!errors.empty()) return std::move(errors.front());
+    api_key out = key;
+    if (change.name) out.name = std::string(detail::keys::trim(*change.name));
+    if (change.description) {
+        const auto d = detail::keys::trim(*change.description);
+        if (d.empty()) out.description.reset();
+        else out.description = std::string(d);
+    }
+    if (change.active_from) out.active_from = *change.active_from;
+    if (change.expire_at) out.expire_at = *change.expire_at;
+    if (change.groups) out.groups = *change.groups;
+    const auto by_clock = clock_status(out.active_from, out.expire_at, now);
+    if (key.status != key_status::revoked || by_clock == key_status::active) out.status = by_clock;
+    out.updated_at = now;
+    return out;
+}
+
+[[nodiscard]] inline api_key update_key(const api_key& key, const key_update& change, timestamp now) {
+    return try_update_key(key, change, now).value();
+}
+
+// --- Rotate (K7) -----------------------------------------------------------------
+
+// Where the new key's validity period starts; its length is the old one's.
+enum class rotation_policy {
+    from_now,  // policy default: at the rotation time
+    handover,  // at the old key's expireAt, so the two periods touch without overlap
+};
+
+[[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept {
+    return p == rotation_policy::from_now ? "from_now" : "handover";
+}
+inline std::ostream& operator<<(std::ostream& os, rotation_policy p) { return os << to_string(p); }
+
+// The outcome of a rotation: the old record (unchanged), the new record, and
+// the new plaintext, which can be taken once (K5). Move-only.
+struct rotated_key {
+    api_key old_record;
+    api_key record;
+    one_time_secret key;
+
+    friend std::ostream& operator<<(std::ostream& os, const rotated_key& r) {
+        return os << "rotated_key{old=" << r.old_record << ", new=" << r.record << ", " << r.key << '}';
+    }
+};
+
+// K7: a new key with the same name, description, groups and userId, a new id
+// and a newly generated secret (UUID v4, drawn before the id, as in creation),
+// whose period has the old period's length and starts at `now` (from_now) or at
+// the old key's expireAt (handover). Its status is the clock's at `now`; its
+// createdAt = updatedAt = now and createdBy is the author's. The old key is
+// left unchanged: both work until the old one expires or is deactivated.
+// Errors: invalid_period (path "expireAt") when the old period is empty or
+// inverted, or the new one would end after the year 9999.
+template <class RandomSource>
+[[nodiscard]] result<rotated_key> try_rotate_key(const api_key& key, rotation_policy policy, RandomSource&& random,
+                                                 timestamp now, const key_author& author = {}) {
+    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
+                  "a random source is callable as void(unsigned char*, std::size_t)");
+    const auto length = key.expire_at - key.active_from;
+    if (length <= microseconds::zero())
+        return error{errc::invalid_period, std::string(member::expire_at),
+                     "cannot rotate a key whose period is empty or inverted (activeFrom " +
+                         format_timestamp(key.active_from) + ", expireAt " + format_timestamp(key.expire_at) + ")"};
+    const timestamp start = policy == rotation_policy::from_now ? now : key.expire_at;
+    if (start < min_timestamp || start > max_timestamp || max_timestamp - start < length)
+        return error{errc::invalid_period, std::string(member::expire_at),
+                     "the rotated period would end after the year 9999"};
+    secret plaintext(generate_uuid_v4(random));
+    key_author who{key.user_id, author.created_by};
+    if (author.user_id) who.user_id = author.user_id;
+    auto record = detail::keys::new_record(generate_uuid_v4(random), plaintext, key.name,
+                                           key.description.value_or(std::string()), key.groups, start, start + length,
+                                           who, now);
+    return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
+}
+
+template <class RandomSource>
+[[nodiscard]] rotated_key rotate_key(const api_key& key, rotation_policy policy, RandomSource&& random, timestamp now,
+                                     const key_author& author = {}) {
+    return try_rotate_key(key, policy, std::forward<RandomSource>(random), now, author).value();
+}
+
+// --- Delete (K8) ------------------------------------------------------------------
+
+// K8: deletion cannot be undone, so it takes this explicit argument; anything
+// but `confirmed` (including a default-constructed value) is refused.
+enum class deletion_confirmation { not_confirmed, confirmed };
+
+// What the host removes from its store after a confirmed deletion.
+struct deletion_receipt {
+    key_id id;
+    std::string name;
+
+    friend bool operator==(const deletion_receipt& a, const deletion_receipt& b) {
+        return a.id == b.id && a.name == b.name;
+    }
+    friend bool operator!=(const deletion_receipt& a, const deletion_receipt& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const deletion_receipt& r) {
+        return os << "deleted{id=" << r.id << ", name=" << detail::quote_input(r.name, 128) << '}';
+    }
+};
+
+// K8: errc::not_confirmed (path "confirmation") unless confirmed.
+[[nodiscard]] inline result<deletion_receipt> try_delete_key(const api_key& key, deletion_confirmation confirmation) {
+    if (confirmation != deletion_confirmation::confirmed)
+        return error{errc::not_confirmed, "confirmation",
+                     "deleting key " + detail::quote_input(key.id.str()) + " cannot be undone and needs deletion_confirmation::confirmed"};
+    return deletion_receipt{key.id, key.name};
+}
+
+[[nodiscard]] inline deletion_receipt delete_key(const api_key& key, deletion_confirmation confirmation) {
+    return try_delete_key(key, confirmation).value();
+}
+
+// K8 on a list: the keys without the one whose id is `id`. Errors:
+// not_confirmed (path "confirmation"), or invalid_value (path "id") when no
+// key has that id. The input list is not modified.
+[[nodiscard]] inline result<std::vector<api_key>> try_delete_key(const std::vector<api_key>& keys, const key_id& id,
+                                                                 deletion_confirmation confirmation) {
+    if (confirmation != deletion_confirmation::confirmed)
+        return error{errc::not_confirmed, "confirmation",
+                     "deleting key " + detail::quote_input(id.str()) + " cannot be undone and needs deletion_confirmation::confirmed"};
+    std::vector<api_key> out;
+    out.reserve(keys.size());
+    bool found = false;
+    for (const auto& k : keys) {
+        if (k.id == id && !found) found = true;
+        else out.push_back(k);
+    }
+    if (!found) return error{errc::invalid_value, "id", "no key has the id " + detail::quote_input(id.str())};
+    return out;
+}
+
+[[nodiscard]] inline std::vector<api_key> delete_key(const std::vector<api_key>& keys, const key_id& id,
+                                                     deletion_confirmation confirmation) {
+    return try_delete_key(keys, id, confirmation).value();
+}
+
+// --- Use -----------------------------------------------------------------------
+
+// The record after a successful call at `now`: lastUsedAt = now (never moved
+// backwards, so late reports of older calls do not hide newer ones).
+[[nodiscard]] inline api_key record_use(const api_key& key, timestamp now) {
+    api_key out = key;
+    if (!out.last_used_at || *out.last_used_at < now) out.last_used_at = now;
+    return out;
+}
+
+}  // namespace keyhook

@@ -1,0 +1,289 @@
+// keyhook: what a key may do (rule K9). Access levels per resource, API
+// families, a tenant's mapping of groups to grants (supplied by the host), and
+// the merge of a key's groups into one set of effective permissions.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace keyhook {
+
+// K9: ordered none < read < execute < write < admin; compare with < and >=.
+enum class access_level : unsigned char { none, read, execute, write, admin };
+
+[[nodiscard]] constexpr std::string_view to_string(access_level a) noexcept {
+    switch (a) {
+        case access_level::none: return "none";
+        case access_level::read: return "read";
+        case access_level::execute: return "execute";
+        case access_level::write: return "write";
+        case access_level::admin: return "admin";
+    }
+    return "none";
+}
+
+inline std::ostream& operator<<(std::ostream& os, access_level a) { return os << to_string(a); }
+
+[[nodiscard]] constexpr access_level greater_access(access_level a, access_level b) noexcept { return a < b ? b : a; }
+
+// The name of a family of APIs a key may call ("Batch", "Execute", ...). Its own
+// type so that a family is never confused with a group or a feature name.
+// Names compare exactly (case-sensitive).
+class api_family {
+public:
+    api_family() = default;
+    explicit api_family(std::string name) noexcept : name_(std::move(name)) {}
+
+    // The five families every key gets by default (spec 1).
+    [[nodiscard]] static api_family batch() { return api_family("Batch"); }
+    [[nodiscard]] static api_family execute() { return api_family("Execute"); }
+    [[nodiscard]] static api_family metadata() { return api_family("Metadata"); }
+    [[nodiscard]] static api_family transforms() { return api_family("Transforms"); }
+    [[nodiscard]] static api_family validation() { return api_family("Validation"); }
+
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+    friend bool operator==(const api_family& a, const api_family& b) noexcept { return a.name_ == b.name_; }
+    friend bool operator!=(const api_family& a, const api_family& b) noexcept { return a.name_ != b.name_; }
+    friend bool operator<(const api_family& a, const api_family& b) noexcept { return a.name_ < b.name_; }
+    // Transparent comparison with a bare name, so sets can be searched without allocating.
+    friend bool operator<(const api_family& a, std::string_view b) noexcept { return std::string_view(a.name_) < b; }
+    friend bool operator<(std::string_view a, const api_family& b) noexcept { return a < std::string_view(b.name_); }
+    friend std::ostream& operator<<(std::ostream& os, const api_family& f) { return os << f.name_; }
+
+private:
+    std::string name_;
+};
+
+using api_family_set = std::set<api_family, std::less<>>;
+
+// Batch, Execute, Metadata, Transforms, Validation.
+[[nodiscard]] inline api_family_set default_api_families() {
+    return {api_family::batch(), api_family::execute(), api_family::metadata(), api_family::transforms(),
+            api_family::validation()};
+}
+
+// Where an access level applies: every folder and service of the tenant, one
+// folder (and the services in it), or one service of a folder.
+enum class resource_kind : unsigned char { all, folder, service };
+
+[[nodiscard]] constexpr std::string_view to_string(resource_kind k) noexcept {
+    switch (k) {
+        case resource_kind::all: return "all";
+        case resource_kind::folder: return "folder";
+        case resource_kind::service: return "service";
+    }
+    return "all";
+}
+
+class resource;
+
+// A non-owning view of a resource: what an authorization check takes, so that a
+// host can describe the called resource from the request without allocating.
+struct resource_ref {
+    resource_kind kind = resource_kind::all;
+    std::string_view folder;   // empty for `all`
+    std::string_view service;  // set only for `service`
+
+    [[nodiscard]] static constexpr resource_ref all() noexcept { return {}; }
+    [[nodiscard]] static constexpr resource_ref in_folder(std::string_view f) noexcept {
+        return {resource_kind::folder, f, {}};
+    }
+    [[nodiscard]] static constexpr resource_ref of_service(std::string_view f, std::string_view s) noexcept {
+        return {resource_kind::service, f, s};
+    }
+
+    resource_ref() = default;
+    constexpr resource_ref(resource_kind k, std::string_view f, std::string_view s) noexcept
+        : kind(k), folder(f), service(s) {}
+    resource_ref(const resource& r) noexcept;  // NOLINT: a view, like string_view from string
+
+    [[nodiscard]] constexpr auto tie() const noexcept { return std::make_tuple(kind, folder, service); }
+    friend constexpr bool operator==(resource_ref a, resource_ref b) noexcept { return a.tie() == b.tie(); }
+    friend constexpr bool operator!=(resource_ref a, resource_ref b) noexcept { return !(a == b); }
+    friend constexpr bool operator<(resource_ref a, resource_ref b) noexcept { return a.tie() < b.tie(); }
+    friend std::ostream& operator<<(std::ostream& os, resource_ref r) {
+        switch (r.kind) {
+            case resource_kind::all: return os << "all folders and services";
+            case resource_kind::folder: return os << "folder " << r.folder;
+            case resource_kind::service: return os << "service " << r.folder << '/' << r.service;
+        }
+        return os;
+    }
+};
+
+// An owning resource, for grants stored in a policy.
+class resource {
+public:
+    resource() = default;  // all folders and services
+
+    [[nodiscard]] static resource all() { return {}; }
+    [[nodiscard]] static resource folder(std::string name) {
+        return resource(resource_kind::folder, std::move(name), {});
+    }
+    [[nodiscard]] static resource service(std::string folder, std::string name) {
+        return resource(resource_kind::service, std::move(folder), std::move(name));
+    }
+    explicit resource(resource_ref r) : kind_(r.kind), folder_(r.folder), service_(r.service) {}
+
+    [[nodiscard]] resource_kind kind() const noexcept { return kind_; }
+    [[nodiscard]] const std::string& folder_name() const noexcept { return folder_; }
+    [[nodiscard]] const std::string& service_name() const noexcept { return service_; }
+    [[nodiscard]] resource_ref ref() const noexcept { return {kind_, folder_, service_}; }
+
+    friend bool operator==(const resource& a, const resource& b) noexcept { return a.ref() == b.ref(); }
+    friend bool operator!=(const resource& a, const resource& b) noexcept { return !(a == b); }
+    friend bool operator<(const resource& a, const resource& b) noexcept { return a.ref() < b.ref(); }
+    friend bool operator<(const resource& a, resource_ref b) noexcept { return a.ref() < b; }
+    friend bool operator<(resource_ref a, const resource& b) noexcept { return a < b.ref(); }
+    friend std::ostream& operator<<(std::ostream& os, const resource& r) { return os << r.ref(); }
+
+private:
+    resource(resource_kind k, std::string f, std::string s) : kind_(k), folder_(std::move(f)), service_(std::move(s)) {}
+    resource_kind kind_ = resource_kind::all;
+    std::string folder_;
+    std::string service_;
+};
+
+inline resource_ref::resource_ref(const resource& r) noexcept : resource_ref(r.ref()) {}
+
+using access_map = std::map<resource, access_level, std::less<>>;
+
+// What one group of the tenant grants: access levels, API families beyond the
+// defaults, and names of feature permissions (each of which adds families).
+struct group_grant {
+    access_map access;
+    api_family_set families;
+    std::vector<std::string> features;
+
+    friend bool operator==(const group_grant& a, const group_grant& b) {
+        return a.access == b.access && a.families == b.families && a.features == b.features;
+    }
+    friend bool operator!=(const group_grant& a, const group_grant& b) { return !(a == b); }
+};
+
+// A tenant's permission model, supplied by the host: group name -> grant,
+// feature permission name -> the families it adds, and the families every key
+// has (policy: the five of spec 1). A group or feature the policy does not know
+// grants nothing.
+struct permission_policy {
+    std::map<std::string, group_grant, std::less<>> groups;
+    std::map<std::string, api_family_set, std::less<>> features;
+    api_family_set default_families = default_api_families();
+
+    friend bool operator==(const permission_policy& a, const permission_policy& b) {
+        return a.groups == b.groups && a.features == b.features && a.default_families == b.default_families;
+    }
+    friend bool operator!=(const permission_policy& a, const permission_policy& b) { return !(a == b); }
+};
+
+// The effective permissions of one key: its groups merged (K9).
+class key_permissions {
+public:
+    key_permissions() = default;
+    key_permissions(access_map access, api_family_set families)
+        : access_(std::move(access)), families_(std::move(families)) {}
+
+    [[nodiscard]] const access_map& access() const noexcept { return access_; }
+    [[nodiscard]] const api_family_set& families() const noexcept { return families_; }
+
+    // The level granted directly on r (no inheritance), none if not listed.
+    [[nodiscard]] access_level granted_on(resource_ref r) const noexcept {
+        const auto it = access_.find(r);
+        return it == access_.end() ? access_level::none : it->second;
+    }
+
+    // The level a call on r gets: a grant on all folders and services also
+    // covers each folder, and a folder's grant covers its services; where
+    // several apply, the greatest wins (a narrower grant never lowers a wider one).
+    [[nodiscard]] access_level access_to(resource_ref r) const noexcept {
+        auto level = granted_on(resource_ref::all());
+        if (r.kind == resource_kind::all) return level;
+        level = greater_access(level, granted_on(resource_ref::in_folder(r.folder)));
+        if (r.kind == resource_kind::service) level = greater_access(level, granted_on(r));
+        return level;
+    }
+
+    [[nodiscard]] bool allows(std::string_view family) const noexcept { return families_.find(family) != families_.end(); }
+    [[nodiscard]] bool allows(const api_family& family) const noexcept { return allows(std::string_view(family.name())); }
+
+    // Raises the level on r to at least `level`, and adds families (the merge's steps).
+    void grant(const resource& r, access_level level) {
+        auto [it, inserted] = access_.emplace(r, level);
+        if (!inserted) it->second = greater_access(it->second, level);
+    }
+    void add_families(const api_family_set& more) { families_.insert(more.begin(), more.end()); }
+
+    friend bool operator==(const key_permissions& a, const key_permissions& b) {
+        return a.access_ == b.access_ && a.families_ == b.families_;
+    }
+    friend bool operator!=(const key_permissions& a, const key_permissions& b) { return !(a == b); }
+    friend bool operator<(const key_permissions& a, const key_permissions& b) {
+        return std::tie(a.access_, a.families_) < std::tie(b.access_, b.families_);
+    }
+    friend std::ostream& operator<<(std::ostream& os, const key_permissions& p) {
+        os << "permissions{";
+        const char* sep = "";
+        for (const auto& [r, level] : p.access_) {
+            os << sep << r << ": " << level;
+            sep = ", ";
+        }
+        os << "; families:";
+        for (const auto& f : p.families_) os << ' ' << f;
+        return os << '}';
+    }
+
+private:
+    access_map access_;
+    api_family_set families_;
+};
+
+// K9: merges the grants of a key's groups under a tenant's policy: per resource
+// the greatest level, and the union of the default families, each group's
+// families and the families of each feature permission a group holds.
+template <class GroupRange>
+[[nodiscard]] key_permissions merge_permissions(const GroupRange& groups, const permission_policy& policy) {
+    key_permissions merged({}, policy.default_families);
+    for (const auto& name : groups) {
+        const auto g = policy.groups.find(std::string_view(name));
+        if (g == policy.groups.end()) continue;
+        for (const auto& [r, level] : g->second.access) merged.grant(r, level);
+        merged.add_families(g->second.families);
+        for (const auto& feature : g->second.features) {
+            const auto f = policy.features.find(std::string_view(feature));
+            if (f != policy.features.end()) merged.add_families(f->second);
+        }
+    }
+    return merged;
+}
+
+[[nodiscard]] inline key_permissions merge_permissions(std::initializer_list<std::string_view> groups,
+                                                       const permission_policy& policy) {
+    return merge_permissions<std::initializer_list<std::string_view>>(groups, policy);
+}
+
+}  // namespace keyhook
+
+template <>
+struct std::hash<keyhook::api_family> {
+    std::size_t operator()(const keyhook::api_family& f) const noexcept { return std::hash<std::string>{}(f.name()); }
+};
+
+template <>
+struct std::hash<keyhook::resource> {
+    std::size_t operator()(const keyhook::resource& r) const noexcept {
+        const std::size_t a = std::hash<std::string>{}(r.folder_name());
+        const std::size_t b = std::hash<std::string>{}(r.service_name());
+        return (a * 31 + b) * 4 + static_cast<std::size_t>(r.kind());
+    }
+};
