@@ -42,6 +42,7 @@ enum class errc {
     timestamp_out_of_tolerance,  // a signed timestamp too old or too new (B1)
     unauthorized,            // a receiving-side key check failed (H7)
     conflicting_keys,        // x-api-key and api_key both present and different (H7)
+    method_not_allowed,      // a received webhook call whose method is not POST (spec 4.4)
 };
 
 // Short, stable spelling of each kind ("invalid_timestamp").
@@ -70,6 +71,7 @@ enum class errc {
         case errc::timestamp_out_of_tolerance: return "timestamp_out_of_tolerance";
         case errc::unauthorized: return "unauthorized";
         case errc::conflicting_keys: return "conflicting_keys";
+        case errc::method_not_allowed: return "method_not_allowed";
     }
     return "unknown";
 }
