@@ -148,34 +148,47 @@ constexpr std::size_t compute_max_event_name_length() noexcept {
     return n;
 }
 
-// Longer input cannot be a known name: parsing rejects it before hashing.
+// Input outside [min, max] length cannot be a known name: rejected before hashing.
 inline constexpr std::size_t max_event_name_length = compute_max_event_name_length();
 
-// Name -> enum through a hash table built at compile time: one hash over at
-// most 36 bytes, usually one comparison, no allocation.
-constexpr std::uint32_t event_name_hash(std::string_view s) noexcept {
-    std::uint32_t h = 2166136261u;  // FNV-1a
-    for (char c : s) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 16777619u;
-    }
-    return h;
+constexpr std::size_t compute_min_event_name_length() noexcept {
+    std::size_t n = event_rows[0].name.size();
+    for (const auto& row : event_rows) n = row.name.size() < n ? row.name.size() : n;
+    return n;
 }
 
-inline constexpr std::size_t event_slot_count = 128;  // a power of two, under half full
+inline constexpr std::size_t min_event_name_length = compute_min_event_name_length();
 
-// Each slot holds 1 + the enumerator's value, or 0 when empty (linear probing).
-constexpr std::array<std::uint8_t, event_slot_count> build_event_slots() noexcept {
-    std::array<std::uint8_t, event_slot_count> slots{};
+// Name -> enum through a perfect hash found offline: length, first byte and
+// middle byte together tell the 53 names apart, and this multiplier sends
+// them to 53 distinct slots of 128. One multiply, one comparison, no
+// allocation. Precondition: min_event_name_length <= s.size().
+inline constexpr std::size_t event_slot_count = 128;
+
+constexpr std::size_t event_slot(std::string_view s) noexcept {
+    const auto key = static_cast<std::uint32_t>(s.size()) << 16 |
+                     static_cast<std::uint32_t>(static_cast<unsigned char>(s[0])) << 8 |
+                     static_cast<std::uint32_t>(static_cast<unsigned char>(s[s.size() / 2]));
+    return static_cast<std::size_t>((key * 0xC28B78B3u) >> 25);
+}
+
+struct event_slot_table {
+    std::array<std::uint8_t, event_slot_count> slots{};  // 1 + the enumerator's value, 0 when empty
+    bool perfect = true;
+};
+
+constexpr event_slot_table build_event_slots() noexcept {
+    event_slot_table t;
     for (std::size_t i = 0; i < event_type_count; ++i) {
-        std::size_t s = event_name_hash(event_rows[i].name) & (event_slot_count - 1);
-        while (slots[s] != 0) s = (s + 1) & (event_slot_count - 1);
-        slots[s] = static_cast<std::uint8_t>(i + 1);
+        const std::size_t s = event_slot(event_rows[i].name);
+        if (t.slots[s] != 0) t.perfect = false;
+        t.slots[s] = static_cast<std::uint8_t>(i + 1);
     }
-    return slots;
+    return t;
 }
 
-inline constexpr std::array<std::uint8_t, event_slot_count> event_slots = build_event_slots();
+inline constexpr event_slot_table event_slots = build_event_slots();
+static_assert(event_slots.perfect, "the event name hash must be collision-free; search a new multiplier");
 
 constexpr char fold_ascii(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -235,14 +248,13 @@ inline std::ostream& operator<<(std::ostream& os, event_type e) { return os << t
 
 // The type named exactly (case-sensitively) `name`, or nullopt. No allocation.
 [[nodiscard]] constexpr std::optional<event_type> find_event_type(std::string_view name) noexcept {
-    if (name.size() > detail::max_event_name_length) return std::nullopt;
-    std::size_t s = detail::event_name_hash(name) & (detail::event_slot_count - 1);
-    while (detail::event_slots[s] != 0) {
-        const auto index = static_cast<std::size_t>(detail::event_slots[s] - 1);
-        if (detail::event_rows[index].name == name) return static_cast<event_type>(index);
-        s = (s + 1) & (detail::event_slot_count - 1);
-    }
-    return std::nullopt;
+    if (name.size() > detail::max_event_name_length || name.size() < detail::min_event_name_length)
+        return std::nullopt;
+    const std::uint8_t slot = detail::event_slots.slots[detail::event_slot(name)];
+    if (slot == 0) return std::nullopt;
+    const auto index = static_cast<std::size_t>(slot - 1);
+    if (detail::event_rows[index].name != name) return std::nullopt;
+    return static_cast<event_type>(index);
 }
 
 // H3: the known type closest to `name`: a case-insensitive match first, else the

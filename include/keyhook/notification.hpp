@@ -124,32 +124,43 @@ inline std::optional<std::size_t> escaped_json_length(std::string_view s, std::s
     return length;
 }
 
-// Appends s escaped. Precondition: escaped_json_length(s) succeeded, so every
-// byte of class json_utf8 or above is part of a valid sequence and is copied.
-inline void append_escaped_json(std::string& out, std::string_view s) {
+// Writes s escaped at p and returns the end. Precondition: escaped_json_length(s)
+// succeeded (so multi-byte sequences are valid and copied as they are) and p
+// has room for that many bytes.
+inline char* write_escaped_json(char* p, std::string_view s) noexcept {
     static constexpr char hex[] = "0123456789abcdef";
-    const char* run = s.data();
-    const char* const end = s.data() + s.size();
-    for (const char* p = run; p != end; ++p) {
-        const auto c = static_cast<unsigned char>(*p);
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
         const auto cls = json_byte_classes[c];
-        if (cls != json_short_escape && cls != json_unicode_escape) continue;
-        out.append(run, static_cast<std::size_t>(p - run));
-        run = p + 1;
-        char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
-        switch (c) {
-            case '\b': e[1] = 'b'; break;
-            case '\t': e[1] = 't'; break;
-            case '\n': e[1] = 'n'; break;
-            case '\f': e[1] = 'f'; break;
-            case '\r': e[1] = 'r'; break;
-            case '"': e[1] = '"'; break;
-            case '\\': e[1] = '\\'; break;
-            default: out.append(e, 6); continue;
+        if (cls != json_short_escape && cls != json_unicode_escape) {
+            *p++ = ch;
+            continue;
         }
-        out.append(e, 2);
+        *p++ = '\\';
+        switch (c) {
+            case '\b': *p++ = 'b'; break;
+            case '\t': *p++ = 't'; break;
+            case '\n': *p++ = 'n'; break;
+            case '\f': *p++ = 'f'; break;
+            case '\r': *p++ = 'r'; break;
+            case '"': *p++ = '"'; break;
+            case '\\': *p++ = '\\'; break;
+            default:
+                p[0] = 'u';
+                p[1] = '0';
+                p[2] = '0';
+                p[3] = hex[c >> 4];
+                p[4] = hex[c & 0xF];
+                p += 5;
+                break;
+        }
     }
-    out.append(run, static_cast<std::size_t>(end - run));
+    return p;
+}
+
+inline char* write_raw(char* p, std::string_view s) noexcept {
+    for (char c : s) *p++ = c;
+    return p;
 }
 
 // The body's fixed text, in order; each piece is followed by one value.
@@ -207,18 +218,20 @@ inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM
     const std::size_t total = detail::notification_fixed_length() + 2 * (lengths[0] + lengths[1] + lengths[2]) +
                               lengths[3] + lengths[4] + lengths[5] + lengths[6] + lengths[7] +
                               detail::millis_timestamp_length;
-    out.reserve(out.size() + total);
-
+    // Sized once, then written through a pointer: the size is exact.
+    const std::size_t start = out.size();
+    out.resize(start + total);
+    char* p = &out[start];
     const auto* piece = detail::notification_pieces;
     auto put = [&](std::string_view value) {
-        out += *piece++;
-        detail::append_escaped_json(out, value);
+        p = detail::write_raw(p, *piece++);
+        p = detail::write_escaped_json(p, value);
     };
     put(n.folder_name);
     put(n.service_name);
     put(n.entity_id);
-    out += *piece++;
-    out += to_string(n.user_action);  // a known name: nothing to escape
+    p = detail::write_raw(p, *piece++);
+    p = detail::write_raw(p, to_string(n.user_action));  // a known name: nothing to escape
     put(n.audit_type);
     put(n.folder_name);  // Data.ProductName
     put(n.service_name);  // Data.EngineName
@@ -226,10 +239,9 @@ inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM
     put(n.entity_id);  // Data.ProductId
     put(n.service_version_id);
     put(n.tenant);
-    out += *piece++;
-    char stamp[detail::max_timestamp_text];
-    out.append(stamp, detail::write_timestamp(stamp, detail::clamp_to_range(n.request_time), 3));
-    out += *piece;
+    p = detail::write_raw(p, *piece++);
+    p = detail::write_timestamp(p, detail::clamp_to_range(n.request_time), 3);
+    detail::write_raw(p, *piece);
     return total;
 }
 

@@ -121,6 +121,16 @@ TEST_CASE("H5: every name parses back to its type, and only exactly", "[H5][even
         CHECK_FALSE(try_parse_event_type(lower).has_value());
     }
     CHECK_FALSE(keyhook::find_event_type(""));
+    // Below the shortest name (CALogin, 7 bytes) nothing is found.
+    for (std::size_t n = 0; n < 7; ++n) CHECK_FALSE(keyhook::find_event_type(std::string("CALogin").substr(0, n)));
+    CHECK(keyhook::detail::min_event_name_length == 7);
+    // Same length, same first and middle bytes as a name, other bytes changed:
+    // the full comparison still rejects it.
+    for (const auto& row : spec_rows()) {
+        std::string changed = row.first;
+        changed.back() = changed.back() == 'x' ? 'y' : 'x';
+        CHECK_FALSE(keyhook::find_event_type(changed));
+    }
     std::string with_nul("AddProduct\0", 11);
     CHECK_FALSE(keyhook::find_event_type(with_nul));
 }
