@@ -11,3 +11,4 @@
 #include "keyhook/expiry_notices.hpp"
 #include "keyhook/notification.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/receiving.hpp"
