@@ -12,3 +12,7 @@
 #include "keyhook/notification.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/receiving.hpp"
+#include "keyhook/base64.hpp"
+#include "keyhook/retry.hpp"
+#include "keyhook/endpoint.hpp"
+#include "keyhook/webhook.hpp"

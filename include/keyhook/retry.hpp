@@ -1,0 +1,332 @@
+// keyhook: the retry plan for a webhook delivery (rule B2). A pure function from
+// the attempts made so far and `now` to what to do next: send at a time,
+// stop because it succeeded, give up, or disable the webhook.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <date/date.h>
+
+#include "keyhook/error.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// A server's Retry-After (RFC 9110 10.2.3): a delay or an instant.
+class retry_after {
+public:
+    [[nodiscard]] static constexpr retry_after delay(std::chrono::seconds d) noexcept { return retry_after(d, {}, false); }
+    [[nodiscard]] static constexpr retry_after at(timestamp t) noexcept { return retry_after({}, t, true); }
+
+    [[nodiscard]] constexpr bool is_delay() const noexcept { return !absolute_; }
+    // Precondition for each: the matching form.
+    [[nodiscard]] constexpr std::chrono::seconds delay_value() const noexcept { return delay_; }
+    [[nodiscard]] constexpr timestamp time_value() const noexcept { return time_; }
+
+    // The instant it names, a delay being counted from `response_time`.
+    [[nodiscard]] constexpr timestamp resolve(timestamp response_time) const noexcept {
+        return absolute_ ? time_ : response_time + delay_;
+    }
+
+    friend constexpr bool operator==(const retry_after& a, const retry_after& b) noexcept {
+        return a.absolute_ == b.absolute_ && (a.absolute_ ? a.time_ == b.time_ : a.delay_ == b.delay_);
+    }
+    friend constexpr bool operator!=(const retry_after& a, const retry_after& b) noexcept { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const retry_after& r) {
+        if (r.absolute_) return os << "retry_after(at " << format_timestamp(r.time_) << ')';
+        return os << "retry_after(" << r.delay_.count() << " s)";
+    }
+
+private:
+    constexpr retry_after(std::chrono::seconds d, timestamp t, bool absolute) noexcept
+        : delay_(d), time_(t), absolute_(absolute) {}
+    std::chrono::seconds delay_{};
+    timestamp time_{};
+    bool absolute_ = false;
+};
+
+namespace detail {
+
+constexpr bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
+
+// RFC 9110: a delta-seconds too large to represent is read as 2^31.
+inline constexpr std::int64_t max_delta_seconds = std::int64_t{1} << 31;
+
+inline bool parse_delta_seconds(std::string_view s, std::chrono::seconds& out) noexcept {
+    if (s.empty()) return false;
+    std::int64_t v = 0;
+    for (const char c : s) {
+        if (!is_digit(c)) return false;
+        if (v < max_delta_seconds) v = v * 10 + (c - '0');
+    }
+    out = std::chrono::seconds{v < max_delta_seconds ? v : max_delta_seconds};
+    return true;
+}
+
+// IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT": exactly 29 bytes, the day name
+// matching the date.
+inline bool parse_imf_fixdate(std::string_view s, timestamp& out) noexcept {
+    static constexpr std::string_view days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static constexpr std::string_view months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    if (s.size() != 29 || s.substr(3, 2) != ", " || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' || s[19] != ':' ||
+        s[22] != ':' || s.substr(25) != " GMT")
+        return false;
+    unsigned weekday = 7;
+    for (unsigned i = 0; i < 7; ++i)
+        if (s.substr(0, 3) == days[i]) weekday = i;
+    unsigned month = 0;
+    for (unsigned i = 0; i < 12; ++i)
+        if (s.substr(8, 3) == months[i]) month = i + 1;
+    int day = 0, year = 0, hour = 0, minute = 0, second = 0;
+    const char* p = s.data();
+    if (weekday == 7 || month == 0 || !read_digits(p + 5, 2, day) || !read_digits(p + 12, 4, year) ||
+        !read_digits(p + 17, 2, hour) || !read_digits(p + 20, 2, minute) || !read_digits(p + 23, 2, second))
+        return false;
+    if (year < 1 || hour > 23 || minute > 59 || second > 60) return false;
+    const date::year_month_day ymd{date::year{year}, date::month{month}, date::day{static_cast<unsigned>(day)}};
+    if (!ymd.ok()) return false;
+    const date::sys_days d{ymd};
+    if (date::weekday{d}.c_encoding() != weekday) return false;
+    if (second == 60) second = 59;
+    out = timestamp{std::chrono::duration_cast<microseconds>(d.time_since_epoch()) + std::chrono::hours{hour} +
+                    std::chrono::minutes{minute} + std::chrono::seconds{second}};
+    return true;
+}
+
+}  // namespace detail
+
+// Reads a Retry-After header value: delta-seconds ("120") or an IMF-fixdate
+// ("Wed, 21 Oct 2015 07:28:00 GMT"), with optional surrounding spaces or tabs.
+// The obsolete RFC 850 and asctime date forms are refused. Errors: errc::
+// invalid_header, path "Retry-After", quoting the value.
+[[nodiscard]] inline result<retry_after> try_parse_retry_after(std::string_view value) {
+    std::string_view s = value;
+    while (!s.empty() && detail::is_ows(s.front())) s.remove_prefix(1);
+    while (!s.empty() && detail::is_ows(s.back())) s.remove_suffix(1);
+    std::chrono::seconds d{};
+    if (detail::parse_delta_seconds(s, d)) return retry_after::delay(d);
+    timestamp t{};
+    if (detail::parse_imf_fixdate(s, t)) return retry_after::at(t);
+    return error{errc::invalid_header, "Retry-After",
+                 "expected delta-seconds or an IMF-fixdate, got " + detail::quote_input(value)};
+}
+
+[[nodiscard]] inline retry_after parse_retry_after(std::string_view value) {
+    return try_parse_retry_after(value).value();
+}
+
+// How one attempt ended: an HTTP response with a status, or none at all.
+class attempt_outcome {
+public:
+    enum class kind { http_response, transport_failure, timed_out };
+
+    // A response with this status code (any code: only 2xx and 410 are special).
+    [[nodiscard]] static constexpr attempt_outcome http(int status) noexcept { return {kind::http_response, status}; }
+    // No response: the connection, DNS or TLS failed, or the connection dropped.
+    [[nodiscard]] static constexpr attempt_outcome transport_failure() noexcept { return {kind::transport_failure, 0}; }
+    // No response in the host's time limit.
+    [[nodiscard]] static constexpr attempt_outcome timed_out() noexcept { return {kind::timed_out, 0}; }
+
+    [[nodiscard]] constexpr kind what() const noexcept { return kind_; }
+    [[nodiscard]] constexpr std::optional<int> status() const noexcept {
+        return kind_ == kind::http_response ? std::optional<int>(status_) : std::nullopt;
+    }
+    [[nodiscard]] constexpr bool succeeded() const noexcept {
+        return kind_ == kind::http_response && status_ >= 200 && status_ <= 299;
+    }
+    [[nodiscard]] constexpr bool gone() const noexcept { return kind_ == kind::http_response && status_ == 410; }
+    // 429 and 503 are the statuses whose Retry-After is honoured.
+    [[nodiscard]] constexpr bool asks_to_wait() const noexcept {
+        return kind_ == kind::http_response && (status_ == 429 || status_ == 503);
+    }
+
+    friend constexpr bool operator==(const attempt_outcome& a, const attempt_outcome& b) noexcept {
+        return a.kind_ == b.kind_ && a.status_ == b.status_;
+    }
+    friend constexpr bool operator!=(const attempt_outcome& a, const attempt_outcome& b) noexcept { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const attempt_outcome& o) {
+        switch (o.kind_) {
+            case kind::http_response: return os << "HTTP " << o.status_;
+            case kind::transport_failure: return os << "transport failure";
+            case kind::timed_out: return os << "timed out";
+        }
+        return os;
+    }
+
+private:
+    constexpr attempt_outcome(kind k, int status) noexcept : kind_(k), status_(status) {}
+    kind kind_;
+    int status_;
+};
+
+// One attempt: when it was sent, how it ended, and the server's Retry-After if
+// it gave one (read it with parse_retry_after).
+struct delivery_attempt {
+    timestamp sent_at;
+    attempt_outcome outcome = attempt_outcome::transport_failure();
+    std::optional<keyhook::retry_after> retry_after;
+
+    friend bool operator==(const delivery_attempt& a, const delivery_attempt& b) {
+        return a.sent_at == b.sent_at && a.outcome == b.outcome && a.retry_after == b.retry_after;
+    }
+    friend bool operator!=(const delivery_attempt& a, const delivery_attempt& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const delivery_attempt& a) {
+        os << "attempt(" << format_timestamp(a.sent_at) << ", " << a.outcome;
+        if (a.retry_after) os << ", " << *a.retry_after;
+        return os << ')';
+    }
+};
+
+// B2 policy. schedule[i] is the wait before attempt i + 1, counted from when
+// attempt i was sent (schedule[0], for the first attempt, is counted from
+// `now`). Each wait is lengthened by a random 0 to max_jitter_percent % of
+// itself: jitter only adds, so no attempt comes earlier than the schedule says.
+// A Retry-After on 429 or 503 is a minimum wait, capped at max_retry_after.
+struct retry_policy {
+    using duration = timestamp::duration;
+
+    std::vector<duration> schedule{std::chrono::seconds{0},  std::chrono::seconds{5}, std::chrono::minutes{5},
+                                   std::chrono::minutes{30}, std::chrono::hours{2},   std::chrono::hours{5},
+                                   std::chrono::hours{10},   std::chrono::hours{10}};
+    std::uint32_t max_jitter_percent = 20;
+    duration max_retry_after = std::chrono::hours{10};
+
+    // Attempts in all, the first included.
+    [[nodiscard]] std::size_t max_attempts() const noexcept { return schedule.size(); }
+
+    friend bool operator==(const retry_policy& a, const retry_policy& b) {
+        return a.schedule == b.schedule && a.max_jitter_percent == b.max_jitter_percent &&
+               a.max_retry_after == b.max_retry_after;
+    }
+    friend bool operator!=(const retry_policy& a, const retry_policy& b) { return !(a == b); }
+};
+
+// What to do next.
+struct retry_decision {
+    enum class action { send, succeeded, give_up, disable_webhook };
+
+    action what = action::send;
+    // For `send`: when, and which attempt it is (1 for the first). For the
+    // others: the attempt that decided it (the 2xx, the 410, the last failure).
+    timestamp send_at{};
+    std::size_t attempt = 0;
+
+    friend bool operator==(const retry_decision& a, const retry_decision& b) {
+        return a.what == b.what && a.send_at == b.send_at && a.attempt == b.attempt;
+    }
+    friend bool operator!=(const retry_decision& a, const retry_decision& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const retry_decision& d) {
+        switch (d.what) {
+            case action::send: return os << "send attempt " << d.attempt << " at " << format_timestamp(d.send_at);
+            case action::succeeded: return os << "succeeded on attempt " << d.attempt;
+            case action::give_up: return os << "give up after attempt " << d.attempt;
+            case action::disable_webhook: return os << "disable the webhook (410 on attempt " << d.attempt << ')';
+        }
+        return os;
+    }
+};
+
+namespace detail {
+
+// floor(max_extra * u / (2^32 - 1)), exact and without overflow: u = 0 gives
+// no jitter, u = 2^32 - 1 the full max_extra.
+constexpr std::int64_t scale_jitter(std::int64_t max_extra, std::uint32_t u) noexcept {
+    constexpr std::uint64_t d = 0xFFFFFFFFu;
+    const auto m = static_cast<std::uint64_t>(max_extra);
+    const std::uint64_t q = m / d, r = m % d;
+    return static_cast<std::int64_t>(q * u + r * u / d);
+}
+
+inline std::optional<error> check_retry_policy(const retry_policy& p) {
+    if (p.schedule.empty()) return error{errc::invalid_value, "policy.schedule", "at least one attempt is needed"};
+    for (std::size_t i = 0; i < p.schedule.size(); ++i)
+        if (p.schedule[i] < retry_policy::duration::zero())
+            return error{errc::out_of_range, path_index("policy.schedule", i), "a wait must not be negative"};
+    if (p.max_jitter_percent > 100)
+        return error{errc::out_of_range, "policy.max_jitter_percent",
+                     "expected 0 to 100, got " + std::to_string(p.max_jitter_percent)};
+    if (p.max_retry_after < retry_policy::duration::zero())
+        return error{errc::out_of_range, "policy.max_retry_after", "must not be negative"};
+    return std::nullopt;
+}
+
+}  // namespace detail
+
+// B2: the next step for a delivery, from its attempts so far (oldest first)
+// and `now`:
+//   - the first 2xx is success, a 410 disables the webhook (the first such
+//     attempt decides; any other status, a transport failure or a time-out is
+//     a failure to retry);
+//   - after policy.max_attempts() failures, give up;
+//   - otherwise send attempt n + 1 at sent_at(n) + schedule[n] + jitter, or
+//     later if a 429 or 503 carried a Retry-After (a minimum, capped at
+//     policy.max_retry_after, a delay counted from sent_at(n)); never earlier
+//     than `now`.
+// Jitter takes 4 bytes from `random` (a callable `void(unsigned char*,
+// std::size_t)`) read big-endian as u: extra = floor(wait * max_jitter_percent
+// / 100 * u / (2^32 - 1)). The same bytes give the same plan; no bytes are
+// taken when the wait or the jitter percentage is zero, or nothing is sent.
+// Refused: an invalid policy (path "policy..."), attempts out of order (path
+// "history[i].sent_at").
+template <class RandomSource>
+[[nodiscard]] result<retry_decision> try_plan_next_attempt(const std::vector<delivery_attempt>& history,
+                                                           timestamp now, RandomSource&& random,
+                                                           const retry_policy& policy = retry_policy{}) {
+    using action = retry_decision::action;
+    if (auto e = detail::check_retry_policy(policy)) return std::move(*e);
+    for (std::size_t i = 1; i < history.size(); ++i)
+        if (history[i].sent_at < history[i - 1].sent_at)
+            return error{errc::invalid_value, detail::path_member(detail::path_index("history", i), "sent_at"),
+                         "earlier than the attempt before it"};
+
+    for (std::size_t i = 0; i < history.size(); ++i) {
+        if (history[i].outcome.succeeded()) return retry_decision{action::succeeded, {}, i + 1};
+        if (history[i].outcome.gone()) return retry_decision{action::disable_webhook, {}, i + 1};
+    }
+    const std::size_t made = history.size();
+    if (made >= policy.max_attempts()) return retry_decision{action::give_up, {}, made};
+
+    const timestamp from = made == 0 ? now : history.back().sent_at;
+    auto wait = policy.schedule[made];
+    if (wait > retry_policy::duration::zero() && policy.max_jitter_percent > 0) {
+        unsigned char bytes[4] = {};
+        try {
+            random(bytes, sizeof bytes);
+        } catch (const exception& e) {
+            return e.error();
+        }
+        const std::uint32_t u = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) |
+                                (std::uint32_t{bytes[2]} << 8) | std::uint32_t{bytes[3]};
+        const std::int64_t max_extra = wait.count() / 100 * policy.max_jitter_percent +
+                                       wait.count() % 100 * policy.max_jitter_percent / 100;
+        wait += retry_policy::duration{detail::scale_jitter(max_extra, u)};
+    }
+    timestamp at = from + wait;
+    if (made > 0) {
+        const auto& last = history.back();
+        if (last.outcome.asks_to_wait() && last.retry_after) {
+            timestamp asked = last.retry_after->resolve(last.sent_at);
+            if (asked > last.sent_at + policy.max_retry_after) asked = last.sent_at + policy.max_retry_after;
+            if (asked > at) at = asked;
+        }
+    }
+    if (at < now) at = now;
+    return retry_decision{action::send, at, made + 1};
+}
+
+template <class RandomSource>
+[[nodiscard]] retry_decision plan_next_attempt(const std::vector<delivery_attempt>& history, timestamp now,
+                                               RandomSource&& random, const retry_policy& policy = retry_policy{}) {
+    return try_plan_next_attempt(history, now, std::forward<RandomSource>(random), policy).value();
+}
+
+}  // namespace keyhook
