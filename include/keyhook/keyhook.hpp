@@ -16,3 +16,5 @@
 #include "keyhook/retry.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/webhook.hpp"
+#include "keyhook/endpoint.hpp"
+#include "keyhook/webhook.hpp"

@@ -1,0 +1,681 @@
+// keyhook: webhook configuration (spec 2.2) and its validation (rules H1 to
+// H3). Validation turns a `webhook` as entered into a `validated_webhook`, which
+// has everything dispatch needs computed once: the endpoint parsed and checked,
+// the query authentication appended to the URL, the headers built, the event
+// filter as a bit mask. Also reads the configuration from JSON with path-bearing
+// errors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/endpoint.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/events.hpp"
+#include "keyhook/http.hpp"
+#include "keyhook/secret.hpp"
+
+namespace keyhook {
+
+// Where an authentication parameter goes in the outgoing request (H2).
+enum class auth_location { header, query };
+
+[[nodiscard]] constexpr std::string_view to_string(auth_location l) noexcept {
+    return l == auth_location::header ? "header" : "query";
+}
+inline std::ostream& operator<<(std::ostream& os, auth_location l) { return os << to_string(l); }
+
+// One authentication parameter: a request header or a query parameter whose
+// value is a secret (the receiver's key, usually header x-api-key or query
+// api_key, spec 4.4).
+struct auth_parameter {
+    auth_location in = auth_location::header;
+    std::string name;
+    secret value;
+
+    friend bool operator==(const auth_parameter& a, const auth_parameter& b) {
+        return a.in == b.in && a.name == b.name && a.value == b.value;
+    }
+    friend bool operator!=(const auth_parameter& a, const auth_parameter& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const auth_parameter& p) {
+        return os << p.in << ' ' << p.name << '=' << p.value;
+    }
+};
+
+// The event types a webhook fires for; empty means every type (H3).
+using event_filter = std::set<event_type>;
+
+// A webhook as configured (spec 2.2). Not yet validated: see validate_webhook.
+struct webhook {
+    std::string name;
+    std::string endpoint;                 // the URL that receives the POST
+    std::vector<auth_parameter> auth;     // sent as headers or query parameters
+    event_filter events;                  // empty: every event type
+    bool saved = false;                   // false: a draft, which never fires (H4)
+    std::optional<secret> signing_secret;  // carried for signing (B1); core does not use it
+
+    friend bool operator==(const webhook& a, const webhook& b) {
+        return a.name == b.name && a.endpoint == b.endpoint && a.auth == b.auth && a.events == b.events &&
+               a.saved == b.saved && a.signing_secret == b.signing_secret;
+    }
+    friend bool operator!=(const webhook& a, const webhook& b) { return !(a == b); }
+    // Secrets print masked; the endpoint's query is hidden (it may hold a credential).
+    friend std::ostream& operator<<(std::ostream& os, const webhook& w) {
+        const auto q = w.endpoint.find('?');
+        os << "webhook{name=" << detail::quote_input(w.name) << ", endpoint="
+           << detail::quote_input(std::string_view(w.endpoint).substr(0, q), 256)
+           << (q == std::string::npos ? "" : "?[query hidden]") << ", " << (w.saved ? "saved" : "draft")
+           << ", events=";
+        if (w.events.empty()) os << "all";
+        const char* sep = "";
+        for (auto e : w.events) {
+            os << sep << e;
+            sep = "|";
+        }
+        os << ", auth=[";
+        sep = "";
+        for (const auto& p : w.auth) {
+            os << sep << p;
+            sep = ", ";
+        }
+        os << ']';
+        if (w.signing_secret) os << ", signing=" << *w.signing_secret;
+        return os << '}';
+    }
+};
+
+// The tenant's side of spec 2.2: its name and the "Enable webhooks" switch.
+struct tenant_settings {
+    std::string name;
+    bool webhooks_enabled = false;
+
+    friend bool operator==(const tenant_settings& a, const tenant_settings& b) {
+        return a.name == b.name && a.webhooks_enabled == b.webhooks_enabled;
+    }
+    friend bool operator!=(const tenant_settings& a, const tenant_settings& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const tenant_settings& t) {
+        return os << "tenant{name=" << detail::quote_input(t.name)
+                  << ", webhooks=" << (t.webhooks_enabled ? "enabled" : "disabled") << '}';
+    }
+};
+
+// Limits keyhook sets where the spec shows none (spec 2.2: "not shown").
+inline constexpr std::size_t max_webhook_name_length = 128;  // characters (code points)
+
+// Headers an authentication parameter may not set: HTTP framing (H2), and the
+// Standard Webhooks headers that signing adds (B1).
+inline constexpr std::string_view reserved_header_names[] = {
+    "Host", "Content-Length", "Content-Type", "Transfer-Encoding", "Connection",
+    "webhook-id", "webhook-timestamp", "webhook-signature",
+};
+
+// RFC 9110 tchar: the characters of a header name.
+[[nodiscard]] constexpr bool is_token_char(char c) noexcept {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+    switch (c) {
+        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+            return true;
+        default:
+            return false;
+    }
+}
+
+[[nodiscard]] constexpr bool is_http_token(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!is_token_char(c)) return false;
+    return true;
+}
+
+class validated_webhook;
+
+namespace detail::hooks {
+
+inline bool valid_utf8(std::string_view s) noexcept {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = 0;
+        std::uint32_t cp = 0;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            n = 1;
+            cp = c & 0x1Fu;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            cp = c & 0x0Fu;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            cp = c & 0x07u;
+        } else {
+            return false;
+        }
+        if (s.size() - i <= n) return false;
+        for (std::size_t k = 1; k <= n; ++k) {
+            const auto d = static_cast<unsigned char>(s[i + k]);
+            if ((d & 0xC0) != 0x80) return false;
+            cp = cp << 6 | (d & 0x3Fu);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+inline std::string describe_char(char ch) {
+    switch (ch) {
+        case '\r': return "a carriage return (CR)";
+        case '\n': return "a line feed (LF)";
+        case '\0': return "a NUL byte";
+        default: break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    if (c > 0x20 && c < 0x7f) return std::string("'") + ch + "'";
+    if (c == ' ') return "a space";
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string s = "byte 0x";
+    s += hex[c >> 4];
+    s += hex[c & 0xf];
+    return s;
+}
+
+// The first CR, LF or NUL in s, which would let a value end a header line or a
+// request early (request splitting); npos when there is none.
+inline std::size_t find_line_break_or_nul(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < s.size(); ++i)
+        if (s[i] == '\r' || s[i] == '\n' || s[i] == '\0') return i;
+    return std::string_view::npos;
+}
+
+// Collects problems into `out`; `stop` tells the checks to give up after the first.
+struct problem_sink {
+    std::vector<error>& out;
+    bool first_only;
+
+    [[nodiscard]] bool done() const noexcept { return first_only && !out.empty(); }
+    void add(errc code, std::string path, std::string message) {
+        if (!done()) out.push_back(error{code, std::move(path), std::move(message)});
+    }
+};
+
+inline void check_name(std::string_view name, const std::string& path, problem_sink& sink) {
+    if (!valid_utf8(name)) return sink.add(errc::invalid_utf8, path, "is not valid UTF-8");
+    bool blank = true;
+    for (char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f)
+            return sink.add(errc::invalid_name, path, "contains a control character (" + describe_char(c) + ")");
+        if (c != ' ') blank = false;
+    }
+    if (blank) return sink.add(errc::invalid_name, path, "is empty; a webhook needs a name");
+    if (const auto n = code_point_count(name); n > max_webhook_name_length)
+        sink.add(errc::invalid_name, path,
+                 "has " + std::to_string(n) + " characters; at most " + std::to_string(max_webhook_name_length) +
+                     " are allowed");
+}
+
+// H2 for one parameter; `others` are the parameters before it (for duplicates).
+inline void check_auth_parameter(const auth_parameter& p, std::size_t index, const std::vector<auth_parameter>& all,
+                                 const std::string& base, problem_sink& sink) {
+    const std::string at = path_index(path_member(base, "auth"), index);
+    const std::string name_path = path_member(at, "name");
+    const std::string value_path = path_member(at, "value");
+    const bool header = p.in == auth_location::header;
+    const errc code = header ? errc::invalid_header : errc::invalid_parameter;
+    const std::string_view what = header ? "header" : "query parameter";
+
+    // Name. Names are configuration, not secrets, so they may be quoted.
+    if (p.name.empty()) {
+        sink.add(code, name_path, "is empty; a " + std::string(what) + " needs a name");
+    } else if (const auto bad = find_line_break_or_nul(p.name); bad != std::string_view::npos) {
+        sink.add(code, name_path,
+                 std::string(what) + " name contains " + describe_char(p.name[bad]) + " at byte " + std::to_string(bad));
+    } else if (header) {
+        std::size_t bad_at = std::string::npos;
+        for (std::size_t i = 0; i < p.name.size() && bad_at == std::string::npos; ++i)
+            if (!is_token_char(p.name[i])) bad_at = i;
+        if (bad_at != std::string::npos) {
+            sink.add(code, name_path,
+                     "header name " + quote_input(p.name) + " contains " + describe_char(p.name[bad_at]) +
+                         ", which is not allowed in an HTTP token (RFC 9110)");
+        } else {
+            for (auto reserved : reserved_header_names)
+                if (header_name_equal(p.name, reserved)) {
+                    sink.add(code, name_path,
+                             "header " + quote_input(p.name) +
+                                 " is set by the HTTP client or by keyhook; an auth parameter may not set it");
+                    break;
+                }
+        }
+    }
+    if (sink.done()) return;
+    for (std::size_t j = 0; j < index && !p.name.empty(); ++j) {
+        const auto& q = all[j];
+        if (q.in != p.in) continue;
+        if (header ? header_name_equal(q.name, p.name) : q.name == p.name) {
+            sink.add(code, name_path,
+                     std::string(what) + " " + quote_input(p.name) + " is already set by " +
+                         path_index(path_member(base, "auth"), j));
+            break;
+        }
+    }
+    if (sink.done()) return;
+
+    // Value: a secret, so messages say what is wrong and where, never what it is.
+    const std::string& v = p.value.reveal();
+    if (v.empty()) return sink.add(code, value_path, "is empty; an authentication value is required");
+    if (const auto bad = find_line_break_or_nul(v); bad != std::string_view::npos)
+        return sink.add(code, value_path,
+                        std::string(what) + " value contains " + describe_char(v[bad]) + " at byte " +
+                            std::to_string(bad));
+    if (header) {
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const auto u = static_cast<unsigned char>(v[i]);
+            if ((u < 0x20 && v[i] != '\t') || u == 0x7f)
+                return sink.add(code, value_path,
+                                "header value contains a control character (" + describe_char(v[i]) +
+                                    ") at byte " + std::to_string(i));
+        }
+        const auto ws = [](char c) { return c == ' ' || c == '\t'; };
+        if (ws(v.front()) || ws(v.back()))
+            sink.add(code, value_path, "header value has leading or trailing whitespace, which receivers strip");
+    }
+}
+
+struct webhook_validator;
+
+}  // namespace detail::hooks
+
+// A webhook that passed validation, with what dispatch needs prepared once:
+// the parsed endpoint, the URL with query authentication appended, the headers
+// (Content-Type and the authentication headers, marked sensitive) and the
+// event filter as a bit mask. Made only by the validate functions below.
+class validated_webhook {
+public:
+    [[nodiscard]] const webhook& config() const noexcept { return config_; }
+    [[nodiscard]] const std::string& name() const noexcept { return config_.name; }
+    [[nodiscard]] bool saved() const noexcept { return config_.saved; }
+    [[nodiscard]] const endpoint_url& endpoint() const noexcept { return endpoint_; }
+    [[nodiscard]] const std::optional<secret>& signing_secret() const noexcept { return config_.signing_secret; }
+
+    // The URL requests go to: the endpoint with the query parameters of H2
+    // appended (percent-encoded). Holds secrets when there are any.
+    [[nodiscard]] const std::string& target_url() const noexcept { return target_url_; }
+    // Content-Type: application/json first, then the authentication headers in
+    // the order configured, each marked sensitive.
+    [[nodiscard]] const http_headers& headers() const noexcept { return headers_; }
+
+    // H3: the filter admits e (an empty filter admits every type).
+    [[nodiscard]] bool admits(event_type e) const noexcept {
+        const auto bit = static_cast<unsigned>(e);
+        return bit < 64 && (event_mask_ >> bit & 1u) != 0;
+    }
+
+    friend bool operator==(const validated_webhook& a, const validated_webhook& b) { return a.config_ == b.config_; }
+    friend bool operator!=(const validated_webhook& a, const validated_webhook& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.config_; }
+
+private:
+    friend struct detail::hooks::webhook_validator;
+    validated_webhook() = default;
+
+    webhook config_;
+    endpoint_url endpoint_;
+    std::string target_url_;
+    http_headers headers_;
+    std::uint64_t event_mask_ = 0;
+};
+
+static_assert(event_type_count <= 64, "the event mask of validated_webhook holds one bit per type");
+
+namespace detail::hooks {
+
+struct webhook_validator {
+    // Checks w (paths under `base`: "" for a lone webhook, "webhooks[1]" in a
+    // list); returns the validated form when no problem was found.
+    static std::optional<validated_webhook> run(const webhook& w, const endpoint_policy& policy,
+                                                const std::string& base, problem_sink& sink) {
+        const std::size_t before = sink.out.size();
+        check_name(w.name, path_member(base, "name"), sink);
+        if (sink.done()) return std::nullopt;
+        auto ep = validate_endpoint_at(w.endpoint, policy, path_member(base, "endpoint"));
+        if (!ep) sink.add(ep.error().code, ep.error().path, ep.error().message);
+        if (sink.done()) return std::nullopt;
+        for (std::size_t i = 0; i < w.auth.size() && !sink.done(); ++i) check_auth_parameter(w.auth[i], i, w.auth, base, sink);
+        if (sink.done()) return std::nullopt;
+        if (w.signing_secret && w.signing_secret->empty())
+            sink.add(errc::invalid_value, path_member(base, "signingSecret"), "is empty; omit it or give a secret");
+        if (sink.out.size() != before) return std::nullopt;
+
+        validated_webhook v;
+        v.config_ = w;
+        v.endpoint_ = std::move(*ep);
+        v.target_url_ = w.endpoint;
+        v.headers_.reserve(1 + w.auth.size());
+        v.headers_.push_back(http_header{"Content-Type", "application/json", false});
+        for (const auto& p : w.auth) {
+            if (p.in == auth_location::query)
+                append_query_parameter(v.target_url_, p.name, p.value.reveal());
+            else
+                v.headers_.push_back(http_header{p.name, p.value.reveal(), true});
+        }
+        if (w.events.empty()) {
+            v.event_mask_ = ~std::uint64_t{0};
+        } else {
+            for (auto e : w.events) v.event_mask_ |= std::uint64_t{1} << static_cast<unsigned>(e);
+        }
+        return v;
+    }
+
+    // Element i of a list, under base[i]: as above, and its name must differ
+    // from those of the elements before it.
+    static std::optional<validated_webhook> run_item(const std::vector<webhook>& list, std::size_t i,
+                                                     const endpoint_policy& policy, std::string_view base,
+                                                     problem_sink& sink) {
+        const std::string at = path_index(base, i);
+        auto v = run(list[i], policy, at, sink);
+        if (sink.done()) return std::nullopt;
+        for (std::size_t j = 0; j < i; ++j)
+            if (list[j].name == list[i].name) {
+                sink.add(errc::invalid_name, path_member(at, "name"),
+                         quote_input(list[i].name) + " is already the name of " + path_index(base, j) +
+                             "; names identify webhooks and must be unique");
+                return std::nullopt;
+            }
+        return v;
+    }
+
+    static std::vector<validated_webhook> run_list(const std::vector<webhook>& list, const endpoint_policy& policy,
+                                                   std::string_view base, problem_sink& sink) {
+        std::vector<validated_webhook> out;
+        out.reserve(list.size());
+        for (std::size_t i = 0; i < list.size() && !sink.done(); ++i)
+            if (auto v = run_item(list, i, policy, base, sink)) out.push_back(std::move(*v));
+        return out;
+    }
+};
+
+}  // namespace detail::hooks
+
+// H1, H2: validates one webhook. The first problem found is the error, in the
+// order name, endpoint, auth[0], auth[1], ..., signingSecret; paths are field
+// names ("endpoint", "auth[2].name"). Drafts are validated like saved webhooks.
+[[nodiscard]] inline result<validated_webhook> try_validate_webhook(const webhook& w,
+                                                                    const endpoint_policy& policy = {}) {
+    std::vector<error> problems;
+    detail::hooks::problem_sink sink{problems, true};
+    auto v = detail::hooks::webhook_validator::run(w, policy, std::string(), sink);
+    if (!problems.empty()) return std::move(problems.front());
+    return std::move(*v);
+}
+[[nodiscard]] inline validated_webhook validate_webhook(const webhook& w, const endpoint_policy& policy = {}) {
+    return try_validate_webhook(w, policy).value();
+}
+
+// A list: paths under `path` ("webhooks[1].endpoint"); names must also be
+// unique within the list (they identify a webhook in delivery ids and output).
+[[nodiscard]] inline result<std::vector<validated_webhook>> try_validate_webhooks(
+    const std::vector<webhook>& list, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
+    std::vector<error> problems;
+    detail::hooks::problem_sink sink{problems, true};
+    auto out = detail::hooks::webhook_validator::run_list(list, policy, path, sink);
+    if (!problems.empty()) return std::move(problems.front());
+    return out;
+}
+[[nodiscard]] inline std::vector<validated_webhook> validate_webhooks(const std::vector<webhook>& list,
+                                                                      const endpoint_policy& policy = {},
+                                                                      std::string_view path = "webhooks") {
+    return try_validate_webhooks(list, policy, path).value();
+}
+
+// Every problem rather than the first (for a form that marks all fields at
+// once); empty when the webhook is valid. At most one problem per field.
+[[nodiscard]] inline std::vector<error> webhook_problems(const webhook& w, const endpoint_policy& policy = {}) {
+    std::vector<error> problems;
+    detail::hooks::problem_sink sink{problems, false};
+    (void)detail::hooks::webhook_validator::run(w, policy, std::string(), sink);
+    return problems;
+}
+[[nodiscard]] inline std::vector<error> webhook_problems(const std::vector<webhook>& list,
+                                                         const endpoint_policy& policy = {},
+                                                         std::string_view path = "webhooks") {
+    std::vector<error> problems;
+    detail::hooks::problem_sink sink{problems, false};
+    (void)detail::hooks::webhook_validator::run_list(list, policy, path, sink);
+    return problems;
+}
+
+// H3: an event filter given as names. An unknown name is errc::unknown_event
+// at `path[i]` with the closest known name suggested. Repeated names are
+// harmless (a set).
+[[nodiscard]] inline result<event_filter> try_parse_event_filter(const std::vector<std::string>& names,
+                                                                 std::string_view path = "events") {
+    event_filter out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        auto e = try_parse_event_type(names[i]);
+        if (!e) {
+            error err = e.error();
+            err.path = detail::path_index(path, i);
+            return err;
+        }
+        out.insert(*e);
+    }
+    return out;
+}
+[[nodiscard]] inline event_filter parse_event_filter(const std::vector<std::string>& names,
+                                                     std::string_view path = "events") {
+    return try_parse_event_filter(names, path).value();
+}
+
+// ---------------------------------------------------------------------------
+// Reading the configuration from JSON
+//
+//   tenant:  {"name": string, "webhooksEnabled": bool}
+//   webhook: {"name": string, "endpoint": string, "saved": bool,
+//             "events": [string...] (optional, empty or missing: every type),
+//             "auth": [{"in": "header"|"query", "name": string, "value": string}] (optional),
+//             "signingSecret": string (optional)}
+// Unknown members are ignored; a null optional member counts as missing.
+// Errors carry the JSON path ("webhooks[1].auth[0].in").
+
+namespace detail::hooks {
+
+inline std::string_view json_type_name(const nlohmann::json& j) noexcept {
+    switch (j.type()) {
+        case nlohmann::json::value_t::null: return "null";
+        case nlohmann::json::value_t::object: return "an object";
+        case nlohmann::json::value_t::array: return "an array";
+        case nlohmann::json::value_t::string: return "a string";
+        case nlohmann::json::value_t::boolean: return "a boolean";
+        case nlohmann::json::value_t::number_integer:
+        case nlohmann::json::value_t::number_unsigned:
+        case nlohmann::json::value_t::number_float: return "a number";
+        default: return "a binary value";
+    }
+}
+
+inline error wrong_type(const std::string& path, std::string_view expected, const nlohmann::json& found) {
+    return error{errc::wrong_type, path, "expected " + std::string(expected) + ", got " + std::string(json_type_name(found))};
+}
+
+// The member `name` of object j, or nullptr when missing (or null, if `null_is_missing`).
+inline const nlohmann::json* member(const nlohmann::json& j, const char* name, bool null_is_missing = true) {
+    const auto it = j.find(name);
+    if (it == j.end() || (null_is_missing && it->is_null())) return nullptr;
+    return &*it;
+}
+
+inline std::optional<error> read_string(const nlohmann::json& obj, const char* name, const std::string& base,
+                                        bool required, std::string& out) {
+    const auto* m = member(obj, name);
+    const std::string path = path_member(base, name);
+    if (!m) {
+        if (required) return error{errc::missing_member, path, "is required"};
+        return std::nullopt;
+    }
+    if (!m->is_string()) return wrong_type(path, "a string", *m);
+    out = m->get_ref<const std::string&>();
+    return std::nullopt;
+}
+
+inline std::optional<error> read_bool(const nlohmann::json& obj, const char* name, const std::string& base,
+                                      bool& out) {
+    const auto* m = member(obj, name);
+    const std::string path = path_member(base, name);
+    if (!m) return error{errc::missing_member, path, "is required"};
+    if (!m->is_boolean()) return wrong_type(path, "true or false", *m);
+    out = m->get<bool>();
+    return std::nullopt;
+}
+
+}  // namespace detail::hooks
+
+[[nodiscard]] inline result<tenant_settings> try_tenant_settings_from_json(const nlohmann::json& j,
+                                                                           std::string_view path = "tenant") {
+    using namespace detail::hooks;
+    const std::string base(path);
+    if (!j.is_object()) return wrong_type(base, "an object", j);
+    tenant_settings t;
+    if (auto e = read_string(j, "name", base, true, t.name)) return *e;
+    if (auto e = read_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
+    return t;
+}
+[[nodiscard]] inline tenant_settings tenant_settings_from_json(const nlohmann::json& j,
+                                                               std::string_view path = "tenant") {
+    return try_tenant_settings_from_json(j, path).value();
+}
+
+// The shape only (types, names of events); validate_webhook checks the rest.
+[[nodiscard]] inline result<webhook> try_webhook_from_json(const nlohmann::json& j, std::string_view path = "") {
+    using namespace detail::hooks;
+    const std::string base(path);
+    if (!j.is_object()) return wrong_type(base, "an object", j);
+    webhook w;
+    if (auto e = read_string(j, "name", base, true, w.name)) return *e;
+    if (auto e = read_string(j, "endpoint", base, true, w.endpoint)) return *e;
+    if (auto e = read_bool(j, "saved", base, w.saved)) return *e;
+    if (const auto* events = member(j, "events")) {
+        const std::string events_path = detail::path_member(base, "events");
+        if (!events->is_array()) return wrong_type(events_path, "an array of event type names", *events);
+        for (std::size_t i = 0; i < events->size(); ++i) {
+            const auto& item = (*events)[i];
+            const std::string item_path = detail::path_index(events_path, i);
+            if (!item.is_string()) return wrong_type(item_path, "an event type name", item);
+            auto e = try_parse_event_type(item.get_ref<const std::string&>());
+            if (!e) return error{e.error().code, item_path, e.error().message};
+            w.events.insert(*e);
+        }
+    }
+    if (const auto* auth = member(j, "auth")) {
+        const std::string auth_path = detail::path_member(base, "auth");
+        if (!auth->is_array()) return wrong_type(auth_path, "an array of authentication parameters", *auth);
+        w.auth.reserve(auth->size());
+        for (std::size_t i = 0; i < auth->size(); ++i) {
+            const auto& item = (*auth)[i];
+            const std::string item_path = detail::path_index(auth_path, i);
+            if (!item.is_object()) return wrong_type(item_path, "an object", item);
+            auth_parameter p;
+            std::string in;
+            if (auto e = read_string(item, "in", item_path, true, in)) return *e;
+            if (in == "header")
+                p.in = auth_location::header;
+            else if (in == "query")
+                p.in = auth_location::query;
+            else
+                return error{errc::invalid_value, detail::path_member(item_path, "in"),
+                             "expected \"header\" or \"query\", got " + detail::quote_input(in)};
+            if (auto e = read_string(item, "name", item_path, true, p.name)) return *e;
+            std::string value;
+            // The value is a secret: a type error must not show it, and does not (types only).
+            if (auto e = read_string(item, "value", item_path, true, value)) return *e;
+            p.value = secret(std::move(value));
+            w.auth.push_back(std::move(p));
+        }
+    }
+    std::string signing;
+    const bool has_signing = member(j, "signingSecret") != nullptr;
+    if (auto e = read_string(j, "signingSecret", base, false, signing)) return *e;
+    if (has_signing) w.signing_secret = secret(std::move(signing));
+    return w;
+}
+[[nodiscard]] inline webhook webhook_from_json(const nlohmann::json& j, std::string_view path = "") {
+    return try_webhook_from_json(j, path).value();
+}
+
+// An array of webhooks, read and validated element by element (the first
+// problem in document order is the error): paths "webhooks[1].endpoint".
+[[nodiscard]] inline result<std::vector<validated_webhook>> try_webhooks_from_json(
+    const nlohmann::json& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
+    const std::string base(path);
+    if (!j.is_array()) return detail::hooks::wrong_type(base, "an array of webhooks", j);
+    std::vector<webhook> list;
+    std::vector<validated_webhook> out;
+    list.reserve(j.size());
+    out.reserve(j.size());
+    std::vector<error> problems;
+    detail::hooks::problem_sink sink{problems, true};
+    // Read and validate element by element, so the first problem in document order is the one reported.
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        auto w = try_webhook_from_json(j[i], detail::path_index(base, i));
+        if (!w) return w.error();
+        list.push_back(std::move(*w));
+        auto v = detail::hooks::webhook_validator::run_item(list, i, policy, base, sink);
+        if (!problems.empty()) return std::move(problems.front());
+        out.push_back(std::move(*v));
+    }
+    return out;
+}
+[[nodiscard]] inline std::vector<validated_webhook> webhooks_from_json(const nlohmann::json& j,
+                                                                       const endpoint_policy& policy = {},
+                                                                       std::string_view path = "webhooks") {
+    return try_webhooks_from_json(j, policy, path).value();
+}
+
+// A tenant's whole webhook configuration: {"tenant": {...}, "webhooks": [...]}.
+struct webhook_settings {
+    tenant_settings tenant;
+    std::vector<validated_webhook> webhooks;
+
+    friend bool operator==(const webhook_settings& a, const webhook_settings& b) {
+        return a.tenant == b.tenant && a.webhooks == b.webhooks;
+    }
+    friend bool operator!=(const webhook_settings& a, const webhook_settings& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const webhook_settings& s) {
+        os << s.tenant;
+        for (const auto& w : s.webhooks) os << '\n' << w;
+        return os;
+    }
+};
+
+[[nodiscard]] inline result<webhook_settings> try_webhook_settings_from_json(const nlohmann::json& j,
+                                                                             const endpoint_policy& policy = {}) {
+    if (!j.is_object()) return detail::hooks::wrong_type("", "an object", j);
+    const auto* tenant = detail::hooks::member(j, "tenant", false);
+    if (!tenant) return error{errc::missing_member, "tenant", "is required"};
+    auto t = try_tenant_settings_from_json(*tenant, "tenant");
+    if (!t) return t.error();
+    const auto* hooks = detail::hooks::member(j, "webhooks", false);
+    if (!hooks) return error{errc::missing_member, "webhooks", "is required"};
+    auto list = try_webhooks_from_json(*hooks, policy, "webhooks");
+    if (!list) return list.error();
+    return webhook_settings{std::move(*t), std::move(*list)};
+}
+[[nodiscard]] inline webhook_settings webhook_settings_from_json(const nlohmann::json& j,
+                                                                 const endpoint_policy& policy = {}) {
+    return try_webhook_settings_from_json(j, policy).value();
+}
+
+}  // namespace keyhook
