@@ -16,5 +16,3 @@
 #include "keyhook/retry.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/webhook.hpp"
-#include "keyhook/endpoint.hpp"
-#include "keyhook/webhook.hpp"
