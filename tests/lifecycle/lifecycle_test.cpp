@@ -1,0 +1,269 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "keyhook/lifecycle.hpp"
+
+using namespace keyhook;
+using test_support::at;
+using test_support::one_us;
+
+namespace {
+
+// A stored record, as a host would have it after creation.
+api_key stored_key(std::uint64_t seed = 11) {
+    test_support::seeded_random random(seed);
+    auto r = test_support::request();
+    r.groups = {"user:pf", "user:finance"};
+    return create_key(r, tenant_kind::restricted, random, at("2024-02-20T00:00:00Z"),
+                      key_author{std::string("owner-1"), std::string("alice")})
+        .record;
+}
+
+}  // namespace
+
+TEST_CASE("K6: deactivate makes any key Revoked", "[K6][S1][lifecycle]") {
+    const auto key = stored_key();
+    const auto now = at("2024-03-10T00:00:00Z");
+    REQUIRE(is_active_at(key, now));
+
+    const auto revoked = deactivate_key(key, now);
+    CHECK(revoked.status == key_status::revoked);
+    CHECK(status_at(revoked, now) == key_status::revoked);
+    CHECK(revoked.updated_at == std::optional<timestamp>(now));
+    // Nothing else changes.
+    auto expected = key;
+    expected.status = key_status::revoked;
+    expected.updated_at = now;
+    CHECK(revoked == expected);
+
+    // From the clock-driven statuses too.
+    CHECK(status_at(deactivate_key(key, key.active_from - one_us), key.active_from - one_us) == key_status::revoked);
+    CHECK(status_at(deactivate_key(key, key.expire_at), key.expire_at) == key_status::revoked);
+
+    // Deactivating twice changes nothing.
+    CHECK(deactivate_key(revoked, now + std::chrono::hours(1)) == revoked);
+}
+
+TEST_CASE("K6: updating a revoked key re-activates it only if now lies in the new period", "[K6][S1][lifecycle]") {
+    const auto revoked = deactivate_key(stored_key(), at("2024-03-05T00:00:00Z"));
+    const auto from = at("2024-04-01T00:00:00Z");
+    const auto until = at("2024-05-01T00:00:00Z");
+    key_update change;
+    change.active_from = from;
+    change.expire_at = until;
+
+    auto status_after_update_at = [&](timestamp now) { return update_key(revoked, change, now).status; };
+    CHECK(status_after_update_at(from - one_us) == key_status::revoked);
+    CHECK(status_after_update_at(from) == key_status::active);
+    CHECK(status_after_update_at(until - one_us) == key_status::active);
+    CHECK(status_after_update_at(until) == key_status::revoked);
+
+    const auto now = at("2024-04-15T00:00:00Z");
+    const auto updated = update_key(revoked, change, now);
+    CHECK(updated.active_from == from);
+    CHECK(updated.expire_at == until);
+    CHECK(updated.updated_at == std::optional<timestamp>(now));
+    CHECK(updated.id == revoked.id);
+    CHECK(updated.masked == revoked.masked);
+    CHECK(updated.created_at == revoked.created_at);
+    CHECK(is_active_at(updated, now));
+}
+
+TEST_CASE("K6: an update that keeps the period re-activates when now is inside it", "[K6][lifecycle]") {
+    const auto key = stored_key();
+    const auto revoked = deactivate_key(key, at("2024-03-05T00:00:00Z"));
+    key_update rename;
+    rename.name = "Renamed";
+    CHECK(update_key(revoked, rename, key.active_from).status == key_status::active);
+    CHECK(update_key(revoked, rename, key.expire_at - one_us).status == key_status::active);
+    CHECK(update_key(revoked, rename, key.expire_at).status == key_status::revoked);
+    CHECK(update_key(revoked, rename, key.active_from - one_us).status == key_status::revoked);
+}
+
+TEST_CASE("K6: updating a key that is not revoked gives the clock's status", "[K6][lifecycle]") {
+    const auto key = stored_key();
+    key_update change;
+    change.expire_at = at("2024-03-15T00:00:00Z");
+    CHECK(update_key(key, change, at("2024-03-15T00:00:00Z") - one_us).status == key_status::active);
+    CHECK(update_key(key, change, at("2024-03-15T00:00:00Z")).status == key_status::expired);
+    change.active_from = at("2024-03-12T00:00:00Z");
+    CHECK(update_key(key, change, at("2024-03-12T00:00:00Z") - one_us).status == key_status::active_in_future);
+}
+
+TEST_CASE("K6: update changes the given properties only", "[K6][lifecycle]") {
+    const auto key = stored_key();
+    const auto now = at("2024-03-10T00:00:00Z");
+    key_update change;
+    change.name = "  Payments  ";
+    change.groups = std::vector<std::string>{"user:pf"};
+    auto updated = update_key(key, change, now);
+    CHECK(updated.name == "Payments");
+    CHECK(updated.groups == std::vector<std::string>{"user:pf"});
+    CHECK(updated.description == key.description);
+    CHECK(updated.active_from == key.active_from);
+    CHECK(updated.expire_at == key.expire_at);
+
+    key_update clear;
+    clear.description = " ";
+    CHECK_FALSE(update_key(key, clear, now).description);
+    CHECK(update_key(key, key_update{}, now).name == key.name);
+}
+
+TEST_CASE("K6: updates are validated like creation", "[K6][K3][lifecycle]") {
+    const auto key = stored_key();
+    const auto now = at("2024-03-10T00:00:00Z");
+
+    key_update bad;
+    bad.name = " ";
+    bad.expire_at = key.active_from;
+    bad.groups = std::vector<std::string>{};
+    const auto errors = validate_key_update(key, bad);
+    REQUIRE(errors.size() == 3);
+    CHECK(errors[0].path == "name");
+    CHECK(errors[1].path == "expireAt");
+    CHECK(errors[1].code == errc::invalid_period);
+    CHECK(errors[2].path == "groups");
+
+    const auto r = try_update_key(key, bad, now);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errors[0]);
+    CHECK_THROWS_AS(update_key(key, bad, now), keyhook::exception);
+
+    // Boundary: a period of one microsecond is valid, an empty one is not.
+    key_update tight;
+    tight.expire_at = key.active_from + one_us;
+    CHECK(try_update_key(key, tight, now));
+    tight.expire_at = key.active_from;
+    CHECK_FALSE(try_update_key(key, tight, now));
+    // The whole of a revoked key stays as it was when the update is refused.
+    CHECK_FALSE(try_update_key(deactivate_key(key, now), tight, now));
+}
+
+TEST_CASE("K7: rotate from now keeps name, description and groups; the old key is unchanged", "[K7][K5][lifecycle]") {
+    const auto old = stored_key();
+    const auto length = old.expire_at - old.active_from;
+    const auto now = at("2024-03-25T10:00:00Z");
+    test_support::seeded_random random(77);
+    auto rotated = rotate_key(old, rotation_policy::from_now, random, now);
+
+    CHECK(rotated.old_record == old);
+    const auto& k = rotated.record;
+    CHECK(k.name == old.name);
+    CHECK(k.description == old.description);
+    CHECK(k.groups == old.groups);
+    CHECK(k.user_id == old.user_id);
+    CHECK(k.id != old.id);
+    CHECK(is_uuid_v4(k.id.str()));
+    CHECK(k.active_from == now);
+    CHECK(k.expire_at == now + length);
+    CHECK(k.status == key_status::active);
+    CHECK(k.created_at == std::optional<timestamp>(now));
+    CHECK(k.updated_at == std::optional<timestamp>(now));
+
+    const auto plaintext = rotated.key.take();
+    REQUIRE(plaintext);
+    CHECK(is_uuid_v4(plaintext->reveal()));
+    CHECK(k.masked == std::optional<std::string>(plaintext->masked()));
+    CHECK(k.masked != old.masked);
+    CHECK_FALSE(rotated.key.take());
+    CHECK(random.bytes == 32);
+
+    // Both work during the overlap (old until its expireAt).
+    CHECK(is_active_at(old, now));
+    CHECK(is_active_at(k, now));
+    CHECK(is_active_at(k, old.expire_at));
+}
+
+TEST_CASE("K7: the handover policy starts the new period at the old expireAt", "[K7][lifecycle]") {
+    const auto old = stored_key();
+    const auto length = old.expire_at - old.active_from;
+    const auto now = at("2024-03-25T10:00:00Z");
+    test_support::seeded_random random(78);
+    const auto rotated = rotate_key(old, rotation_policy::handover, random, now);
+    const auto& k = rotated.record;
+    CHECK(k.active_from == old.expire_at);
+    CHECK(k.expire_at == old.expire_at + length);
+    CHECK(k.status == key_status::active_in_future);
+    CHECK(rotated.old_record == old);
+    // No gap and no overlap: one microsecond before the old expiry only the old key works.
+    CHECK(is_active_at(old, old.expire_at - one_us));
+    CHECK_FALSE(is_active_at(k, old.expire_at - one_us));
+    CHECK_FALSE(is_active_at(old, old.expire_at));
+    CHECK(is_active_at(k, old.expire_at));
+}
+
+TEST_CASE("K7: rotating a revoked key leaves it revoked and gives an active one", "[K7][K6][lifecycle]") {
+    const auto now = at("2024-03-10T00:00:00Z");
+    const auto revoked = deactivate_key(stored_key(), now);
+    test_support::seeded_random random(79);
+    const auto rotated = rotate_key(revoked, rotation_policy::from_now, random, now);
+    CHECK(rotated.old_record.status == key_status::revoked);
+    CHECK(rotated.record.status == key_status::active);
+}
+
+TEST_CASE("K7: rotation refuses periods it cannot represent", "[K7][T3][lifecycle]") {
+    test_support::seeded_random random(80);
+    auto key = stored_key();
+    const auto now = at("2024-03-10T00:00:00Z");
+
+    key.expire_at = key.active_from;
+    auto r = try_rotate_key(key, rotation_policy::from_now, random, now);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::invalid_period);
+    CHECK(r.error().path == "expireAt");
+
+    // Handover ending exactly at the last representable instant is fine, one more is not.
+    key.active_from = max_timestamp - std::chrono::hours(48);
+    key.expire_at = max_timestamp - std::chrono::hours(24);
+    CHECK(try_rotate_key(key, rotation_policy::handover, random, now));
+    key.active_from -= one_us;
+    r = try_rotate_key(key, rotation_policy::handover, random, now);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::invalid_period);
+    CHECK_THROWS_AS(rotate_key(key, rotation_policy::handover, random, now), keyhook::exception);
+}
+
+TEST_CASE("K8: delete needs an explicit confirmation", "[K8][lifecycle]") {
+    const auto key = stored_key();
+    const auto refused = try_delete_key(key, deletion_confirmation{});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == errc::not_confirmed);
+    CHECK(refused.error().path == "confirmation");
+    CHECK_FALSE(try_delete_key(key, deletion_confirmation::not_confirmed));
+    CHECK_THROWS_AS(delete_key(key, deletion_confirmation::not_confirmed), keyhook::exception);
+
+    const auto receipt = delete_key(key, deletion_confirmation::confirmed);
+    CHECK(receipt.id == key.id);
+    CHECK(receipt.name == key.name);
+}
+
+TEST_CASE("K8: deleting from a list removes exactly that key", "[K8][lifecycle]") {
+    const std::vector<api_key> keys{stored_key(1), stored_key(2), stored_key(3)};
+    const auto after = delete_key(keys, keys[1].id, deletion_confirmation::confirmed);
+    REQUIRE(after.size() == 2);
+    CHECK(after[0] == keys[0]);
+    CHECK(after[1] == keys[2]);
+    CHECK(keys.size() == 3);  // the input is untouched
+
+    const auto unconfirmed = try_delete_key(keys, keys[1].id, deletion_confirmation::not_confirmed);
+    REQUIRE_FALSE(unconfirmed);
+    CHECK(unconfirmed.error().code == errc::not_confirmed);
+
+    // Deleted keys cannot be recovered: deleting again finds nothing.
+    const auto again = try_delete_key(after, keys[1].id, deletion_confirmation::confirmed);
+    REQUIRE_FALSE(again);
+    CHECK(again.error().code == errc::invalid_value);
+    CHECK(again.error().path == "id");
+}
+
+TEST_CASE("record_use moves lastUsedAt forward only", "[lifecycle]") {
+    const auto key = stored_key();
+    const auto t = at("2024-03-10T00:00:00Z");
+    const auto used = record_use(key, t);
+    CHECK(used.last_used_at == std::optional<timestamp>(t));
+    CHECK(record_use(used, t - one_us).last_used_at == std::optional<timestamp>(t));
+    CHECK(record_use(used, t + one_us).last_used_at == std::optional<timestamp>(t + one_us));
+}
