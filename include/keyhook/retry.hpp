@@ -216,7 +216,8 @@ struct retry_decision {
 
     action what = action::send;
     // For `send`: when, and which attempt it is (1 for the first). For the
-    // others: the attempt that decided it (the 2xx, the 410, the last failure).
+    // others send_at is left at the epoch and `attempt` is the attempt that
+    // decided it (the 2xx, the 410, the last failure).
     timestamp send_at{};
     std::size_t attempt = 0;
 
