@@ -16,3 +16,8 @@
 #include "keyhook/retry.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/webhook.hpp"
+#include "keyhook/permissions.hpp"
+#include "keyhook/creation.hpp"
+#include "keyhook/lifecycle.hpp"
+#include "keyhook/key_index.hpp"
+#include "keyhook/authorization.hpp"
