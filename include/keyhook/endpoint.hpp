@@ -92,7 +92,7 @@ enum class address_class {
 }
 inline std::ostream& operator<<(std::ostream& os, address_class c) { return os << to_string(c); }
 
-namespace detail {
+namespace detail::hooks {
 
 [[nodiscard]] constexpr address_class classify_v4(std::uint32_t a) noexcept {
     const auto in = [a](std::uint32_t prefix, int bits) {
@@ -114,13 +114,13 @@ namespace detail {
            static_cast<std::uint32_t>(o[at + 2]) << 8 | static_cast<std::uint32_t>(o[at + 3]);
 }
 
-}  // namespace detail
+}  // namespace detail::hooks
 
 // The class of an address. IPv6 forms that carry an IPv4 address a gateway
 // would reach (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4
 // 2002::/16) are classified by that IPv4 address.
 [[nodiscard]] constexpr address_class classify_address(const ip_address& ip) noexcept {
-    if (ip.family == ip_family::v4) return detail::classify_v4(ip.v4_value());
+    if (ip.family == ip_family::v4) return detail::hooks::classify_v4(ip.v4_value());
     const auto& o = ip.octets;
     bool zero_first_15 = true;
     for (std::size_t i = 0; i < 15; ++i)
@@ -130,12 +130,12 @@ namespace detail {
     bool mapped = o[10] == 0xFF && o[11] == 0xFF;
     for (std::size_t i = 0; i < 10; ++i)
         if (o[i] != 0) mapped = false;
-    if (mapped) return detail::classify_v4(detail::read_be32(o, 12));
+    if (mapped) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 12));
     bool nat64 = o[0] == 0x00 && o[1] == 0x64 && o[2] == 0xFF && o[3] == 0x9B;
     for (std::size_t i = 4; i < 12; ++i)
         if (o[i] != 0) nat64 = false;
-    if (nat64) return detail::classify_v4(detail::read_be32(o, 12));
-    if (o[0] == 0x20 && o[1] == 0x02) return detail::classify_v4(detail::read_be32(o, 2));
+    if (nat64) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 12));
+    if (o[0] == 0x20 && o[1] == 0x02) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 2));
     if (o[0] == 0x00) return address_class::reserved;  // ::/8 besides the forms above (IPv4-compatible, ...)
     if (o[0] == 0xFE && (o[1] & 0xC0) == 0x80) return address_class::link_local;
     if (o[0] == 0xFE && (o[1] & 0xC0) == 0xC0) return address_class::reserved;  // deprecated site-local
@@ -144,7 +144,7 @@ namespace detail {
     return address_class::global;
 }
 
-namespace detail {
+namespace detail::hooks {
 
 constexpr bool is_hex_digit(char c) noexcept {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -235,16 +235,16 @@ inline std::optional<std::array<std::uint8_t, 16>> parse_ipv6(std::string_view s
     return out;
 }
 
-}  // namespace detail
+}  // namespace detail::hooks
 
 // Parses an IPv4 address (strict dotted quad) or an IPv6 address (text form,
 // without brackets or zone). Refuses the forms some resolvers read differently:
 // leading zeros ("0177.0.0.1"), fewer parts ("127.1"), one number
 // ("2130706433"), hex parts ("0x7f.0.0.1").
 [[nodiscard]] inline std::optional<ip_address> parse_ip_address_text(std::string_view text) noexcept {
-    if (const auto v4 = detail::parse_ipv4_strict(text)) return ip_address::v4((*v4)[0], (*v4)[1], (*v4)[2], (*v4)[3]);
+    if (const auto v4 = detail::hooks::parse_ipv4_strict(text)) return ip_address::v4((*v4)[0], (*v4)[1], (*v4)[2], (*v4)[3]);
     if (text.find(':') != std::string_view::npos)
-        if (const auto v6 = detail::parse_ipv6(text)) return ip_address::v6(*v6);
+        if (const auto v6 = detail::hooks::parse_ipv6(text)) return ip_address::v6(*v6);
     return std::nullopt;
 }
 
@@ -374,7 +374,7 @@ struct endpoint_url {
     }
 };
 
-namespace detail {
+namespace detail::hooks {
 
 constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
@@ -594,13 +594,13 @@ inline result<endpoint_url> validate_endpoint_at(std::string_view url, const end
     return out;
 }
 
-}  // namespace detail
+}  // namespace detail::hooks
 
 // H1: validates a webhook endpoint. Errors use the path "endpoint":
 // errc::invalid_endpoint for the form, errc::forbidden_address for a refused host.
 [[nodiscard]] inline result<endpoint_url> try_validate_endpoint(std::string_view url,
                                                                 const endpoint_policy& policy = {}) {
-    return detail::validate_endpoint_at(url, policy, "endpoint");
+    return detail::hooks::validate_endpoint_at(url, policy, "endpoint");
 }
 [[nodiscard]] inline endpoint_url validate_endpoint(std::string_view url, const endpoint_policy& policy = {}) {
     return try_validate_endpoint(url, policy).value();

@@ -512,7 +512,7 @@ inline error wrong_type(const std::string& path, std::string_view expected, cons
 }
 
 // The member `name` of object j, or nullptr when missing (or null, if `null_is_missing`).
-inline const nlohmann::json* member(const nlohmann::json& j, const char* name, bool null_is_missing = true) {
+inline const nlohmann::json* json_member(const nlohmann::json& j, const char* name, bool null_is_missing = true) {
     const auto it = j.find(name);
     if (it == j.end() || (null_is_missing && it->is_null())) return nullptr;
     return &*it;
@@ -520,7 +520,7 @@ inline const nlohmann::json* member(const nlohmann::json& j, const char* name, b
 
 inline std::optional<error> read_string(const nlohmann::json& obj, const char* name, const std::string& base,
                                         bool required, std::string& out) {
-    const auto* m = member(obj, name);
+    const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
     if (!m) {
         if (required) return error{errc::missing_member, path, "is required"};
@@ -533,7 +533,7 @@ inline std::optional<error> read_string(const nlohmann::json& obj, const char* n
 
 inline std::optional<error> read_bool(const nlohmann::json& obj, const char* name, const std::string& base,
                                       bool& out) {
-    const auto* m = member(obj, name);
+    const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
     if (!m) return error{errc::missing_member, path, "is required"};
     if (!m->is_boolean()) return wrong_type(path, "true or false", *m);
@@ -545,12 +545,11 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
 
 [[nodiscard]] inline result<tenant_settings> try_tenant_settings_from_json(const nlohmann::json& j,
                                                                            std::string_view path = "tenant") {
-    using namespace detail::hooks;
     const std::string base(path);
-    if (!j.is_object()) return wrong_type(base, "an object", j);
+    if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
     tenant_settings t;
-    if (auto e = read_string(j, "name", base, true, t.name)) return *e;
-    if (auto e = read_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
+    if (auto e = detail::hooks::read_string(j, "name", base, true, t.name)) return *e;
+    if (auto e = detail::hooks::read_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
     return t;
 }
 [[nodiscard]] inline tenant_settings tenant_settings_from_json(const nlohmann::json& j,
@@ -560,36 +559,35 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
 
 // The shape only (types, names of events); validate_webhook checks the rest.
 [[nodiscard]] inline result<webhook> try_webhook_from_json(const nlohmann::json& j, std::string_view path = "") {
-    using namespace detail::hooks;
     const std::string base(path);
-    if (!j.is_object()) return wrong_type(base, "an object", j);
+    if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
     webhook w;
-    if (auto e = read_string(j, "name", base, true, w.name)) return *e;
-    if (auto e = read_string(j, "endpoint", base, true, w.endpoint)) return *e;
-    if (auto e = read_bool(j, "saved", base, w.saved)) return *e;
-    if (const auto* events = member(j, "events")) {
+    if (auto e = detail::hooks::read_string(j, "name", base, true, w.name)) return *e;
+    if (auto e = detail::hooks::read_string(j, "endpoint", base, true, w.endpoint)) return *e;
+    if (auto e = detail::hooks::read_bool(j, "saved", base, w.saved)) return *e;
+    if (const auto* events = detail::hooks::json_member(j, "events")) {
         const std::string events_path = detail::path_member(base, "events");
-        if (!events->is_array()) return wrong_type(events_path, "an array of event type names", *events);
+        if (!events->is_array()) return detail::hooks::wrong_type(events_path, "an array of event type names", *events);
         for (std::size_t i = 0; i < events->size(); ++i) {
             const auto& item = (*events)[i];
             const std::string item_path = detail::path_index(events_path, i);
-            if (!item.is_string()) return wrong_type(item_path, "an event type name", item);
+            if (!item.is_string()) return detail::hooks::wrong_type(item_path, "an event type name", item);
             auto e = try_parse_event_type(item.get_ref<const std::string&>());
             if (!e) return error{e.error().code, item_path, e.error().message};
             w.events.insert(*e);
         }
     }
-    if (const auto* auth = member(j, "auth")) {
+    if (const auto* auth = detail::hooks::json_member(j, "auth")) {
         const std::string auth_path = detail::path_member(base, "auth");
-        if (!auth->is_array()) return wrong_type(auth_path, "an array of authentication parameters", *auth);
+        if (!auth->is_array()) return detail::hooks::wrong_type(auth_path, "an array of authentication parameters", *auth);
         w.auth.reserve(auth->size());
         for (std::size_t i = 0; i < auth->size(); ++i) {
             const auto& item = (*auth)[i];
             const std::string item_path = detail::path_index(auth_path, i);
-            if (!item.is_object()) return wrong_type(item_path, "an object", item);
+            if (!item.is_object()) return detail::hooks::wrong_type(item_path, "an object", item);
             auth_parameter p;
             std::string in;
-            if (auto e = read_string(item, "in", item_path, true, in)) return *e;
+            if (auto e = detail::hooks::read_string(item, "in", item_path, true, in)) return *e;
             if (in == "header")
                 p.in = auth_location::header;
             else if (in == "query")
@@ -597,17 +595,17 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
             else
                 return error{errc::invalid_value, detail::path_member(item_path, "in"),
                              "expected \"header\" or \"query\", got " + detail::quote_input(in)};
-            if (auto e = read_string(item, "name", item_path, true, p.name)) return *e;
+            if (auto e = detail::hooks::read_string(item, "name", item_path, true, p.name)) return *e;
             std::string value;
             // The value is a secret: a type error must not show it, and does not (types only).
-            if (auto e = read_string(item, "value", item_path, true, value)) return *e;
+            if (auto e = detail::hooks::read_string(item, "value", item_path, true, value)) return *e;
             p.value = secret(std::move(value));
             w.auth.push_back(std::move(p));
         }
     }
     std::string signing;
-    const bool has_signing = member(j, "signingSecret") != nullptr;
-    if (auto e = read_string(j, "signingSecret", base, false, signing)) return *e;
+    const bool has_signing = detail::hooks::json_member(j, "signingSecret") != nullptr;
+    if (auto e = detail::hooks::read_string(j, "signingSecret", base, false, signing)) return *e;
     if (has_signing) w.signing_secret = secret(std::move(signing));
     return w;
 }
@@ -663,11 +661,11 @@ struct webhook_settings {
 [[nodiscard]] inline result<webhook_settings> try_webhook_settings_from_json(const nlohmann::json& j,
                                                                              const endpoint_policy& policy = {}) {
     if (!j.is_object()) return detail::hooks::wrong_type("", "an object", j);
-    const auto* tenant = detail::hooks::member(j, "tenant", false);
+    const auto* tenant = detail::hooks::json_member(j, "tenant", false);
     if (!tenant) return error{errc::missing_member, "tenant", "is required"};
     auto t = try_tenant_settings_from_json(*tenant, "tenant");
     if (!t) return t.error();
-    const auto* hooks = detail::hooks::member(j, "webhooks", false);
+    const auto* hooks = detail::hooks::json_member(j, "webhooks", false);
     if (!hooks) return error{errc::missing_member, "webhooks", "is required"};
     auto list = try_webhooks_from_json(*hooks, policy, "webhooks");
     if (!list) return list.error();
