@@ -1,0 +1,383 @@
+// key_audit's logic, kept apart from main() so the CLI tests can call it:
+// options parsing, selection and the two renderings. The whole program is
+// run(); main.cpp only supplies the streams, the clock and the bundled sample.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <istream>
+#include <iterator>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/key_list.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/status.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace key_audit {
+
+// Exit codes: a contract scripts rely on.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_bad_input = 1;
+inline constexpr int exit_usage = 2;
+
+inline constexpr std::string_view usage =
+    "usage: key_audit [--now T] [--status active|future|expired|revoked|all] [--format table|json] [FILE|-]";
+
+enum class status_choice { active, future, expired, revoked, all };
+enum class output_format { table, json };
+
+struct options {
+    std::optional<keyhook::timestamp> now;  // absent: the current time
+    status_choice status = status_choice::active;
+    output_format format = output_format::table;
+    std::string input;  // a file name, "-" for standard input, empty for the bundled sample
+    bool help = false;
+};
+
+namespace detail {
+
+inline std::optional<status_choice> parse_status_choice(std::string_view s) {
+    if (s == "active") return status_choice::active;
+    if (s == "future") return status_choice::future;
+    if (s == "expired") return status_choice::expired;
+    if (s == "revoked") return status_choice::revoked;
+    if (s == "all") return status_choice::all;
+    return std::nullopt;
+}
+
+inline keyhook::error usage_error(std::string where, std::string why) {
+    return keyhook::error{keyhook::errc::invalid_value, std::move(where), std::move(why)};
+}
+
+}  // namespace detail
+
+// Reads the arguments after the program name. Accepts "--opt value" and
+// "--opt=value"; "--" ends the options. The error names the option at fault.
+[[nodiscard]] inline keyhook::result<options> parse_options(const std::vector<std::string>& args) {
+    using keyhook::detail::quote_input;
+    options o;
+    bool have_input = false;
+    bool options_done = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
+            if (have_input) return detail::usage_error("", "more than one input file: " + quote_input(arg));
+            o.input = arg;
+            have_input = true;
+            continue;
+        }
+        if (arg == "--") {
+            options_done = true;
+            continue;
+        }
+        if (arg == "-h" || arg == "--help") {
+            o.help = true;
+            continue;
+        }
+        // Split "--name=value"; otherwise the value is the next argument.
+        std::string name = arg;
+        std::optional<std::string> value;
+        if (const auto eq = arg.find('='); eq != std::string::npos) {
+            name = arg.substr(0, eq);
+            value = arg.substr(eq + 1);
+        }
+        if (name != "--now" && name != "--status" && name != "--format")
+            return detail::usage_error("", "unknown option " + quote_input(name));
+        if (!value) {
+            if (i + 1 == args.size()) return detail::usage_error(name, "needs a value");
+            value = args[++i];
+        }
+        if (name == "--now") {
+            auto t = keyhook::try_parse_timestamp(*value);
+            if (!t) return detail::usage_error(name, t.error().message);
+            o.now = *t;
+        } else if (name == "--status") {
+            const auto s = detail::parse_status_choice(*value);
+            if (!s)
+                return detail::usage_error(name, "expected active, future, expired, revoked or all, got " +
+                                                     quote_input(*value));
+            o.status = *s;
+        } else {
+            if (*value == "table") {
+                o.format = output_format::table;
+            } else if (*value == "json") {
+                o.format = output_format::json;
+            } else {
+                return detail::usage_error(name, "expected table or json, got " + quote_input(*value));
+            }
+        }
+    }
+    return o;
+}
+
+// One key as the audit shows it: the record and what the clock says of it.
+struct key_row {
+    keyhook::api_key key;
+    keyhook::key_status status = keyhook::key_status::active;
+    bool warning = false;
+};
+
+// The keys to show, in the order of L3: Active keys through the library's
+// default view; any other choice filtered by derived status, same order.
+[[nodiscard]] inline std::vector<key_row> select_rows(const std::vector<keyhook::api_key>& records,
+                                                      status_choice choice, keyhook::timestamp now) {
+    std::vector<keyhook::api_key> chosen;
+    if (choice == status_choice::active) {
+        chosen = keyhook::default_view(records, now);
+    } else {
+        keyhook::key_filter filter;
+        switch (choice) {
+            case status_choice::future: filter.status = keyhook::key_status::active_in_future; break;
+            case status_choice::expired: filter.status = keyhook::key_status::expired; break;
+            case status_choice::revoked: filter.status = keyhook::key_status::revoked; break;
+            case status_choice::active:
+            case status_choice::all: break;
+        }
+        chosen = keyhook::select_keys(records, filter, now);
+    }
+    std::vector<key_row> rows;
+    rows.reserve(chosen.size());
+    for (auto& k : chosen) {
+        key_row r;
+        r.status = keyhook::status_at(k, now);
+        r.warning = keyhook::expiry_warning_at(k, now);
+        r.key = std::move(k);
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+// The masked key to show. The platform sends it masked already; masking it
+// again costs nothing and keeps a wrongly unmasked key off the screen (M3).
+[[nodiscard]] inline std::optional<std::string> shown_mask(const keyhook::api_key& k) {
+    if (!k.masked) return std::nullopt;
+    return keyhook::mask_key(*k.masked);
+}
+
+// --format json: {"now": T, "keys": [...]}, members in a fixed order.
+[[nodiscard]] inline std::string render_json(const std::vector<key_row>& rows, keyhook::timestamp now) {
+    using json = nlohmann::ordered_json;
+    json keys = json::array();
+    for (const auto& r : rows) {
+        json k = json::object();
+        k["id"] = r.key.id.str();
+        k["name"] = r.key.name;
+        if (const auto m = shown_mask(r.key)) k["masked"] = *m; else k["masked"] = nullptr;
+        k["status"] = std::string(keyhook::to_string(r.status));
+        k["warning"] = r.warning;
+        k["activeFrom"] = keyhook::format_timestamp(r.key.active_from);
+        k["expireAt"] = keyhook::format_timestamp(r.key.expire_at);
+        if (r.key.last_used_at) k["lastUsedAt"] = keyhook::format_timestamp(*r.key.last_used_at);
+        else k["lastUsedAt"] = nullptr;
+        keys.push_back(std::move(k));
+    }
+    json doc = json::object();
+    doc["now"] = keyhook::format_timestamp(now);
+    doc["keys"] = std::move(keys);
+    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+namespace detail {
+
+// Decodes one UTF-8 sequence at s[i]; a malformed byte reads as one U+FFFD.
+inline char32_t decode_utf8(std::string_view s, std::size_t& i) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    std::size_t n = b0 < 0x80 ? 1 : b0 < 0xC2 ? 0 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : b0 < 0xF5 ? 4 : 0;
+    if (n == 0 || n > s.size() - i) {
+        ++i;
+        return 0xFFFD;
+    }
+    char32_t cp = n == 1 ? b0 : static_cast<char32_t>(b0 & (0x7F >> n));
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) {
+            ++i;
+            return 0xFFFD;
+        }
+        cp = (cp << 6) | (b & 0x3Fu);
+    }
+    i += n;
+    return cp;
+}
+
+// Terminal columns a code point takes: 0 for combining marks and zero-width
+// characters, 2 for East Asian wide ones and emoji, else 1. An approximation
+// of wcwidth() that does not depend on the locale.
+inline int column_width(char32_t c) {
+    if (c == 0 || (c >= 0x0300 && c <= 0x036F) || (c >= 0x200B && c <= 0x200F) || (c >= 0xFE00 && c <= 0xFE0F) ||
+        (c >= 0x1AB0 && c <= 0x1AFF) || (c >= 0x20D0 && c <= 0x20FF))
+        return 0;
+    if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0x33FF) ||
+        (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+        (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+        (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+        (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD))
+        return 2;
+    return 1;
+}
+
+// Replaces control characters, so a name cannot move the cursor or clear the screen.
+inline std::string printable(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char ch : s) out += (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F) ? '?' : ch;
+    return out;
+}
+
+}  // namespace detail
+
+// Columns text takes on a terminal (not bytes, not code points).
+[[nodiscard]] inline std::size_t display_width(std::string_view s) {
+    std::size_t width = 0;
+    for (std::size_t i = 0; i < s.size();) width += static_cast<std::size_t>(detail::column_width(detail::decode_utf8(s, i)));
+    return width;
+}
+
+// Cuts text to at most `columns` terminal columns, ending in "…" when cut.
+[[nodiscard]] inline std::string truncate_to_width(std::string_view s, std::size_t columns) {
+    if (display_width(s) <= columns) return std::string(s);
+    std::string out;
+    std::size_t width = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t start = i;
+        const auto w = static_cast<std::size_t>(detail::column_width(detail::decode_utf8(s, i)));
+        if (width + w + 1 > columns) break;  // keep a column for the ellipsis
+        out.append(s.substr(start, i - start));
+        width += w;
+    }
+    return out + "\u2026";
+}
+
+// Whole days from now until the key expires, as the table shows them.
+[[nodiscard]] inline std::string days_left(const key_row& r, keyhook::timestamp now) {
+    using keyhook::key_status;
+    if (r.status == key_status::expired || r.status == key_status::revoked) return "-";
+    // T3's far-future expiry ("9999-12-31T23:59:59Z") means the key never expires.
+    if (r.key.expire_at >= keyhook::timestamp{date::sys_days{date::year{9999} / 1 / 1}.time_since_epoch()})
+        return "never";
+    const auto days = date::floor<date::days>(r.key.expire_at - now).count();
+    return days < 1 ? "<1" : std::to_string(days);
+}
+
+// "2026-11-23 08:00": minutes are enough for people; the JSON keeps every digit.
+[[nodiscard]] inline std::string short_time(keyhook::timestamp t) {
+    std::string s = keyhook::format_timestamp(t).substr(0, 16);
+    s[10] = ' ';
+    return s;
+}
+
+inline constexpr std::size_t max_name_columns = 32;
+inline constexpr std::string_view warning_marker = "!";
+
+// --format table: aligned columns for people, the warning marked in the first.
+[[nodiscard]] inline std::string render_table(const std::vector<key_row>& rows, keyhook::timestamp now,
+                                              std::size_t total, status_choice choice) {
+    static constexpr std::string_view choice_names[] = {"active", "future", "expired", "revoked", "all"};
+    static constexpr std::size_t days_column = 4;
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back({"", "NAME", "STATUS", "EXPIRES (UTC)", "DAYS LEFT", "KEY", "LAST USED (UTC)"});
+    bool any_warning = false;
+    for (const auto& r : rows) {
+        any_warning = any_warning || r.warning;
+        const auto mask = shown_mask(r.key);
+        cells.push_back({r.warning ? std::string(warning_marker) : std::string(),
+                         truncate_to_width(detail::printable(r.key.name), max_name_columns),
+                         std::string(keyhook::to_string(r.status)), short_time(r.key.expire_at), days_left(r, now),
+                         mask ? detail::printable(*mask) : "-",
+                         r.key.last_used_at ? short_time(*r.key.last_used_at) : "never"});
+    }
+    std::vector<std::size_t> widths(cells.front().size(), 0);
+    for (const auto& line : cells)
+        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], display_width(line[c]));
+
+    std::ostringstream out;
+    out << "keys at " << keyhook::format_timestamp(now) << ": " << rows.size() << " of " << total << " (status "
+        << choice_names[static_cast<std::size_t>(choice)] << ")\n";
+    if (rows.empty()) return out.str();
+    out << '\n';
+    for (const auto& line : cells) {
+        std::string text;
+        for (std::size_t c = 0; c < line.size(); ++c) {
+            if (c > 0) text += "  ";
+            const std::size_t pad = widths[c] - display_width(line[c]);
+            // Numbers read best right-aligned; the others are padded on the right.
+            if (c == days_column) text.append(pad, ' ');
+            text += line[c];
+            if (c != days_column && c + 1 < line.size()) text.append(pad, ' ');
+        }
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        out << text << '\n';
+    }
+    if (any_warning) out << '\n' << warning_marker << " expires soon: the expiry warning is on (rules W1 to W3)\n";
+    return out.str();
+}
+
+// The whole program. `clock_now` is used when --now is not given; `bundled`
+// is the sample read when no FILE is.
+[[nodiscard]] inline int run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+                             std::ostream& err, keyhook::timestamp clock_now, std::string_view bundled) {
+    auto parsed = parse_options(args);
+    if (!parsed) {
+        err << "key_audit: " << parsed.error().what() << '\n' << usage << '\n';
+        return exit_usage;
+    }
+    const options& o = *parsed;
+    if (o.help) {
+        out << usage << '\n'
+            << "Shows each API key of a list-call response with its status, expiry warning and masked key.\n"
+               "Without FILE it reads a bundled sample; '-' reads standard input.\n";
+        return exit_ok;
+    }
+
+    std::string text;
+    std::string source = "bundled sample";
+    if (o.input.empty()) {
+        text.assign(bundled);
+    } else if (o.input == "-") {
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        source = "<stdin>";
+    } else {
+        std::ifstream file(o.input, std::ios::binary);
+        if (!file) {
+            err << "key_audit: cannot open " << keyhook::detail::quote_input(o.input, 256) << '\n';
+            return exit_bad_input;
+        }
+        text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+        source = o.input;
+    }
+
+    auto page = keyhook::try_parse_key_list(text);
+    if (!page) {
+        err << "key_audit: " << source << ": " << page.error() << '\n';
+        return exit_bad_input;
+    }
+    // A record the parser set aside is still bad input: say so, and fail.
+    if (!page->rejected.empty()) {
+        for (const auto& e : page->rejected) err << "key_audit: " << source << ": " << e << '\n';
+        return exit_bad_input;
+    }
+
+    const keyhook::timestamp now = o.now.value_or(clock_now);
+    const auto rows = select_rows(page->records, o.status, now);
+    if (o.format == output_format::json)
+        out << render_json(rows, now);
+    else
+        out << render_table(rows, now, page->records.size(), o.status);
+    return exit_ok;
+}
+
+}  // namespace key_audit

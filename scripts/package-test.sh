@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Checks keyhook as its users get it: installs it to a temporary prefix, then
+# builds and runs tests/package/consumer against the installed tree with
+# find_package (core; and the crypto component when OpenSSL is there), with
+# pkg-config, and against the source tree with add_subdirectory.
+#
+#   scripts/package-test.sh            (KEYHOOK_PACKAGE_WORK=dir keeps the work files there)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+consumer="$root/tests/package/consumer"
+if [ -n "${KEYHOOK_PACKAGE_WORK:-}" ]; then
+    work="$KEYHOOK_PACKAGE_WORK"
+    rm -rf "$work"
+    mkdir -p "$work"
+else
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+fi
+prefix="$work/prefix"
+generator=()
+if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+step() { printf '\n=== package-test: %s\n' "$*"; }
+
+step "install to $prefix"
+cmake -S "$root" -B "$work/keyhook" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DKEYHOOK_BUILD_TESTS=OFF -DKEYHOOK_BUILD_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$prefix"
+cmake --build "$work/keyhook"
+cmake --install "$work/keyhook"
+with_crypto=0
+if [ -f "$prefix/share/cmake/keyhook/keyhookCryptoTargets.cmake" ]; then with_crypto=1; fi
+
+consume() {  # consume NAME [cmake args...]: configure, build and run the consumer
+    local name="$1"; shift
+    step "consumer: $name"
+    cmake -S "$consumer" -B "$work/$name" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug "$@"
+    cmake --build "$work/$name"
+    "$work/$name/consumer"
+    if [ -x "$work/$name/consumer_crypto" ]; then "$work/$name/consumer_crypto"; fi
+}
+
+consume find-package -DCMAKE_PREFIX_PATH="$prefix" -DKEYHOOK_EXPECTED_PREFIX="$prefix"
+if [ "$with_crypto" = 1 ]; then
+    consume find-package-crypto -DCMAKE_PREFIX_PATH="$prefix" -DKEYHOOK_EXPECTED_PREFIX="$prefix" \
+        -DKEYHOOK_CONSUMER_CRYPTO=ON
+else
+    echo "package-test: keyhook::crypto was not installed (no OpenSSL): crypto consumer skipped"
+fi
+consume add-subdirectory -DKEYHOOK_CONSUMER_MODE=subdirectory -DKEYHOOK_SOURCE_DIR="$root"
+
+step "pkg-config"
+export PKG_CONFIG_PATH="$prefix/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+cxx="${CXX:-c++}"
+flags=(-std=c++17 -Wall -Wextra -Wpedantic -Werror)
+echo "keyhook: $(pkg-config --modversion keyhook), cflags: $(pkg-config --cflags keyhook)"
+# shellcheck disable=SC2046  # pkg-config's output is a list of flags
+"$cxx" "${flags[@]}" $(pkg-config --cflags keyhook) "$consumer/main.cpp" -o "$work/pkg-consumer"
+"$work/pkg-consumer"
+if [ "$with_crypto" = 1 ]; then
+    echo "keyhook-crypto: cflags and libs: $(pkg-config --cflags --libs keyhook-crypto)"
+    # shellcheck disable=SC2046
+    "$cxx" "${flags[@]}" $(pkg-config --cflags keyhook-crypto) "$consumer/crypto_main.cpp" -o "$work/pkg-consumer-crypto" \
+        $(pkg-config --libs keyhook-crypto)
+    "$work/pkg-consumer-crypto"
+fi
+
+step "all passed"

@@ -1,0 +1,282 @@
+// key_audit's logic (examples/key_audit/key_audit.hpp): options, selection
+// and rendering. The program itself is run by the CTest tests beside this file.
+#include "key_audit.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using key_audit::options;
+using key_audit::output_format;
+using key_audit::parse_options;
+using key_audit::status_choice;
+using keyhook::key_status;
+
+namespace {
+
+const keyhook::timestamp sample_now = keyhook::parse_timestamp("2026-11-22T12:00:00Z");
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+const std::string& sample() {
+    static const std::string text = read_file(KEY_AUDIT_SAMPLE_FILE);
+    return text;
+}
+
+struct outcome {
+    int exit_code;
+    std::string out;
+    std::string err;
+};
+
+outcome run(const std::vector<std::string>& args, const std::string& input = {}) {
+    std::istringstream in(input);
+    std::ostringstream out, err;
+    const int code = key_audit::run(args, in, out, err, sample_now, sample());
+    return {code, out.str(), err.str()};
+}
+
+keyhook::api_key record(std::string name, std::string from, std::string until) {
+    keyhook::api_key k;
+    k.id = keyhook::key_id("0f8fad5b-d9cb-469f-a165-70867728950e");
+    k.name = std::move(name);
+    k.active_from = keyhook::parse_timestamp(from);
+    k.expire_at = keyhook::parse_timestamp(until);
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("options: defaults", "[cli]") {
+    const options o = parse_options({}).value();
+    CHECK_FALSE(o.now.has_value());
+    CHECK(o.status == status_choice::active);
+    CHECK(o.format == output_format::table);
+    CHECK(o.input.empty());
+    CHECK_FALSE(o.help);
+}
+
+TEST_CASE("options: every option, in both spellings", "[cli][T1]") {
+    const options a = parse_options({"--now", "2026-11-22T13:00:00+01:00", "--status", "expired", "--format", "json",
+                                     "keys.json"})
+                          .value();
+    CHECK(a.now == sample_now);  // T1: an offset is converted to UTC
+    CHECK(a.status == status_choice::expired);
+    CHECK(a.format == output_format::json);
+    CHECK(a.input == "keys.json");
+
+    const options b = parse_options({"--status=revoked", "--format=table", "--now=2026-11-22T12:00:00Z", "-"}).value();
+    CHECK(b.status == status_choice::revoked);
+    CHECK(b.format == output_format::table);
+    CHECK(b.now == sample_now);
+    CHECK(b.input == "-");
+
+    CHECK(parse_options({"--status", "future"}).value().status == status_choice::future);
+    CHECK(parse_options({"--status", "all"}).value().status == status_choice::all);
+    CHECK(parse_options({"-h"}).value().help);
+    // After "--", a name that looks like an option is a file.
+    CHECK(parse_options({"--", "--odd-name.json"}).value().input == "--odd-name.json");
+}
+
+TEST_CASE("options: errors name the option and never accept a guess", "[cli]") {
+    const auto unknown = parse_options({"--stat", "active"});
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().message == "unknown option \"--stat\"");
+
+    const auto bad_now = parse_options({"--now", "2026-11-22 12:00:00Z"});
+    REQUIRE_FALSE(bad_now);
+    CHECK(bad_now.error().path == "--now");
+    CHECK(bad_now.error().code == keyhook::errc::invalid_value);
+
+    CHECK(parse_options({"--status", "Active"}).error().path == "--status");  // spelled as the command line says
+    CHECK(parse_options({"--format", "csv"}).error().path == "--format");
+    CHECK(parse_options({"--format"}).error().message == "needs a value");
+    CHECK_FALSE(parse_options({"one.json", "two.json"}));
+}
+
+TEST_CASE("the bundled sample: every key's status and warning at the documented now", "[cli][S1][S2][W2][W3]") {
+    const auto page = keyhook::parse_key_list(sample());
+    REQUIRE(page.rejected.empty());
+    REQUIRE(page.records.size() == 21);
+    const auto rows = key_audit::select_rows(page.records, status_choice::all, sample_now);
+    REQUIRE(rows.size() == 21);
+
+    struct expected {
+        key_status status;
+        bool warning;
+    };
+    // Derived from the rules, one key at a time (see tests/cli/expected/README.md).
+    const std::map<std::string, expected> by_id = {
+        {"9a5f5c84-b09a-4c8e-b221-c1004383ec1d", {key_status::expired, false}},           // Q1 migration
+        {"ea2c32f6-cf7d-45f6-ba15-7f8d7d75d06d", {key_status::revoked, false}},           // listed Deactivated
+        {"bec78526-691d-4456-b013-58c82d8f69ca", {key_status::expired, false}},           // expireAt == now
+        {"032ee3ea-0a4a-41c5-8b91-935e945fb126", {key_status::revoked, false}},           // in its warning stretch
+        {"5fd7e3e0-455f-4035-80c3-042dda7fdbe6", {key_status::active, true}},             // 1 day
+        {"888f93eb-e3a7-4292-8022-197b96a20faf", {key_status::active_in_future, false}},  // starts in 1 ms
+        {"7d07d425-8c75-4e14-99ea-db7ed05a30e2", {key_status::active, true}},             // 7 days
+        {"cad6b909-bf01-431e-8fc6-a62002a1e2e7", {key_status::active, true}},             // warns from exactly now
+        {"e692ee8a-9a37-4dca-95de-23d5ec2cbbd9", {key_status::active, false}},            // 3 days, from tomorrow
+        {"a480c58e-54b2-4241-9e03-16177854798c", {key_status::active, true}},             // 5 days
+        {"406c1a84-67c5-4e85-86a7-22ff58fffb92", {key_status::active, false}},            // 27 days, not yet
+        {"b988aa7a-7885-42a0-829c-1473cd487775", {key_status::active, true}},             // > 31 days, last 8
+        {"ac26a3d8-574c-400d-93fe-a67ebe414c81", {key_status::active, true}},             // 31 days, day 24 on
+        {"2e238e7f-87c0-4383-be0b-bad94ff16a5b", {key_status::active, true}},             // 20 days, last 8
+        {"10ceeb3a-ed62-400a-89af-ec449c4bd906", {key_status::active, false}},            // 15 days, not yet
+        {"689198e3-8078-4df4-a0c6-d5081b9dea7c", {key_status::active_in_future, false}},  // December
+        {"45282a43-fa5a-476d-861b-353847df9474", {key_status::active, false}},            // listed future, started
+        {"f29b9344-8874-4117-82c3-c93fdcca7482", {key_status::active, false}},
+        {"4255da97-53ef-4d7f-8722-ca414e6854e5", {key_status::active, false}},
+        {"9b772295-8ae4-45cc-9715-440fade4e74f", {key_status::active, false}},
+        {"c042c3dd-377e-4a57-957e-e323c932ccef", {key_status::active, false}},  // 9999-12-31
+    };
+    for (const auto& r : rows) {
+        INFO(r.key.name);
+        const auto it = by_id.find(r.key.id.str());
+        REQUIRE(it != by_id.end());
+        CHECK(r.status == it->second.status);
+        CHECK(r.warning == it->second.warning);
+    }
+}
+
+TEST_CASE("selection: each status choice keeps L3's order", "[cli][L3]") {
+    const auto records = keyhook::parse_key_list(sample()).records;
+    const auto names = [&](status_choice c) {
+        std::vector<std::string> out;
+        for (const auto& r : key_audit::select_rows(records, c, sample_now)) out.push_back(r.key.name);
+        return out;
+    };
+    CHECK(names(status_choice::expired) == std::vector<std::string>{"Q1 migration", "load test harness"});
+    CHECK(names(status_choice::revoked) == std::vector<std::string>{"contractor access", "old mobile app"});
+    CHECK(names(status_choice::future) == std::vector<std::string>{"flash sale bot", "holiday campaign"});
+    const auto active = names(status_choice::active);
+    REQUIRE(active.size() == 15);
+    CHECK(active.front() == "Payments webhook relay");
+    // Three keys expire at the same instant: by name, then by id.
+    CHECK(std::vector<std::string>(active.end() - 4, active.end() - 1) ==
+          std::vector<std::string>{"analytics-pipeline", "nightly-export", "nightly-export"});
+    const auto rows = key_audit::select_rows(records, status_choice::active, sample_now);
+    CHECK(rows[12].key.id.str() < rows[13].key.id.str());
+    CHECK(active.back() == "legacy ERP connector");
+}
+
+TEST_CASE("json: members, nulls and timestamps", "[cli][T4][M3]") {
+    auto k = record("no mask", "2026-11-20T00:00:00.1234567Z", "2026-12-20T00:00:00Z");
+    key_audit::key_row row{k, key_status::active, false};
+    auto doc = nlohmann::ordered_json::parse(key_audit::render_json({row}, sample_now));
+    CHECK(doc["now"] == "2026-11-22T12:00:00.000Z");
+    const auto& j = doc["keys"][0];
+    std::vector<std::string> members;
+    for (const auto& item : j.items()) members.push_back(item.key());
+    CHECK(members == std::vector<std::string>{"id", "name", "masked", "status", "warning", "activeFrom", "expireAt",
+                                              "lastUsedAt"});
+    CHECK(j["masked"].is_null());
+    CHECK(j["lastUsedAt"].is_null());
+    CHECK(j["warning"] == false);
+    CHECK(j["activeFrom"] == "2026-11-20T00:00:00.123456Z");
+    CHECK(j["expireAt"] == "2026-12-20T00:00:00.000Z");
+
+    // A platform that sent the full key where the masked one belongs: masked again.
+    row.key.masked = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    row.key.last_used_at = keyhook::parse_timestamp("2026-11-22T11:00:00Z");
+    row.status = key_status::active_in_future;
+    doc = nlohmann::ordered_json::parse(key_audit::render_json({row}, sample_now));
+    CHECK(doc["keys"][0]["masked"] == "0f8******************************50e");
+    CHECK(doc["keys"][0]["status"] == "Active in the future");
+    CHECK(doc["keys"][0]["lastUsedAt"] == "2026-11-22T11:00:00.000Z");
+}
+
+TEST_CASE("table: widths count terminal columns, not bytes", "[cli]") {
+    CHECK(key_audit::display_width("abc") == 3);
+    CHECK(key_audit::display_width("café") == 4);              // é is 2 bytes, 1 column
+    CHECK(key_audit::display_width("cafe\xCC\x81") == 4);      // e + combining acute
+    CHECK(key_audit::display_width("東京 batch") == 10);       // wide characters take 2
+    CHECK(key_audit::display_width("\xFF") == 1);              // a stray byte: one replacement
+    CHECK(key_audit::truncate_to_width("short", 10) == "short");
+    CHECK(key_audit::truncate_to_width("abcdefghijkl", 6) == "abcde\u2026");
+    CHECK(key_audit::truncate_to_width("東京東京東京", 6) == "東京\u2026");
+    CHECK(key_audit::display_width(key_audit::truncate_to_width(std::string(200, 'x'), 32)) == 32);
+}
+
+TEST_CASE("table: columns line up whatever the names' scripts", "[cli][L3]") {
+    const auto r = run({"--now", "2026-11-22T12:00:00Z", "--status", "all"});
+    REQUIRE(r.exit_code == key_audit::exit_ok);
+    std::istringstream lines(r.out);
+    std::string line;
+    std::vector<std::string> table;
+    while (std::getline(lines, line))
+        if (!line.empty() && (line[0] == ' ' || line[0] == '!') && line.find("Active") != std::string::npos) table.push_back(line);
+    REQUIRE(table.size() == 17);  // 15 Active and 2 Active in the future
+    for (const auto& l : table) {
+        INFO(l);
+        // STATUS starts at the same column in every row.
+        CHECK(key_audit::display_width(l.substr(0, l.find("  Active") + 2)) == 27);
+    }
+    CHECK(r.out.find("!  Payments webhook relay  Active ") != std::string::npos);
+    CHECK(r.out.find("!  東京 batch importer     Active ") != std::string::npos);
+    CHECK(r.out.find("! expires soon") != std::string::npos);
+}
+
+TEST_CASE("table: days left, never, and names that try to move the cursor", "[cli]") {
+    auto k = record("evil\x1b[2Jname", "2026-11-22T00:00:00Z", "2026-11-22T18:00:00Z");
+    key_audit::key_row row{k, key_status::active, true};
+    CHECK(key_audit::days_left(row, sample_now) == "<1");
+    row.key.expire_at = keyhook::parse_timestamp("2026-11-25T11:59:59Z");
+    CHECK(key_audit::days_left(row, sample_now) == "2");
+    row.key.expire_at = keyhook::max_timestamp;
+    CHECK(key_audit::days_left(row, sample_now) == "never");
+    row.status = key_status::expired;
+    CHECK(key_audit::days_left(row, sample_now) == "-");
+
+    const auto table = key_audit::render_table({row}, sample_now, 1, status_choice::all);
+    CHECK(table.find('\x1b') == std::string::npos);
+    CHECK(table.find("evil?[2Jname") != std::string::npos);
+}
+
+TEST_CASE("run: exit codes and where the messages go", "[cli][L2]") {
+    SECTION("the bundled sample, as JSON") {
+        const auto r = run({"--now", "2026-11-22T12:00:00Z", "--format", "json"});
+        CHECK(r.exit_code == key_audit::exit_ok);
+        CHECK(r.err.empty());
+        CHECK(nlohmann::json::parse(r.out)["keys"].size() == 15);
+    }
+    SECTION("standard input") {
+        const auto r = run({"--format", "json", "-"}, sample());
+        CHECK(r.exit_code == key_audit::exit_ok);
+        CHECK(nlohmann::json::parse(r.out)["keys"].size() == 15);
+    }
+    SECTION("a bad timestamp names its JSON path") {
+        const auto r = run({"-"}, read_file(KEY_AUDIT_TEST_DATA "/bad_timestamp.json"));
+        CHECK(r.exit_code == key_audit::exit_bad_input);
+        CHECK(r.out.empty());
+        CHECK(r.err.find("data.result[2].expireAt") != std::string::npos);
+    }
+    SECTION("malformed JSON") {
+        const auto r = run({"-"}, "{\"status\": \"success\", \"data\": {");
+        CHECK(r.exit_code == key_audit::exit_bad_input);
+        CHECK(r.err.find("syntax_error") != std::string::npos);
+    }
+    SECTION("a usage error prints the usage line") {
+        const auto r = run({"--verbose"});
+        CHECK(r.exit_code == key_audit::exit_usage);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(std::string(key_audit::usage)) != std::string::npos);
+    }
+    SECTION("a record member of the wrong type names its path") {
+        std::string body = sample();
+        const auto at = body.find("\"b1e******************************0d2\"");
+        REQUIRE(at != std::string::npos);
+        body.replace(at, 38, "12345");
+        const auto r = run({"-"}, body);
+        CHECK(r.exit_code == key_audit::exit_bad_input);
+        CHECK(r.err.find("data.result[0].masked") != std::string::npos);
+    }
+}

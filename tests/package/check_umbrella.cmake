@@ -1,0 +1,17 @@
+# Fails when UMBRELLA (keyhook/keyhook.hpp) does not include each of HEADERS.
+# HEADERS is comma-separated.
+string(REPLACE "," ";" HEADERS "${HEADERS}")
+file(READ "${UMBRELLA}" _text)
+set(_missing)
+foreach(_h IN LISTS HEADERS)
+    string(FIND "${_text}" "#include \"${_h}\"" _at)
+    if(_at EQUAL -1)
+        list(APPEND _missing "${_h}")
+    endif()
+endforeach()
+if(_missing)
+    string(REPLACE ";" ", " _missing "${_missing}")
+    message(FATAL_ERROR "keyhook/keyhook.hpp does not include: ${_missing}")
+endif()
+list(LENGTH HEADERS _count)
+message(STATUS "keyhook/keyhook.hpp includes all ${_count} core headers")
