@@ -1,0 +1,163 @@
+// webhook_receiver: what an integrator's receiving endpoint does with a webhook
+// call (spec 4.4, rule H7), as a command that reads the call from a file.
+//
+// Usage:
+//   KEYHOOK_RECEIVER_KEY=<expected key> webhook_receiver [--key-env NAME] [REQUEST.json | -]
+//
+// The expected key comes from an environment variable (KEYHOOK_RECEIVER_KEY, or
+// the one named by --key-env), never from the command line, where other users
+// could read it. REQUEST.json (or standard input when absent or "-") describes
+// the received request:
+//   {"method": "POST",
+//    "url": "/hook?api_key=...",                      (a URL, target or query string)
+//    "headers": {"x-api-key": "..."}                  (or [["name", "value"], ...])
+//    "body": "<raw body text>"}                       (or any JSON value, sent compact)
+// examples/webhook_receiver/sample_request.json is one; its key is
+// 5b0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36.
+//
+// Prints the accepted notification, or the refusal with the HTTP status a
+// server would answer. Exit status: 0 accepted, 1 refused or invalid input,
+// 2 usage error (bad arguments, unreadable file, no expected key).
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/receiving.hpp"
+
+namespace {
+
+constexpr int exit_accepted = 0;
+constexpr int exit_refused = 1;
+constexpr int exit_usage = 2;
+
+int usage(std::string_view problem) {
+    std::cerr << "webhook_receiver: " << problem << "\n"
+              << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver [--key-env NAME] [REQUEST.json | -]\n";
+    return exit_usage;
+}
+
+// The request description of the header comment; a wrong shape is reported
+// like a refusal (the input is invalid), with the member's path.
+keyhook::result<keyhook::http_request> read_request(const std::string& text) {
+    using keyhook::errc;
+    using keyhook::error;
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        return error{errc::syntax_error, {}, "request description: syntax error at byte " + std::to_string(e.byte)};
+    }
+    if (!j.is_object()) return error{errc::wrong_type, {}, "expected a JSON object describing the request"};
+    keyhook::http_request r;
+    for (const auto* key : {"method", "url"}) {
+        const auto it = j.find(key);
+        if (it == j.end()) return error{errc::missing_member, key, "missing"};
+        if (!it->is_string()) return error{errc::wrong_type, key, std::string("expected a string, got ") + it->type_name()};
+        (std::string_view(key) == "method" ? r.method : r.url) = it->get<std::string>();
+    }
+    if (const auto h = j.find("headers"); h != j.end()) {
+        if (h->is_object()) {
+            for (const auto& item : h->items()) {
+                if (!item.value().is_string())
+                    return error{errc::wrong_type, keyhook::detail::path_member("headers", item.key()),
+                                 "expected a string"};
+                r.headers.push_back({item.key(), item.value().get<std::string>(), true});
+            }
+        } else if (h->is_array()) {
+            for (std::size_t i = 0; i < h->size(); ++i) {
+                const auto& pair = (*h)[i];
+                if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string())
+                    return error{errc::wrong_type, keyhook::detail::path_index("headers", i),
+                                 "expected [\"name\", \"value\"]"};
+                r.headers.push_back({pair[0].get<std::string>(), pair[1].get<std::string>(), true});
+            }
+        } else {
+            return error{errc::wrong_type, "headers", "expected an object or an array of pairs"};
+        }
+    }
+    if (const auto b = j.find("body"); b != j.end()) r.body = b->is_string() ? b->get<std::string>() : b->dump();
+    return r;
+}
+
+// Received text is untrusted: print it as JSON strings, so control characters
+// cannot reach the terminal.
+std::string shown(const std::string& s) { return nlohmann::json(s).dump(); }
+
+void print(const keyhook::received_notification& n, keyhook::key_source source) {
+    std::cout << "accepted (key from " << source << ")\n";
+    std::cout << "  UserAction:       " << shown(n.user_action);
+    if (n.event)
+        std::cout << " (" << keyhook::meaning(*n.event) << ")\n";
+    else
+        std::cout << " (not a known event type; closest: " << keyhook::closest_event_type(n.user_action) << ")\n";
+    std::cout << "  Tenant:           " << shown(n.tenant) << "\n"
+              << "  FolderName:       " << shown(n.folder_name) << "\n"
+              << "  ServiceName:      " << shown(n.service_name) << "\n"
+              << "  EntityId:         " << shown(n.entity_id) << "\n"
+              << "  AuditType:        " << shown(n.audit_type) << "\n"
+              << "  FileName:         " << shown(n.file_name) << "\n"
+              << "  ServiceVersionId: " << shown(n.service_version_id) << "\n"
+              << "  RequestTimeStamp: " << shown(n.request_time_text);
+    if (!n.request_time && !n.request_time_text.empty()) std::cout << " (not a timestamp)";
+    std::cout << "\n";
+    for (const auto& m : n.mismatches) std::cout << "  note: " << m << " differs from its top-level twin\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string key_env = "KEYHOOK_RECEIVER_KEY";
+    std::string path = "-";
+    bool have_path = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--key-env") {
+            if (i + 1 == argc) return usage("--key-env needs a variable name");
+            key_env = argv[++i];
+        } else if (arg == "-h" || arg == "--help") {
+            return usage("reads a received webhook request and accepts or refuses it");
+        } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
+            return usage("unknown option " + std::string(arg));
+        } else if (have_path) {
+            return usage("only one request file");
+        } else {
+            path = arg;
+            have_path = true;
+        }
+    }
+
+    const char* key_text = std::getenv(key_env.c_str());
+    if (key_text == nullptr || *key_text == '\0') return usage("environment variable " + key_env + " is not set");
+    const keyhook::secret expected(key_text);
+
+    std::string text;
+    if (path == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return usage("cannot read " + path);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+
+    const auto request = read_request(text);
+    if (!request) {
+        std::cout << "invalid request description: " << request.error() << "\n";
+        return exit_refused;
+    }
+    // The whole check is one call; authenticate() again only to say where the
+    // key came from (it cannot fail once receive_notification succeeded).
+    const auto received = keyhook::try_receive_notification(*request, expected);
+    if (!received) {
+        std::cout << "refused (HTTP " << keyhook::suggested_http_status(received.error().code)
+                  << "): " << received.error() << "\n";
+        return exit_refused;
+    }
+    print(*received, keyhook::authenticate(*request, expected));
+    return exit_accepted;
+}
