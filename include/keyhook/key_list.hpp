@@ -398,7 +398,8 @@ public:
                     slot_ = slot::ignore;
                 } else {
                     slot_ = slot::field;
-                    forget_field_errors(field_);  // a repeated member: the last one wins
+                    // A repeated member: the last one wins, as in a DOM.
+                    if (!field_errors_.empty()) forget_field_errors(field_);
                 }
                 return true;
             case place::envelope:
@@ -532,7 +533,7 @@ private:
         return m;
     }
 
-    api_key& rec() noexcept { return records_.back(); }
+    api_key& rec() noexcept { return *rec_; }
 
     bool enter() {
         if (++depth_ > options_.max_depth) {
@@ -645,7 +646,7 @@ private:
 
     void begin_record() {
         index_ = next_index_++;
-        records_.emplace_back();
+        rec_ = &records_.emplace_back();
         where_ = place::record;
         slot_ = slot::ignore;
         present_ = 0;
@@ -674,7 +675,6 @@ private:
     }
 
     void forget_field_errors(list_field f) {
-        if (field_errors_.empty()) return;
         field_errors_.erase(std::remove_if(field_errors_.begin(), field_errors_.end(),
                                            [f](const auto& fe) { return fe.first == f; }),
                             field_errors_.end());
@@ -772,7 +772,10 @@ private:
             if (!group_failed_) too_long(list_field::groups, group_path(), val);
             group_failed_ = true;
         } else {
-            rec().groups.push_back(val);
+            auto& groups = rec().groups;
+            // Records carry one to a few groups: one allocation instead of growing.
+            if (groups.empty()) groups.reserve(4);
+            groups.push_back(val);
         }
         ++group_index_;
     }
@@ -830,6 +833,7 @@ private:
 
     // records
     std::vector<api_key> records_;
+    api_key* rec_ = nullptr;  // records_.back() while a record is read
     std::vector<error> rejected_;
     std::optional<error> first_record_error_;  // strict mode
     std::size_t next_index_ = 0;

@@ -47,20 +47,61 @@ constexpr bool read_digits(const char* p, int n, int& out) noexcept {
     return true;
 }
 
+// The digit at p[i] as 0..9, or a value above 9 for any other byte.
+constexpr unsigned digit_at(const char* p, std::size_t i) noexcept {
+    return static_cast<unsigned>(static_cast<unsigned char>(p[i])) - static_cast<unsigned>('0');
+}
+
+// Two digits at p[i], p[i+1] as a number; sets `bad` when either is not a digit.
+constexpr unsigned two_digits(const char* p, std::size_t i, unsigned& bad) noexcept {
+    const unsigned hi = digit_at(p, i), lo = digit_at(p, i + 1);
+    bad |= static_cast<unsigned>(hi > 9) | static_cast<unsigned>(lo > 9);
+    return hi * 10 + lo;
+}
+
+constexpr bool is_leap_year(unsigned y) noexcept { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
+
+constexpr unsigned days_in_month(unsigned y, unsigned m) noexcept {
+    constexpr unsigned char days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap_year(y) ? 29u : days[m - 1];
+}
+
+// Days since 1970-01-01 of a valid civil date (year >= 1): the same algorithm
+// as date's sys_days conversion, written out so that it inlines.
+// Unsigned throughout: the year is at least 1, so nothing goes negative before
+// the final subtraction, and unsigned division by a constant is cheaper.
+constexpr std::int64_t days_from_civil(unsigned year, unsigned month, unsigned day) noexcept {
+    const unsigned y = year - (month <= 2 ? 1u : 0u);
+    const unsigned era = y / 400;
+    const unsigned yoe = y - era * 400;
+    const unsigned mp = month > 2 ? month - 3 : month + 9;
+    const unsigned doy = (153 * mp + 2) / 5 + day - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
 // The parser behind parse_timestamp: false on anything T1 does not accept.
+// Runs on every timestamp of every listed record, hence plain arithmetic.
 inline bool parse_timestamp_into(std::string_view s, timestamp& out) noexcept {
-    // Shortest form: "YYYY-MM-DDTHH:MM:SSZ" (20 bytes).
-    if (s.size() < 20 || s.size() > 35) return false;
+    // Shortest form: "YYYY-MM-DDTHH:MM:SSZ" (20 bytes); longest: 9 fraction
+    // digits and an offset (35 bytes).
+    const std::size_t n = s.size();
+    if (n < 20 || n > 35) return false;
     const char* p = s.data();
-    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-    if (!read_digits(p, 4, year) || p[4] != '-' || !read_digits(p + 5, 2, month) || p[7] != '-' ||
-        !read_digits(p + 8, 2, day) || (p[10] != 'T' && p[10] != 't') || !read_digits(p + 11, 2, hour) ||
-        p[13] != ':' || !read_digits(p + 14, 2, minute) || p[16] != ':' || !read_digits(p + 17, 2, second))
+    // Every check at once, without a branch each; (c | 0x20) == 't' accepts 'T' and 't' only.
+    unsigned bad = static_cast<unsigned>(p[4] != '-') | static_cast<unsigned>(p[7] != '-') |
+                   static_cast<unsigned>((p[10] | 0x20) != 't') | static_cast<unsigned>(p[13] != ':') |
+                   static_cast<unsigned>(p[16] != ':');
+    const unsigned year = two_digits(p, 0, bad) * 100 + two_digits(p, 2, bad);
+    const unsigned month = two_digits(p, 5, bad);
+    const unsigned day = two_digits(p, 8, bad);
+    const unsigned hour = two_digits(p, 11, bad);
+    const unsigned minute = two_digits(p, 14, bad);
+    unsigned second = two_digits(p, 17, bad);
+    if (bad != 0) return false;
+    if (year < 1 || month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
+        minute > 59 || second > 60)
         return false;
-    if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return false;
-    const date::year_month_day ymd{date::year{year}, date::month{static_cast<unsigned>(month)},
-                                   date::day{static_cast<unsigned>(day)}};
-    if (!ymd.ok()) return false;
     if (second == 60) second = 59;  // T2: a leap second reads as the second before it
 
     std::size_t i = 19;
@@ -68,35 +109,36 @@ inline bool parse_timestamp_into(std::string_view s, timestamp& out) noexcept {
     if (p[i] == '.') {
         ++i;
         int digits = 0;
-        while (i < s.size() && is_digit(p[i])) {
+        while (i < n && is_digit(p[i])) {
             if (digits < 6) micros = micros * 10 + (p[i] - '0');
             ++digits;
             ++i;
         }
         if (digits < 1 || digits > 9) return false;
-        for (int d = digits; d < 6; ++d) micros *= 10;  // T3: digits past the sixth are dropped
+        for (int k = digits; k < 6; ++k) micros *= 10;  // T3: digits past the sixth are dropped
     }
-    if (i >= s.size()) return false;
+    if (i >= n) return false;
     std::int64_t offset_minutes = 0;
     const char zone = p[i];
     if (zone == 'Z' || zone == 'z') {
         ++i;
     } else if (zone == '+' || zone == '-') {
-        int oh = 0, om = 0;
-        if (s.size() - i != 6 || !read_digits(p + i + 1, 2, oh) || p[i + 3] != ':' || !read_digits(p + i + 4, 2, om) ||
-            oh > 23 || om > 59)
-            return false;
-        offset_minutes = (oh * 60 + om) * (zone == '+' ? 1 : -1);
+        if (n - i != 6 || p[i + 3] != ':') return false;
+        const unsigned oh1 = digit_at(p, i + 1), oh2 = digit_at(p, i + 2), om1 = digit_at(p, i + 4),
+                       om2 = digit_at(p, i + 5);
+        if (oh1 > 9 || oh2 > 9 || om1 > 9 || om2 > 9) return false;
+        const unsigned oh = oh1 * 10 + oh2, om = om1 * 10 + om2;
+        if (oh > 23 || om > 59) return false;
+        offset_minutes = static_cast<std::int64_t>(oh * 60 + om) * (zone == '+' ? 1 : -1);
         i += 6;
     } else {
         return false;
     }
-    if (i != s.size()) return false;
+    if (i != n) return false;
 
-    const auto local = date::sys_days{ymd}.time_since_epoch();
-    const timestamp t{std::chrono::duration_cast<microseconds>(local) +
-                      std::chrono::hours{hour} + std::chrono::minutes{minute - offset_minutes} +
-                      std::chrono::seconds{second} + microseconds{micros}};
+    const std::int64_t secs = days_from_civil(year, month, day) * 86400 + static_cast<std::int64_t>(hour) * 3600 +
+                              (static_cast<std::int64_t>(minute) - offset_minutes) * 60 + second;
+    const timestamp t{microseconds{secs * 1000000 + micros}};
     if (t < min_timestamp || t > max_timestamp) return false;
     out = t;
     return true;
