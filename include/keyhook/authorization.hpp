@@ -127,7 +127,7 @@ private:
     a.reason_ = denial_reason::unknown_key;
     const auto* e = index.find(key);
     if (!e) return a;
-    a.key_ = &e->id;
+    a.key_ = &index.id_of(*e);
     a.status_ = e->status_at(now);
     a.reason_ = denial_reason::wrong_tenant;
     if (index.tenant_of(*e) != tenant) return a;

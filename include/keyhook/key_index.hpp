@@ -35,15 +35,19 @@ namespace keyhook {
 
 class key_index {
 public:
-    // What a lookup finds: the part of a record that authorization needs.
+    // The `record` of a free slot.
+    static constexpr std::uint32_t no_record = std::numeric_limits<std::uint32_t>::max();
+
+    // What a lookup finds: the part of a record that authorization needs. It
+    // lives in the hash table itself, so a check touches one slot.
     struct entry {
-        key_id id;
-        std::uint32_t tenant = 0;       // position in the index's tenant names
-        std::uint32_t permissions = 0;  // position in the index's merged permission sets
-        bool revoked = false;
+        detail::sip_digest digest;
         timestamp active_from{};
         timestamp expire_at{};
-        detail::sip_digest digest;
+        std::uint32_t tenant = 0;       // position in the index's tenant names
+        std::uint32_t permissions = 0;  // position in the index's merged permission sets
+        std::uint32_t record = no_record;  // position in the index's ids
+        bool revoked = false;
 
         // S1 from the indexed fields: Revoked wins, then the clock.
         [[nodiscard]] key_status status_at(timestamp now) const noexcept {
@@ -61,12 +65,12 @@ public:
     // A fixed hashing key, for tests and for hosts that derive it themselves.
     explicit key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
 
-    [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
-    [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+    [[nodiscard]] std::size_t size() const noexcept { return records_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return records_.empty(); }
 
     // Prepares for n keys in all, so that adding them does not rehash.
     void reserve(std::size_t n) {
-        entries_.reserve(n);
+        records_.reserve(n);
         by_id_.reserve(n);
         if (capacity_for(n) > slots_.size()) rehash(capacity_for(n));
     }
@@ -79,7 +83,7 @@ public:
     [[nodiscard]] result<std::size_t> try_add(std::string_view tenant, const api_key& record, const secret& key,
                                               const permission_policy& policy) {
         if (key.empty()) return error{errc::invalid_key, "key", "an indexed key must not be empty"};
-        if (entries_.size() >= max_entries) return error{errc::limit_exceeded, "key", "the index is full"};
+        if (records_.size() >= max_entries) return error{errc::limit_exceeded, "key", "the index is full"};
         if (by_id_.count(record.id))
             return error{errc::invalid_value, "id", "a key with the id " + detail::quote_input(record.id.str()) +
                                                         " is already indexed"};
@@ -87,16 +91,15 @@ public:
         if (find_slot(digest) != npos)
             return error{errc::invalid_key, "key",
                          "the key of " + detail::quote_input(record.id.str()) + " is already indexed for another record"};
-        if (capacity_for(entries_.size() + 1) > slots_.size()) rehash(capacity_for(entries_.size() + 1));
+        if (capacity_for(records_.size() + 1) > slots_.size()) rehash(capacity_for(records_.size() + 1));
         entry e;
-        e.id = record.id;
         e.digest = digest;
+        e.record = static_cast<std::uint32_t>(records_.size());
         fill(e, tenant, record, policy);
-        const auto position = static_cast<std::uint32_t>(entries_.size());
-        entries_.push_back(std::move(e));
-        by_id_.emplace(record.id, position);
-        place(position);
-        return entries_.size();
+        records_.push_back({record.id, digest});
+        by_id_.emplace(record.id, e.record);
+        place(e);
+        return records_.size();
     }
 
     void add(std::string_view tenant, const api_key& record, const secret& key, const permission_policy& policy) {
@@ -108,7 +111,7 @@ public:
     bool update(std::string_view tenant, const api_key& record, const permission_policy& policy) {
         const auto it = by_id_.find(record.id);
         if (it == by_id_.end()) return false;
-        fill(entries_[it->second], tenant, record, policy);
+        fill(slots_[find_slot(records_[it->second].digest)], tenant, record, policy);
         return true;
     }
 
@@ -118,44 +121,46 @@ public:
         if (it == by_id_.end()) return false;
         const std::uint32_t position = it->second;
         by_id_.erase(it);
-        erase_slot(find_slot(entries_[position].digest));
-        const auto last = static_cast<std::uint32_t>(entries_.size() - 1);
+        erase_slot(find_slot(records_[position].digest));
+        const auto last = static_cast<std::uint32_t>(records_.size() - 1);
         if (position != last) {
-            // Move the last entry into the hole and repoint its slot.
-            entries_[position] = std::move(entries_[last]);
-            slots_[find_slot(entries_[position].digest)].entry = position;
-            by_id_[entries_[position].id] = position;
+            // Move the last record into the hole and repoint its slot.
+            records_[position] = std::move(records_[last]);
+            slots_[find_slot(records_[position].digest)].record = position;
+            by_id_[records_[position].id] = position;
         }
-        entries_.pop_back();
+        records_.pop_back();
         return true;
     }
 
     // The entry whose key is `plaintext`, or nullptr. Allocates nothing. The
     // pointer stays valid until the index is next changed.
     [[nodiscard]] const entry* find(std::string_view plaintext) const noexcept {
-        if (entries_.empty()) return nullptr;
+        if (records_.empty()) return nullptr;
         const auto s = find_slot(hash(plaintext));
-        return s == npos ? nullptr : &entries_[slots_[s].entry];
+        return s == npos ? nullptr : &slots_[s];
     }
 
     [[nodiscard]] const entry* find_id(const key_id& id) const {
         const auto it = by_id_.find(id);
-        return it == by_id_.end() ? nullptr : &entries_[it->second];
+        return it == by_id_.end() ? nullptr : &slots_[find_slot(records_[it->second].digest)];
     }
 
+    // The id of an entry's record; the reference stays valid until the index is next changed.
+    [[nodiscard]] const key_id& id_of(const entry& e) const noexcept { return records_[e.record].id; }
     [[nodiscard]] std::string_view tenant_of(const entry& e) const noexcept { return tenants_[e.tenant]; }
     [[nodiscard]] const key_permissions& permissions_of(const entry& e) const noexcept {
         return permission_sets_[e.permissions];
     }
 
 private:
-    static constexpr std::uint32_t empty_slot = std::numeric_limits<std::uint32_t>::max();
     static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
     static constexpr std::size_t max_entries = std::numeric_limits<std::uint32_t>::max() - 1;
 
-    struct slot {
+    // What only changes of the index need (not checks).
+    struct cold_record {
+        key_id id;
         detail::sip_digest digest;
-        std::uint32_t entry = empty_slot;
     };
 
     // Load at most one half keeps probe runs short, also for unknown keys.
@@ -182,24 +187,24 @@ private:
         if (slots_.empty()) return npos;
         const std::size_t mask = slots_.size() - 1;
         for (std::size_t i = home(d);; i = (i + 1) & mask) {
-            const slot& s = slots_[i];
-            if (s.entry == empty_slot) return npos;
+            const entry& s = slots_[i];
+            if (s.record == no_record) return npos;
             if (detail::digest_equal(s.digest, d)) return i;
         }
     }
 
-    void place(std::uint32_t position) {
-        const auto& d = entries_[position].digest;
+    void place(const entry& e) {
         const std::size_t mask = slots_.size() - 1;
-        std::size_t i = home(d);
-        while (slots_[i].entry != empty_slot) i = (i + 1) & mask;
-        slots_[i].digest = d;
-        slots_[i].entry = position;
+        std::size_t i = home(e.digest);
+        while (slots_[i].record != no_record) i = (i + 1) & mask;
+        slots_[i] = e;
     }
 
     void rehash(std::size_t capacity) {
-        slots_.assign(capacity, slot{});
-        for (std::size_t p = 0; p < entries_.size(); ++p) place(static_cast<std::uint32_t>(p));
+        std::vector<entry> old(capacity);
+        old.swap(slots_);
+        for (const auto& e : old)
+            if (e.record != no_record) place(e);
     }
 
     // Linear probing's backward-shift deletion: no tombstones, so lookups of
@@ -209,7 +214,7 @@ private:
         std::size_t j = hole;
         for (;;) {
             j = (j + 1) & mask;
-            if (slots_[j].entry == empty_slot) break;
+            if (slots_[j].record == no_record) break;
             const std::size_t h = home(slots_[j].digest);
             // Move slot j back into the hole unless its home lies cyclically in (hole, j].
             const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
@@ -218,7 +223,7 @@ private:
                 hole = j;
             }
         }
-        slots_[hole] = slot{};
+        slots_[hole] = entry{};
     }
 
     void fill(entry& e, std::string_view tenant, const api_key& record, const permission_policy& policy) {
@@ -250,8 +255,8 @@ private:
 
     std::uint64_t k0_ = 0;
     std::uint64_t k1_ = 0;
-    std::vector<slot> slots_;
-    std::vector<entry> entries_;
+    std::vector<entry> slots_;
+    std::vector<cold_record> records_;
     std::unordered_map<key_id, std::uint32_t> by_id_;
     std::vector<std::string> tenants_;
     std::map<std::string, std::uint32_t, std::less<>> tenant_ids_;

@@ -192,7 +192,9 @@ class key_permissions {
 public:
     key_permissions() = default;
     key_permissions(access_map access, api_family_set families)
-        : access_(std::move(access)), families_(std::move(families)) {}
+        : access_(std::move(access)), families_(std::move(families)) {
+        for (const auto& [r, level] : access_) note(r.ref(), level);
+    }
 
     [[nodiscard]] const access_map& access() const noexcept { return access_; }
     [[nodiscard]] const api_family_set& families() const noexcept { return families_; }
@@ -207,8 +209,9 @@ public:
     // covers each folder, and a folder's grant covers its services; where
     // several apply, the greatest wins (a narrower grant never lowers a wider one).
     [[nodiscard]] access_level access_to(resource_ref r) const noexcept {
-        auto level = granted_on(resource_ref::all());
-        if (r.kind == resource_kind::all) return level;
+        auto level = all_level_;
+        // No folder or service grant above the wide one: nothing to look up.
+        if (r.kind == resource_kind::all || max_specific_ <= level) return level;
         level = greater_access(level, granted_on(resource_ref::in_folder(r.folder)));
         if (r.kind == resource_kind::service) level = greater_access(level, granted_on(r));
         return level;
@@ -221,6 +224,7 @@ public:
     void grant(const resource& r, access_level level) {
         auto [it, inserted] = access_.emplace(r, level);
         if (!inserted) it->second = greater_access(it->second, level);
+        note(r.ref(), it->second);
     }
     void add_families(const api_family_set& more) { families_.insert(more.begin(), more.end()); }
 
@@ -244,8 +248,16 @@ public:
     }
 
 private:
+    // Kept with every grant, so that most checks need no map lookup.
+    void note(resource_ref r, access_level level) noexcept {
+        if (r.kind == resource_kind::all) all_level_ = greater_access(all_level_, level);
+        else max_specific_ = greater_access(max_specific_, level);
+    }
+
     access_map access_;
     api_family_set families_;
+    access_level all_level_ = access_level::none;     // the grant on all folders and services
+    access_level max_specific_ = access_level::none;  // the greatest folder or service grant
 };
 
 // K9: merges the grants of a key's groups under a tenant's policy: per resource

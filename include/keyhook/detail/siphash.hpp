@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace keyhook::detail {
@@ -29,6 +30,17 @@ constexpr std::uint64_t load_le(const unsigned char* p, std::size_t n) noexcept 
     std::uint64_t v = 0;
     for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
     return v;
+}
+
+// One whole 8-byte block, little-endian: a single load where the host is.
+inline std::uint64_t load_block(const unsigned char* p) noexcept {
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+#else
+    return load_le(p, 8);
+#endif
 }
 
 struct state {
@@ -66,7 +78,7 @@ struct state {
     const auto* p = reinterpret_cast<const unsigned char*>(data.data());
     const std::size_t n = data.size();
     const std::size_t whole = n - n % 8;
-    for (std::size_t i = 0; i < whole; i += 8) s.absorb(sip::load_le(p + i, 8));
+    for (std::size_t i = 0; i < whole; i += 8) s.absorb(sip::load_block(p + i));
     s.absorb(sip::load_le(p + whole, n - whole) | (static_cast<std::uint64_t>(n & 0xff) << 56));
     s.v2 ^= 0xee;
     sip_digest d;
