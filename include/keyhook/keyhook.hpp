@@ -21,3 +21,4 @@
 #include "keyhook/lifecycle.hpp"
 #include "keyhook/key_index.hpp"
 #include "keyhook/authorization.hpp"
+#include "keyhook/dispatch.hpp"

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -140,6 +141,9 @@ inline constexpr std::string_view reserved_header_names[] = {
 class validated_webhook;
 
 namespace detail::hooks {
+
+struct webhook_validator;
+struct webhook_access;
 
 inline bool valid_utf8(std::string_view s) noexcept {
     std::size_t i = 0;
@@ -295,7 +299,66 @@ inline void check_auth_parameter(const auth_parameter& p, std::size_t index, con
     }
 }
 
-struct webhook_validator;
+}  // namespace detail::hooks
+
+namespace detail::hooks {
+
+// A 128-bit non-cryptographic hash (for delivery ids, H8). Two lanes over
+// 8-byte little-endian words; every step is a bijection of the lane for a fixed
+// word, so inputs of one length that differ in a single word never collide.
+struct hash128 {
+    std::uint64_t hi = 0;
+    std::uint64_t lo = 0;
+};
+
+constexpr std::uint64_t rotl64(std::uint64_t x, unsigned r) noexcept { return x << r | x >> (64u - r); }
+
+// A strong 64-bit finalizer (the one of splitmix64): every input bit reaches every output bit.
+constexpr std::uint64_t fmix64(std::uint64_t x) noexcept {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    return x;
+}
+
+inline hash128 hash_bytes(std::string_view s, std::uint64_t seed) noexcept {
+    constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15u, k2 = 0xc2b2ae3d27d4eb4fu, k3 = 0x165667b19e3779f9u;
+    std::uint64_t a = seed ^ 0x243f6a8885a308d3u;
+    std::uint64_t b = fmix64(seed) ^ 0x13198a2e03707344u;
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    std::size_t i = 0;
+    const auto step = [&a, &b](std::uint64_t w) {
+        a = rotl64((a ^ w) * k1, 31) + b;
+        b = rotl64((b + w) * k2, 29) ^ a;
+    };
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t w = 0;
+        for (unsigned k = 0; k < 8; ++k) w |= std::uint64_t{p[i + k]} << (8 * k);
+        step(w);
+    }
+    std::uint64_t tail = 0;
+    for (unsigned k = 0; i + k < n; ++k) tail |= std::uint64_t{p[i + k]} << (8 * k);
+    step(tail ^ (std::uint64_t{n} * k3));  // the length tells zero padding from zero bytes
+    a = fmix64(a ^ std::uint64_t{n});
+    b = fmix64(b + a);
+    a = fmix64(a + b);
+    return hash128{a, b};
+}
+
+// What validation prepares once for dispatch; shared, never changed.
+struct prepared_webhook {
+    webhook config;
+    endpoint_url endpoint;
+    std::string target_url;
+    http_headers headers;
+    std::uint64_t event_mask = 0;
+    hash128 name_hash;
+};
+
+inline constexpr std::uint64_t name_hash_seed = 0x6b657968'6f6f6b31u;  // "keyhook1"
 
 }  // namespace detail::hooks
 
@@ -303,40 +366,51 @@ struct webhook_validator;
 // the parsed endpoint, the URL with query authentication appended, the headers
 // (Content-Type and the authentication headers, marked sensitive) and the
 // event filter as a bit mask. Made only by the validate functions below.
+// Immutable, and cheap to copy (copies share one prepared state; a moved-from
+// value stays valid, since moving copies the handle).
 class validated_webhook {
 public:
-    [[nodiscard]] const webhook& config() const noexcept { return config_; }
-    [[nodiscard]] const std::string& name() const noexcept { return config_.name; }
-    [[nodiscard]] bool saved() const noexcept { return config_.saved; }
-    [[nodiscard]] const endpoint_url& endpoint() const noexcept { return endpoint_; }
-    [[nodiscard]] const std::optional<secret>& signing_secret() const noexcept { return config_.signing_secret; }
+    validated_webhook(const validated_webhook&) noexcept = default;
+    validated_webhook(validated_webhook&& other) noexcept : state_(other.state_) {}
+    validated_webhook& operator=(const validated_webhook&) noexcept = default;
+    validated_webhook& operator=(validated_webhook&& other) noexcept {
+        state_ = other.state_;
+        return *this;
+    }
+    ~validated_webhook() = default;
+
+    [[nodiscard]] const webhook& config() const noexcept { return state_->config; }
+    [[nodiscard]] const std::string& name() const noexcept { return state_->config.name; }
+    [[nodiscard]] bool saved() const noexcept { return state_->config.saved; }
+    [[nodiscard]] const endpoint_url& endpoint() const noexcept { return state_->endpoint; }
+    [[nodiscard]] const std::optional<secret>& signing_secret() const noexcept { return state_->config.signing_secret; }
 
     // The URL requests go to: the endpoint with the query parameters of H2
     // appended (percent-encoded). Holds secrets when there are any.
-    [[nodiscard]] const std::string& target_url() const noexcept { return target_url_; }
+    [[nodiscard]] const std::string& target_url() const noexcept { return state_->target_url; }
     // Content-Type: application/json first, then the authentication headers in
     // the order configured, each marked sensitive.
-    [[nodiscard]] const http_headers& headers() const noexcept { return headers_; }
+    [[nodiscard]] const http_headers& headers() const noexcept { return state_->headers; }
 
     // H3: the filter admits e (an empty filter admits every type).
     [[nodiscard]] bool admits(event_type e) const noexcept {
         const auto bit = static_cast<unsigned>(e);
-        return bit < 64 && (event_mask_ >> bit & 1u) != 0;
+        return bit < 64 && (state_->event_mask >> bit & 1u) != 0;
     }
 
-    friend bool operator==(const validated_webhook& a, const validated_webhook& b) { return a.config_ == b.config_; }
+    friend bool operator==(const validated_webhook& a, const validated_webhook& b) {
+        return a.state_ == b.state_ || a.state_->config == b.state_->config;
+    }
     friend bool operator!=(const validated_webhook& a, const validated_webhook& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.config_; }
+    friend std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.state_->config; }
 
 private:
     friend struct detail::hooks::webhook_validator;
-    validated_webhook() = default;
+    friend struct detail::hooks::webhook_access;
+    explicit validated_webhook(std::shared_ptr<const detail::hooks::prepared_webhook> state) noexcept
+        : state_(std::move(state)) {}
 
-    webhook config_;
-    endpoint_url endpoint_;
-    std::string target_url_;
-    http_headers headers_;
-    std::uint64_t event_mask_ = 0;
+    std::shared_ptr<const detail::hooks::prepared_webhook> state_;  // never null
 };
 
 static_assert(event_type_count <= 64, "the event mask of validated_webhook holds one bit per type");
@@ -360,24 +434,25 @@ struct webhook_validator {
             sink.add(errc::invalid_value, path_member(base, "signingSecret"), "is empty; omit it or give a secret");
         if (sink.out.size() != before) return std::nullopt;
 
-        validated_webhook v;
-        v.config_ = w;
-        v.endpoint_ = std::move(*ep);
-        v.target_url_ = w.endpoint;
-        v.headers_.reserve(1 + w.auth.size());
-        v.headers_.push_back(http_header{"Content-Type", "application/json", false});
+        auto state = std::make_shared<detail::hooks::prepared_webhook>();
+        state->config = w;
+        state->endpoint = std::move(*ep);
+        state->target_url = w.endpoint;
+        state->headers.reserve(1 + w.auth.size());
+        state->headers.push_back(http_header{"Content-Type", "application/json", false});
         for (const auto& p : w.auth) {
             if (p.in == auth_location::query)
-                append_query_parameter(v.target_url_, p.name, p.value.reveal());
+                append_query_parameter(state->target_url, p.name, p.value.reveal());
             else
-                v.headers_.push_back(http_header{p.name, p.value.reveal(), true});
+                state->headers.push_back(http_header{p.name, p.value.reveal(), true});
         }
         if (w.events.empty()) {
-            v.event_mask_ = ~std::uint64_t{0};
+            state->event_mask = ~std::uint64_t{0};
         } else {
-            for (auto e : w.events) v.event_mask_ |= std::uint64_t{1} << static_cast<unsigned>(e);
+            for (auto e : w.events) state->event_mask |= std::uint64_t{1} << static_cast<unsigned>(e);
         }
-        return v;
+        state->name_hash = hash_bytes(w.name, name_hash_seed);
+        return validated_webhook(std::move(state));
     }
 
     // Element i of a list, under base[i]: as above, and its name must differ
