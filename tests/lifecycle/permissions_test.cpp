@@ -103,6 +103,17 @@ TEST_CASE("K9: API families merge by union; feature permissions add families", "
     CHECK_FALSE(merge_permissions({"user:auditors"}, policy).allows("Export"));
 }
 
+TEST_CASE("K9: permissions built from a map combine levels as merged ones do", "[K9][permissions]") {
+    const key_permissions p({{resource::all(), access_level::execute},
+                             {resource::folder("F"), access_level::read},
+                             {resource::service("G", "S"), access_level::admin}},
+                            default_api_families());
+    CHECK(p.access_to(resource_ref::in_folder("F")) == access_level::execute);  // all above the folder's read
+    CHECK(p.access_to(resource_ref::of_service("G", "S")) == access_level::admin);
+    CHECK(p.access_to(resource_ref::of_service("G", "T")) == access_level::execute);
+    CHECK(p.access_to(resource_ref::all()) == access_level::execute);
+}
+
 TEST_CASE("K9: a host may replace the default families", "[K9][permissions]") {
     auto policy = sample_policy();
     policy.default_families = {api_family::metadata()};
