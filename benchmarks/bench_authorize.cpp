@@ -1,0 +1,203 @@
+// Authorization (K10) against an index of 1,000,000 keys, compared with one
+// std::unordered_map<std::string, ...>::find of the same key; heap allocations
+// are counted through a replaced global operator new (this executable only).
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "generator.hpp"
+#include "keyhook/authorization.hpp"
+#include "keyhook/key_index.hpp"
+
+// ---- allocation counting: every allocating form of operator new goes here.
+namespace {
+std::atomic<std::uint64_t> allocations{0};
+
+void* counted_alloc(std::size_t n) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void* counted_aligned_alloc(std::size_t n, std::align_val_t a) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    const auto align = static_cast<std::size_t>(a);
+    const std::size_t size = (n + align - 1) / align * align;  // aligned_alloc wants a multiple
+    if (void* p = std::aligned_alloc(align, size == 0 ? align : size)) return p;
+    throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    try { return counted_alloc(n); } catch (...) { return nullptr; }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    try { return counted_alloc(n); } catch (...) { return nullptr; }
+}
+void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+constexpr std::size_t index_size = 1000000;
+constexpr std::size_t tenant_count = 100;
+constexpr std::size_t probe_count = 1 << 16;
+
+std::string tenant_name(std::size_t i) { return "tenant-" + std::to_string(i % tenant_count); }
+
+// What the baseline map holds per key: about what a host would keep.
+struct plain_entry {
+    std::uint32_t tenant;
+    std::int64_t expire_at;
+};
+
+struct fixture {
+    std::vector<std::string> keys;    // the plaintexts, index_size of them
+    std::vector<std::size_t> probes;  // positions in `keys`, in a random order
+    // The probed keys copied in probe order, as a server holds the header value
+    // of the call in hand: reading it must not cost a cache miss of its own.
+    std::vector<std::string> probe_keys;
+    keyhook::key_index index{std::array<unsigned char, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+    std::unordered_map<std::string, plain_entry> map;
+    keyhook::timestamp now = keyhook::parse_timestamp("2025-06-01T12:00:00Z");
+
+    fixture() {
+        keyhook_bench::rng r(keyhook_bench::default_seed);
+        keyhook::permission_policy policy;
+        policy.groups["user:pf"].access[keyhook::resource::all()] = keyhook::access_level::execute;
+        policy.groups["user:pricing"].access[keyhook::resource::folder("Pricing")] = keyhook::access_level::write;
+
+        keyhook::api_key record;
+        record.name = "benchmark key";
+        record.status = keyhook::key_status::active;
+        record.active_from = keyhook::parse_timestamp("2024-01-01T00:00:00Z");
+        record.expire_at = keyhook::parse_timestamp("2030-01-01T00:00:00Z");
+        keys.reserve(index_size);
+        index.reserve(index_size);
+        map.reserve(index_size);
+        for (std::size_t i = 0; i < index_size; ++i) {
+            std::string id, key;
+            keyhook_bench::append_uuid(id, r);
+            keyhook_bench::append_uuid(key, r);
+            record.id = keyhook::key_id(id);
+            record.groups = i % 3 == 0 ? std::vector<std::string>{"user:pf", "user:pricing"}
+                                       : std::vector<std::string>{"user:pf"};
+            index.add(tenant_name(i), record, keyhook::secret(key), policy);
+            map.emplace(key, plain_entry{static_cast<std::uint32_t>(i % tenant_count),
+                                         record.expire_at.time_since_epoch().count()});
+            keys.push_back(std::move(key));
+        }
+        probes.reserve(probe_count);
+        for (std::size_t i = 0; i < probe_count; ++i) probes.push_back(r.below(index_size));
+        probe_keys.reserve(probe_count);
+        for (auto k : probes) probe_keys.push_back(keys[k]);
+    }
+};
+
+fixture& shared() {
+    static fixture f;
+    return f;
+}
+
+// The argument is how many distinct keys the calls use, in a random order:
+// 65,536 spread over the whole index (calls from many integrations: the
+// lookups miss the caches, the target's case), or 1,024 (a few busy
+// integrations: everything stays in cache, so hashing dominates).
+void probe_sets(benchmark::internal::Benchmark* b) { b->Arg(probe_count)->Arg(1024); }
+
+void BM_authorize_baseline_unordered_map_find(benchmark::State& state) {
+    auto& f = shared();
+    const auto mask = static_cast<std::size_t>(state.range(0)) - 1;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const auto it = f.map.find(f.probe_keys[i]);
+        benchmark::DoNotOptimize(it);
+        i = (i + 1) & mask;
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_authorize_baseline_unordered_map_find)->Apply(probe_sets);
+
+// The full K10 check of a valid call (every step runs): the same keys, in the
+// same order, passed as the header values a server would hold.
+void BM_authorize_1M_keys(benchmark::State& state) {
+    auto& f = shared();
+    const auto family = keyhook::api_family::execute();
+    const auto resource = keyhook::resource_ref::of_service("Pricing", "Rate Calculator");
+    std::vector<std::string> tenants;
+    for (std::size_t t = 0; t < tenant_count; ++t) tenants.push_back(tenant_name(t));
+
+    // Every probe must be allowed, or the benchmark would time an early exit.
+    for (std::size_t i = 0; i < 256; ++i) {
+        const auto k = f.probes[i];
+        if (!keyhook::authorize(f.index, f.probe_keys[i], tenants[k % tenant_count], family, resource,
+                                keyhook::access_level::execute, f.now)) {
+            state.SkipWithError("a probe key was not authorized");
+            return;
+        }
+    }
+    const auto mask = static_cast<std::size_t>(state.range(0)) - 1;
+    std::size_t i = 0;
+    const auto before = allocations.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+        const auto k = f.probes[i];
+        auto a = keyhook::authorize(f.index, f.probe_keys[i], tenants[k % tenant_count], family, resource,
+                                    keyhook::access_level::execute, f.now);
+        benchmark::DoNotOptimize(a);
+        i = (i + 1) & mask;
+    }
+    const auto after = allocations.load(std::memory_order_relaxed);
+    state.counters["allocs_per_check"] =
+        static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_authorize_1M_keys)->Apply(probe_sets);
+
+// The same check from the call's headers (found by case-insensitive name).
+void BM_authorize_1M_keys_from_headers(benchmark::State& state) {
+    auto& f = shared();
+    const auto family = keyhook::api_family::execute();
+    const auto resource = keyhook::resource_ref::in_folder("Pricing");
+    const auto count = static_cast<std::size_t>(state.range(0));
+    std::vector<keyhook::http_headers> calls;
+    calls.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto k = f.probes[i];
+        calls.push_back({{"Accept", "application/json", false},
+                         {"X-Synthetic-Key", f.probe_keys[i], true},
+                         {"X-Tenant-Name", tenant_name(k), false}});
+    }
+    std::size_t i = 0;
+    const auto before = allocations.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+        auto a = keyhook::authorize(f.index, calls[i], family, resource, keyhook::access_level::read, f.now);
+        benchmark::DoNotOptimize(a);
+        i = (i + 1) & (count - 1);
+    }
+    const auto after = allocations.load(std::memory_order_relaxed);
+    state.counters["allocs_per_check"] =
+        static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_authorize_1M_keys_from_headers)->Apply(probe_sets);
+
+}  // namespace
