@@ -9,44 +9,10 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
-#include "generator.hpp"
 #include "keyhook/notification.hpp"
+#include "notifications.hpp"
 
 namespace {
-
-// A handful of realistic events (one with non-ASCII names, one with characters
-// that need escaping), used in turn so that no single one is all that is measured.
-std::vector<keyhook::notification> make_notifications() {
-    keyhook_bench::rng r(keyhook_bench::default_seed);
-    const auto uuid = [&r] {
-        std::string s;
-        keyhook_bench::append_uuid(s, r);
-        return s;
-    };
-    const auto at = [&r] {
-        std::string s;
-        keyhook_bench::append_timestamp(s, r);
-        return keyhook::parse_timestamp(s);
-    };
-    std::vector<keyhook::notification> v;
-    v.push_back({"Pricing Models 2024", "Rate Calculator", uuid(), keyhook::event_type::PublishEngine,
-                 std::string(keyhook::audit_type_product_engine), "rate-calculator-v12.xlsx", uuid(),
-                 "acme-insurance", at()});
-    v.push_back({"Underwriting", "", uuid(), keyhook::event_type::AddProduct,
-                 std::string(keyhook::audit_type_product), "", "", "acme-insurance", at()});
-    v.push_back({"Tarifs \xC3\xA9t\xC3\xA9 M\xC3\xBCnchen", "Pr\xC3\xA4mienrechner", uuid(),
-                 keyhook::event_type::UpdateEngine, std::string(keyhook::audit_type_product_engine),
-                 "praemien_v3.xlsx", uuid(), "versicherung-sued", at()});
-    v.push_back({"Claims \"Q3\" review", "Loss\\Ratio\tModel", uuid(), keyhook::event_type::DownloadEngine,
-                 std::string(keyhook::audit_type_product_engine), "loss ratio (final).xlsx", uuid(),
-                 "northwind-re", at()});
-    return v;
-}
-
-const std::vector<keyhook::notification>& notifications() {
-    static const auto v = make_notifications();
-    return v;
-}
 
 // What an application would write without keyhook's writer.
 std::string ordered_json_body(const keyhook::notification& n) {
@@ -71,7 +37,7 @@ std::string ordered_json_body(const keyhook::notification& n) {
 // The two must write the same bytes (events' tests check it too; a benchmark of
 // different outputs would compare nothing).
 void check_same_bytes() {
-    for (const auto& n : notifications()) {
+    for (const auto& n : keyhook_bench::notifications()) {
         if (keyhook::notification_body(n) != ordered_json_body(n)) {
             std::cerr << "notification_body differs from ordered_json's dump for " << n << '\n';
             std::abort();
@@ -81,7 +47,7 @@ void check_same_bytes() {
 
 void BM_notification_ordered_json(benchmark::State& state) {
     check_same_bytes();
-    const auto& v = notifications();
+    const auto& v = keyhook_bench::notifications();
     std::size_t i = 0;
     for (auto _ : state) {
         auto body = ordered_json_body(v[i]);
@@ -94,7 +60,7 @@ BENCHMARK(BM_notification_ordered_json);
 
 // notification_body: a new string per body, as dump() gives.
 void BM_notification_keyhook(benchmark::State& state) {
-    const auto& v = notifications();
+    const auto& v = keyhook_bench::notifications();
     std::size_t i = 0;
     for (auto _ : state) {
         auto body = keyhook::notification_body(v[i]);
@@ -107,7 +73,7 @@ BENCHMARK(BM_notification_keyhook);
 
 // write_notification into a buffer the caller reuses: no allocation at all.
 void BM_notification_keyhook_reused_buffer(benchmark::State& state) {
-    const auto& v = notifications();
+    const auto& v = keyhook_bench::notifications();
     std::string buffer;
     std::size_t i = 0;
     for (auto _ : state) {
