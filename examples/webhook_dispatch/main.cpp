@@ -1,0 +1,178 @@
+// webhook_dispatch: what the service sends for one event (spec 4.3, 6.3; rules
+// H1 to H4 and H8), as a command.
+//
+// Usage:
+//   webhook_dispatch [--now T] [FILE | -]
+//
+// Reads one JSON object from FILE (standard input for "-"; the bundled sample
+// when no file is given):
+//   {"tenant":   {"name": "...", "webhooksEnabled": true},
+//    "webhooks": [{"name", "endpoint", "saved", "events": [...],
+//                  "auth": [{"in": "header"|"query", "name", "value"}]}, ...],
+//    "event":    {"UserAction", "FolderName", "ServiceName", "EntityId",
+//                 "AuditType", "FileName", "ServiceVersionId"}}
+// (members of "event" other than UserAction may be missing) and prints
+//   {"requests": [{"webhook", "method", "url", "headers": {...}, "body", "deliveryId"}, ...]}
+// one per webhook that fires, in the order given; "body" is the exact body.
+// --now T sets RequestTimeStamp (T as in rule T1); by default the current time.
+//
+// The printed URLs and headers hold the authentication values in clear: they
+// are what the receiver must get, and showing them is this tool's purpose. Do
+// not run it on production configuration where others can read the output.
+//
+// Exit status: 0 success, 1 invalid input (the error, with its JSON path, on
+// standard error), 2 usage error (bad arguments, unreadable file).
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/dispatch.hpp"
+#include "keyhook/timestamps.hpp"
+#include "webhook_dispatch_sample.hpp"
+
+namespace {
+
+constexpr int exit_ok = 0;
+constexpr int exit_invalid = 1;
+constexpr int exit_usage = 2;
+
+constexpr std::string_view usage_line = "usage: webhook_dispatch [--now T] [FILE | -]\n";
+
+int usage_error(std::string_view problem) {
+    std::cerr << "webhook_dispatch: " << problem << '\n' << usage_line;
+    return exit_usage;
+}
+
+struct arguments {
+    std::optional<keyhook::timestamp> now;
+    std::optional<std::string> file;  // "-" for standard input
+    bool help = false;
+};
+
+// nullopt after reporting a usage error.
+std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
+    arguments args;
+    const std::vector<std::string_view> list(argv + 1, argv + argc);
+    bool options_done = false;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto arg = list[i];
+        if (!options_done && (arg == "--help" || arg == "-h")) {
+            args.help = true;
+            return args;
+        }
+        if (!options_done && arg == "--") {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && (arg == "--now" || arg.substr(0, 6) == "--now=")) {
+            std::string_view value;
+            if (arg == "--now") {
+                if (i + 1 == list.size()) {
+                    status = usage_error("--now needs a timestamp");
+                    return std::nullopt;
+                }
+                value = list[++i];
+            } else {
+                value = arg.substr(6);
+            }
+            auto t = keyhook::try_parse_timestamp(value);
+            if (!t) {
+                status = usage_error("--now: " + t.error().message);
+                return std::nullopt;
+            }
+            args.now = *t;
+            continue;
+        }
+        if (!options_done && arg.size() > 1 && arg[0] == '-') {
+            status = usage_error("unknown option " + keyhook::detail::quote_input(arg));
+            return std::nullopt;
+        }
+        if (args.file) {
+            status = usage_error("give at most one input file");
+            return std::nullopt;
+        }
+        args.file = std::string(arg);
+    }
+    return args;
+}
+
+std::optional<std::string> read_input(const std::optional<std::string>& file) {
+    if (!file) return std::string(webhook_dispatch::bundled_sample);
+    if (*file == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    std::ifstream in(*file, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return std::nullopt;
+    return text.str();
+}
+
+// The output document. Header values are printed as they will be sent,
+// credentials included (see the header comment).
+nlohmann::ordered_json to_output(const std::vector<keyhook::outbound_request>& requests) {
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& r : requests) {
+        auto headers = nlohmann::ordered_json::object();
+        for (const auto& h : r.headers()) headers[h.name] = h.value;
+        nlohmann::ordered_json item;
+        item["webhook"] = r.webhook_name();
+        item["method"] = std::string(r.method());
+        item["url"] = r.url();
+        item["headers"] = std::move(headers);
+        item["body"] = r.body();
+        item["deliveryId"] = to_string(r.id());
+        list.push_back(std::move(item));
+    }
+    nlohmann::ordered_json out;
+    out["requests"] = std::move(list);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int status = exit_ok;
+    const auto args = parse_arguments(argc, argv, status);
+    if (!args) return status;
+    if (args->help) {
+        std::cout << usage_line
+                  << "Prints the requests the service sends for one event to the tenant's webhooks.\n"
+                     "Without FILE, runs on the bundled sample. See docs/webhooks.md.\n";
+        return exit_ok;
+    }
+    const auto text = read_input(args->file);
+    if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*args->file, 256));
+    const std::string source = !args->file ? "<bundled sample>" : (*args->file == "-" ? "<stdin>" : *args->file);
+
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+        const keyhook::error err{keyhook::errc::syntax_error, {},
+                                 "expected one JSON object, syntax error at byte offset " + std::to_string(e.byte)};
+        std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
+        return exit_invalid;
+    }
+    // The example may read the clock; the library never does.
+    const auto now = args->now ? *args->now : keyhook::to_timestamp(std::chrono::system_clock::now());
+    const auto input = keyhook::try_dispatch_input_from_json(document, now);
+    if (!input) {
+        std::cerr << "webhook_dispatch: " << source << ": " << input.error() << '\n';
+        return exit_invalid;
+    }
+    const auto requests = keyhook::try_dispatch(input->settings.tenant, input->settings.webhooks, input->event);
+    if (!requests) {
+        std::cerr << "webhook_dispatch: " << source << ": " << requests.error() << '\n';
+        return exit_invalid;
+    }
+    std::cout << to_output(*requests).dump(2) << '\n';
+    return exit_ok;
+}

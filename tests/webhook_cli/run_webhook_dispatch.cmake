@@ -1,0 +1,40 @@
+# Runs webhook_dispatch once and checks what it did.
+#   -DEXE=<program> -DARGS=<a|b|c> -DEXIT=<status> [-DSTDIN=<file>] [-DSTDOUT_FILE=<file>]
+#   [-DSTDOUT_REGEX=<re>] [-DSTDERR_REGEX=<re>] [-DSTDERR_NOT_REGEX=<re>] [-DSTDOUT_EMPTY=ON]
+# Arguments are separated by '|' so that one may hold ';' or spaces.
+if(ARGS STREQUAL "")
+    set(_args "")
+else()
+    string(REPLACE "|" ";" _args "${ARGS}")
+endif()
+if(STDIN)
+    execute_process(COMMAND "${EXE}" ${_args} INPUT_FILE "${STDIN}"
+        RESULT_VARIABLE _status OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+else()
+    execute_process(COMMAND "${EXE}" ${_args}
+        RESULT_VARIABLE _status OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+endif()
+set(_report "\n--- stdout ---\n${_out}\n--- stderr ---\n${_err}")
+if(NOT _status STREQUAL EXIT)
+    message(FATAL_ERROR "exit status ${_status}, expected ${EXIT}${_report}")
+endif()
+if(STDOUT_FILE)
+    file(READ "${STDOUT_FILE}" _expected)
+    if(NOT _out STREQUAL _expected)
+        file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/webhook_dispatch_actual.txt" "${_out}")
+        message(FATAL_ERROR "standard output differs from ${STDOUT_FILE} (actual output written to "
+                            "${CMAKE_CURRENT_BINARY_DIR}/webhook_dispatch_actual.txt)${_report}")
+    endif()
+endif()
+if(STDOUT_REGEX AND NOT _out MATCHES "${STDOUT_REGEX}")
+    message(FATAL_ERROR "standard output does not match ${STDOUT_REGEX}${_report}")
+endif()
+if(STDOUT_EMPTY AND NOT _out STREQUAL "")
+    message(FATAL_ERROR "standard output should be empty${_report}")
+endif()
+if(STDERR_REGEX AND NOT _err MATCHES "${STDERR_REGEX}")
+    message(FATAL_ERROR "standard error does not match ${STDERR_REGEX}${_report}")
+endif()
+if(STDERR_NOT_REGEX AND _err MATCHES "${STDERR_NOT_REGEX}")
+    message(FATAL_ERROR "standard error matches ${STDERR_NOT_REGEX}, which it must not${_report}")
+endif()
