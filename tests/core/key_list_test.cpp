@@ -1,0 +1,804 @@
+#include "keyhook/key_list.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/testing.hpp"
+
+using keyhook::errc;
+using keyhook::key_list_mode;
+using keyhook::key_list_options;
+using keyhook::key_list_query;
+using keyhook::key_status;
+using keyhook::try_parse_key_list;
+using keyhook::testing::fixed_now;
+using keyhook::testing::key_builder;
+using keyhook::testing::list_response_builder;
+using date::days;
+using nlohmann::json;
+
+namespace {
+
+constexpr keyhook::microseconds us{1};
+
+key_list_query sample_query() {
+    key_list_query q;
+    q.base_url = "https://utilities.example.com";
+    q.tenant = "acme";
+    q.token = keyhook::secret("token-123");
+    return q;
+}
+
+const char* const base = "https://utilities.example.com/acme/api/v1/key/apikeys";
+
+// A response with the given records (as JSON values) in data.result.
+std::string response_with(const json& records, const std::string& status = "success") {
+    json j = {{"status", status},
+              {"data", {{"count", records.size()}, {"page", 1}, {"pageSize", 100}, {"result", records}}}};
+    return j.dump();
+}
+
+json valid_record(int n) {
+    return json(key_builder::numbered(static_cast<std::uint64_t>(n)).build());
+}
+
+template <class T>
+std::string printed(const T& v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// L1
+
+TEST_CASE("L1: the request with defaults", "[L1][key_list]") {
+    const auto q = sample_query();
+    CHECK(q.page == 1);
+    CHECK(q.size == 100);
+    CHECK(q.type == "synthetic");
+    CHECK_FALSE(q.status);
+    const auto r = keyhook::list_keys_request(q);
+    CHECK(r.method == "GET");
+    CHECK(r.url == std::string(base) + "?_page=1&_size=100&type=synthetic");
+    CHECK(r.body.empty());
+    const auto* auth = keyhook::find_header(r.headers, "authorization");
+    REQUIRE(auth != nullptr);
+    CHECK(auth->name == "Authorization");
+    CHECK(auth->value == "Bearer token-123");
+    CHECK(auth->sensitive);
+}
+
+TEST_CASE("L1: parameters, status filter, and omitted empty parameters", "[L1][key_list]") {
+    auto q = sample_query();
+    q.page = 3;
+    q.size = 25;
+    q.status = "active";
+    CHECK(keyhook::list_keys_request(q).url == std::string(base) + "?_page=3&_size=25&type=synthetic&status=active");
+    q.status = "";
+    q.type = "";
+    CHECK(keyhook::list_keys_request(q).url == std::string(base) + "?_page=3&_size=25");
+    q.type = "a&b=c";
+    CHECK(keyhook::find_query_parameter(keyhook::list_keys_request(q).url, "type") == std::string("a&b=c"));
+}
+
+TEST_CASE("L1: trailing slashes on base_url, tenant percent-encoded", "[L1][key_list]") {
+    auto q = sample_query();
+    for (const char* b : {"https://utilities.example.com/", "https://utilities.example.com//"}) {
+        q.base_url = b;
+        CHECK(keyhook::list_keys_request(q).url.rfind(base, 0) == 0);
+    }
+    q.base_url = "https://utilities.example.com/prefix/";
+    q.tenant = "my tenant/ü";
+    CHECK(keyhook::list_keys_request(q).url ==
+          "https://utilities.example.com/prefix/my%20tenant%2F%C3%BC/api/v1/key/apikeys?_page=1&_size=100&type=synthetic");
+}
+
+TEST_CASE("L1: page and size are at least 1", "[L1][key_list]") {
+    for (const char* field : {"page", "size"}) {
+        INFO(field);
+        auto q = sample_query();
+        auto& v = std::string(field) == "page" ? q.page : q.size;
+        v = 1;
+        CHECK(keyhook::try_list_keys_request(q).has_value());
+        for (const std::int64_t bad : {std::int64_t{0}, std::int64_t{-1}, std::numeric_limits<std::int64_t>::min()}) {
+            v = bad;
+            const auto r = keyhook::try_list_keys_request(q);
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error().code == errc::out_of_range);
+            CHECK(r.error().path == field);
+            CHECK(r.error().message == "expected at least 1, got " + std::to_string(bad));
+            CHECK_THROWS_AS(keyhook::list_keys_request(q), keyhook::exception);
+        }
+    }
+}
+
+TEST_CASE("L1: base_url, tenant and token are checked", "[L1][key_list]") {
+    struct bad_case {
+        std::string base_url, tenant, token;
+        errc code;
+        const char* path;
+    };
+    const bad_case cases[] = {
+        {"", "acme", "t", errc::invalid_value, "base_url"},
+        {"utilities.example.com", "acme", "t", errc::invalid_value, "base_url"},
+        {"ftp://utilities.example.com", "acme", "t", errc::invalid_value, "base_url"},
+        {"https://", "acme", "t", errc::invalid_value, "base_url"},
+        {"https:///", "acme", "t", errc::invalid_value, "base_url"},
+        {"https://a b.example.com", "acme", "t", errc::invalid_value, "base_url"},
+        {"https://u.example.com?x=1", "acme", "t", errc::invalid_value, "base_url"},
+        {"https://u.example.com#top", "acme", "t", errc::invalid_value, "base_url"},
+        {"https://u.example.com", "", "t", errc::invalid_value, "tenant"},
+        {"https://u.example.com", "acme", "", errc::invalid_value, "token"},
+        {"https://u.example.com", "acme", "abc\ndef", errc::invalid_header, "token"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.base_url << " / " << c.tenant);
+        auto q = sample_query();
+        q.base_url = c.base_url;
+        q.tenant = c.tenant;
+        q.token = keyhook::secret(c.token);
+        const auto r = keyhook::try_list_keys_request(q);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == c.code);
+        CHECK(r.error().path == c.path);
+    }
+    auto q = sample_query();
+    q.base_url = "HTTP://localhost:8080";
+    CHECK(keyhook::list_keys_request(q).url.rfind("HTTP://localhost:8080/acme/", 0) == 0);
+}
+
+TEST_CASE("L1: a query prints readably with its token masked", "[L1][M3][key_list]") {
+    auto q = sample_query();
+    q.token = keyhook::secret("0123456789abcdef");
+    CHECK(printed(q) ==
+          "key_list_query{base_url=\"https://utilities.example.com\", tenant=\"acme\", page=1, size=100, "
+          "type=\"synthetic\", status=none, token=secret(012**********def)}");
+    auto same = q;
+    CHECK(same == q);
+    same.page = 2;
+    CHECK(same != q);
+}
+
+// ---------------------------------------------------------------------------
+// L2: the envelope
+
+TEST_CASE("L2: status success in any case", "[L2][key_list]") {
+    for (const char* s : {"success", "Success", "SUCCESS", "sUcCeSs"}) {
+        INFO(s);
+        const auto r = try_parse_key_list(response_with(json::array({valid_record(1)}), s));
+        REQUIRE(r.has_value());
+        CHECK(r->records.size() == 1);
+    }
+}
+
+TEST_CASE("L2: any other status is not_success with the body's message and errorCode", "[L2][key_list]") {
+    SECTION("with both") {
+        const auto body = list_response_builder().failure("token expired", "AUTH-401").build();
+        const auto r = try_parse_key_list(body);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::not_success);
+        CHECK(r.error().path == "status");
+        CHECK(r.error().message ==
+              "expected \"success\", got \"error\", errorCode \"AUTH-401\", message \"token expired\"");
+        CHECK_THROWS_AS(keyhook::parse_key_list(body), keyhook::exception);
+    }
+    SECTION("numeric errorCode, members after data, no data") {
+        const auto r = try_parse_key_list(R"({"status":"failed","errorCode":403,"message":"denied"})");
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::not_success);
+        CHECK(r.error().message == "expected \"success\", got \"failed\", errorCode 403, message \"denied\"");
+    }
+    SECTION("neither") {
+        const auto r = try_parse_key_list(response_with(json::array(), "successful"));
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::not_success);
+        CHECK(r.error().message == "expected \"success\", got \"successful\"");
+    }
+    SECTION("not_success wins over a malformed data member") {
+        const auto r = try_parse_key_list(R"({"data":7,"status":"error"})");
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::not_success);
+    }
+}
+
+TEST_CASE("L2: status missing, null or not a string", "[L2][key_list]") {
+    const auto missing = try_parse_key_list(R"({"data":{"count":0,"page":1,"pageSize":1,"result":[]}})");
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == errc::missing_member);
+    CHECK(missing.error().path == "status");
+    const auto null = try_parse_key_list(R"({"status":null})");
+    REQUIRE_FALSE(null.has_value());
+    CHECK(null.error().code == errc::missing_member);
+    const auto number = try_parse_key_list(R"({"status":200})");
+    REQUIRE_FALSE(number.has_value());
+    CHECK(number.error().code == errc::wrong_type);
+    CHECK(number.error().path == "status");
+    CHECK(number.error().message == "expected a string, got number");
+}
+
+TEST_CASE("L2: count, page and pageSize are required non-negative integers", "[L2][key_list]") {
+    const std::string names[] = {"count", "page", "pageSize"};
+    for (const auto& name : names) {
+        INFO(name);
+        const auto with = [&](const json& v) {
+            json j = json::parse(response_with(json::array()));
+            if (v.is_discarded()) j["data"].erase(name); else j["data"][name] = v;
+            return try_parse_key_list(j.dump());
+        };
+        const auto path = "data." + name;
+        CHECK(with(0).has_value());
+        CHECK(with(std::numeric_limits<std::int64_t>::max()).has_value());
+        const auto negative = with(-1);
+        REQUIRE_FALSE(negative.has_value());
+        CHECK(negative.error().code == errc::out_of_range);
+        CHECK(negative.error().path == path);
+        const auto huge = with(static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1);
+        REQUIRE_FALSE(huge.has_value());
+        CHECK(huge.error().code == errc::out_of_range);
+        const auto fraction = with(1.5);
+        REQUIRE_FALSE(fraction.has_value());
+        CHECK(fraction.error().code == errc::wrong_type);
+        CHECK(fraction.error().message == "expected an integer, got \"1.5\"");
+        const auto text = with("10");
+        REQUIRE_FALSE(text.has_value());
+        CHECK(text.error().code == errc::wrong_type);
+        CHECK(text.error().message == "expected an integer, got string");
+        for (const auto& absent : {json(json::value_t::discarded), json(nullptr)}) {
+            const auto r = with(absent);
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error().code == errc::missing_member);
+            CHECK(r.error().path == path);
+        }
+    }
+}
+
+TEST_CASE("L2: data and data.result are required, of the right type", "[L2][key_list]") {
+    const auto no_data = try_parse_key_list(R"({"status":"success"})");
+    REQUIRE_FALSE(no_data.has_value());
+    CHECK(no_data.error().code == errc::missing_member);
+    CHECK(no_data.error().path == "data");
+    const auto data_array = try_parse_key_list(R"({"status":"success","data":[]})");
+    REQUIRE_FALSE(data_array.has_value());
+    CHECK(data_array.error().code == errc::wrong_type);
+    CHECK(data_array.error().path == "data");
+    CHECK(data_array.error().message == "expected an object, got array");
+    const auto no_result = try_parse_key_list(R"({"status":"success","data":{"count":0,"page":1,"pageSize":1}})");
+    REQUIRE_FALSE(no_result.has_value());
+    CHECK(no_result.error().path == "data.result");
+    CHECK(no_result.error().code == errc::missing_member);
+    const auto result_object =
+        try_parse_key_list(R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":{}}})");
+    REQUIRE_FALSE(result_object.has_value());
+    CHECK(result_object.error().code == errc::wrong_type);
+    CHECK(result_object.error().path == "data.result");
+    CHECK(result_object.error().message == "expected an array of records, got object");
+}
+
+TEST_CASE("L2: the top level must be an object", "[L2][key_list]") {
+    for (const char* text : {"[]", "\"success\"", "null", "42"}) {
+        INFO(text);
+        const auto r = try_parse_key_list(text);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::wrong_type);
+        CHECK(r.error().path.empty());
+    }
+}
+
+TEST_CASE("L2: an empty page", "[L2][key_list]") {
+    const auto p = keyhook::parse_key_list(R"({"status":"success","data":{"count":0,"page":1,"pageSize":100,"result":[]}})");
+    CHECK(p.count == 0);
+    CHECK(p.page == 1);
+    CHECK(p.page_size == 100);
+    CHECK(p.records.empty());
+    CHECK(p.rejected.empty());
+}
+
+TEST_CASE("L2: unknown members are ignored at every level", "[L2][key_list]") {
+    auto rec = valid_record(1);
+    rec["extra"] = {{"deep", {1, 2, {{"k", "v"}}}}};
+    json j = json::parse(response_with(json::array({rec})));
+    j["meta"] = {{"requestId", "abc"}, {"list", {1, 2, 3}}};
+    j["data"]["links"] = {{"next", nullptr}};
+    j["trace"] = {"a", {"b", {"c"}}};
+    const auto p = keyhook::parse_key_list(j.dump());
+    REQUIRE(p.records.size() == 1);
+    CHECK(p.records[0] == key_builder::numbered(1).build());
+}
+
+TEST_CASE("L2: records read as try_api_key_from_json reads them", "[L2][key_list]") {
+    const auto keys = std::vector<keyhook::api_key>{key_builder::numbered(1).build(),
+                                                    key_builder::numbered(2).minimal().build(),
+                                                    key_builder::numbered(3).revoked().groups({"a", "b", "c", "d", "e"}).build()};
+    const auto body = list_response_builder().add(keys).count(42).page(2).page_size(3).build();
+    const auto p = keyhook::parse_key_list(body);
+    CHECK(p.count == 42);
+    CHECK(p.page == 2);
+    CHECK(p.page_size == 3);
+    CHECK(p.records == keys);
+    CHECK(p.rejected.empty());
+}
+
+TEST_CASE("L2: a repeated member counts once, the last one wins, as in a DOM", "[L2][key_list]") {
+    const std::string rec =
+        R"({"id":"a","name":"first","name":"second","status":"Revoked","status":"Active","groups":[1],"groups":["x"],)"
+        R"("activeFrom":"bad","activeFrom":"2026-01-01T00:00:00Z","expireAt":"2026-02-01T00:00:00Z"})";
+    const auto text = R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)" + rec + "]}}";
+    const auto p = keyhook::parse_key_list(text);
+    REQUIRE(p.records.size() == 1);
+    CHECK(p.records[0].name == "second");
+    CHECK(p.records[0].status == key_status::active);
+    CHECK(p.records[0].groups == std::vector<std::string>{"x"});
+    CHECK(p.records[0] == keyhook::api_key_from_json(json::parse(rec)));
+}
+
+namespace {
+
+// Variations of each member: present, absent, null, and values of every JSON
+// type, to compare the SAX decoder with the DOM reader on each.
+std::vector<json> variations(const std::string& member) {
+    std::vector<json> v = {json(json::value_t::discarded), nullptr, 7, -1.5, true, json::object(),
+                           json::array({1, {{"a", 1}}}), "", "x"};
+    if (member == "status")
+        for (const char* s : {"Active", "deactivated", "Active in the future", "Bogus"}) v.emplace_back(s);
+    if (member == "groups")
+        for (const json& g : {json::array(), json{"a"}, json{"a", 1}, json{nullptr, "b"}, json{"a", json::array()},
+                              json{json::object(), 1}})
+            v.push_back(g);
+    if (member.find("At") != std::string::npos || member == "activeFrom")
+        for (const char* t : {"2026-01-02T03:04:05Z", "2026-02-30T00:00:00Z", "2026-01-02T03:04:05.1234567+05:30"})
+            v.emplace_back(t);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("L2: the SAX decoder agrees with try_api_key_from_json on every single-member fault",
+          "[L2][key_list]") {
+    const std::vector<std::string> members = {"id", "userId", "name", "description", "masked", "status", "type",
+                                              "groups", "createdAt", "createdBy", "updatedAt", "activeFrom",
+                                              "expireAt", "lastUsedAt"};
+    std::size_t compared = 0;
+    for (const auto& member : members) {
+        for (const auto& value : variations(member)) {
+            auto rec = valid_record(5);
+            if (value.is_discarded()) rec.erase(member); else rec[member] = value;
+            INFO(member << " = " << (value.is_discarded() ? std::string("(absent)") : value.dump()));
+            const auto dom = keyhook::try_api_key_from_json(rec, "data.result[1]");
+            const auto body = response_with(json::array({valid_record(1), rec}));
+            const auto strict = try_parse_key_list(body, {key_list_mode::strict});
+            const auto lenient = try_parse_key_list(body);
+            REQUIRE(lenient.has_value());
+            if (dom.has_value()) {
+                REQUIRE(strict.has_value());
+                REQUIRE(strict->records.size() == 2);
+                CHECK(strict->records[1] == *dom);
+                CHECK(lenient->records == strict->records);
+                CHECK(lenient->rejected.empty());
+            } else {
+                REQUIRE_FALSE(strict.has_value());
+                CHECK(strict.error() == dom.error());
+                REQUIRE(lenient->rejected.size() == 1);
+                CHECK(lenient->rejected[0] == dom.error());
+                REQUIRE(lenient->records.size() == 1);
+            }
+            ++compared;
+        }
+    }
+    CHECK(compared > 150);
+}
+
+TEST_CASE("L2: with several faults, the same one as try_api_key_from_json is reported", "[L2][key_list]") {
+    // Document order differs from the order of checks: lastUsedAt comes first here.
+    const std::string rec = R"({"lastUsedAt":"never","groups":[false],"status":"bogus","expireAt":1})";
+    const auto dom = keyhook::try_api_key_from_json(json::parse(rec), "data.result[0]");
+    REQUIRE_FALSE(dom.has_value());
+    CHECK(dom.error().path == "data.result[0].id");
+    const auto sax = try_parse_key_list(
+        R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)" + rec + "]}}",
+        {key_list_mode::strict});
+    REQUIRE_FALSE(sax.has_value());
+    CHECK(sax.error() == dom.error());
+}
+
+TEST_CASE("L2: strict mode fails on the first bad record", "[L2][key_list]") {
+    auto bad = valid_record(4);
+    bad["expireAt"] = "2026-02-30T00:00:00Z";
+    auto also_bad = valid_record(5);
+    also_bad.erase("name");
+    const auto body = response_with(json::array({valid_record(1), valid_record(2), valid_record(3), bad, also_bad}));
+    const auto r = try_parse_key_list(body, {key_list_mode::strict});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::invalid_timestamp);
+    CHECK(r.error().what() == "data.result[3].expireAt: expected an ISO 8601 timestamp, got \"2026-02-30T00:00:00Z\"");
+    CHECK_THROWS_WITH(keyhook::parse_key_list(body, {key_list_mode::strict}),
+                      "[keyhook.invalid_timestamp] data.result[3].expireAt: expected an ISO 8601 timestamp, got "
+                      "\"2026-02-30T00:00:00Z\"");
+}
+
+TEST_CASE("L2: lenient mode (the default) keeps the valid records and sets the bad ones aside", "[L2][key_list]") {
+    CHECK(key_list_options{}.mode == key_list_mode::lenient);
+    auto bad = valid_record(4);
+    bad["expireAt"] = "2026-02-30T00:00:00Z";
+    auto also_bad = valid_record(6);
+    also_bad.erase("name");
+    const auto body = response_with(
+        json::array({valid_record(1), valid_record(2), "oops", bad, valid_record(5), also_bad, json::array()}));
+    const auto p = keyhook::parse_key_list(body);
+    REQUIRE(p.records.size() == 3);
+    CHECK(p.records[0].id.str() == keyhook::testing::test_uuid(1));
+    CHECK(p.records[1].id.str() == keyhook::testing::test_uuid(2));
+    CHECK(p.records[2].id.str() == keyhook::testing::test_uuid(5));
+    REQUIRE(p.rejected.size() == 4);
+    CHECK(p.rejected[0].what() == "data.result[2]: expected an object, got string");
+    CHECK(p.rejected[1].what() == "data.result[3].expireAt: expected an ISO 8601 timestamp, got \"2026-02-30T00:00:00Z\"");
+    CHECK(p.rejected[2].what() == "data.result[5].name: required member is missing");
+    CHECK(p.rejected[3].what() == "data.result[6]: expected an object, got array");
+}
+
+TEST_CASE("L2: malformed JSON is a syntax_error with the byte offset", "[L2][key_list]") {
+    struct bad_case {
+        std::string text;
+        std::size_t offset;
+    };
+    const std::string good = response_with(json::array({valid_record(1)}));
+    const bad_case cases[] = {
+        {"", 0},
+        {"{", 1},
+        {R"({"status":"success",})", 20},
+        // A bad token is detected once read: the offset is its last byte.
+        {R"({"status":"success" "data":1})", 25},
+        {good.substr(0, good.size() - 1), good.size() - 1},
+        {good + "x", good.size()},
+        {R"({"status":tru})", 13},
+    };
+    for (const auto& c : cases) {
+        INFO(c.text);
+        const auto r = try_parse_key_list(c.text);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::syntax_error);
+        CHECK(r.error().path.empty());
+        CHECK(r.error().message.rfind("malformed JSON at byte offset " + std::to_string(c.offset), 0) == 0);
+    }
+}
+
+TEST_CASE("L2: invalid UTF-8 in a string is invalid_utf8", "[L2][key_list]") {
+    const std::string text = "{\"status\":\"succ\xFF\"}";
+    const auto r = try_parse_key_list(text);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::invalid_utf8);
+    CHECK(r.error().message.rfind("malformed JSON at byte offset " + std::to_string(text.find('\xFF')), 0) == 0);
+    // The offending bytes are never echoed.
+    CHECK(r.error().message.find('\xFF') == std::string::npos);
+}
+
+namespace {
+// An envelope with an unknown member nested `levels` arrays deep: the
+// envelope is depth 1, so the innermost array is at depth levels + 1.
+std::string nested(std::size_t levels) {
+    return R"({"status":"success","x":)" + std::string(levels, '[') + std::string(levels, ']') +
+           R"(,"data":{"count":0,"page":1,"pageSize":1,"result":[]}})";
+}
+}  // namespace
+
+TEST_CASE("L2: nesting is limited to 64 levels", "[L2][key_list]") {
+    CHECK(key_list_options{}.max_depth == 64);
+    CHECK(try_parse_key_list(nested(63)).has_value());
+    const auto r = try_parse_key_list(nested(64));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::limit_exceeded);
+    CHECK(r.error().message == "nested deeper than 64 levels");
+
+    key_list_options small;
+    small.max_depth = 5;
+    CHECK(try_parse_key_list(nested(4), small).has_value());
+    CHECK_FALSE(try_parse_key_list(nested(5), small).has_value());
+    // Inside a record: the record is at depth 4, its unknown member's arrays below.
+    const std::string deep_record = R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[{"x":[]}]}})";
+    CHECK(try_parse_key_list(deep_record, small).has_value());
+    small.max_depth = 4;
+    const auto in_record = try_parse_key_list(deep_record, small);
+    REQUIRE_FALSE(in_record.has_value());
+    CHECK(in_record.error().code == errc::limit_exceeded);
+    CHECK(in_record.error().path == "data.result[0]");
+}
+
+TEST_CASE("L2: hostile input neither crashes nor hangs", "[L2][key_list]") {
+    SECTION("10,000-deep nesting") {
+        const auto r = try_parse_key_list(nested(10000));
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::limit_exceeded);
+        const auto unclosed = try_parse_key_list(std::string(10000, '[') + "{");
+        REQUIRE_FALSE(unclosed.has_value());
+        std::string objects_text = "{";
+        for (int i = 0; i < 10000; ++i) objects_text += R"("a":{)";
+        const auto objects = try_parse_key_list(objects_text);
+        REQUIRE_FALSE(objects.has_value());
+        CHECK(objects.error().code == errc::limit_exceeded);
+    }
+    SECTION("a huge string in an unknown member is skipped") {
+        auto j = json::parse(response_with(json::array({valid_record(1)})));
+        j["blob"] = std::string(4u << 20, 'x');
+        const auto p = keyhook::parse_key_list(j.dump());
+        CHECK(p.records.size() == 1);
+    }
+}
+
+TEST_CASE("L2: a kept string longer than max_string_bytes makes its record bad", "[L2][key_list]") {
+    key_list_options o;
+    o.max_string_bytes = 40;  // above the builder's own strings (36-character ids)
+    const std::string at_limit(40, 'n'), over(41, 'n');
+    auto ok = valid_record(1);
+    ok["name"] = at_limit;
+    ok["groups"] = {at_limit};
+    auto long_name = valid_record(2);
+    long_name["name"] = over;
+    auto long_group = valid_record(3);
+    long_group["groups"] = {"a", over};
+    const auto p = keyhook::parse_key_list(response_with(json::array({ok, long_name, long_group})), o);
+    REQUIRE(p.records.size() == 1);
+    CHECK(p.records[0].name == at_limit);
+    REQUIRE(p.rejected.size() == 2);
+    CHECK(p.rejected[0].code == errc::limit_exceeded);
+    CHECK(p.rejected[0].path == "data.result[1].name");
+    CHECK(p.rejected[0].message == "a string of 41 bytes, more than the limit of 40");
+    CHECK(p.rejected[1].path == "data.result[2].groups[1]");
+    // The long text itself is not echoed.
+    CHECK(p.rejected[0].message.find(over) == std::string::npos);
+}
+
+TEST_CASE("L2: paging helpers", "[L2][L1][key_list]") {
+    keyhook::key_list_page p;
+    p.page_size = 100;
+    p.page = 1;
+    struct c {
+        std::int64_t count, pages;
+    };
+    for (const auto& k : {c{0, 0}, c{1, 1}, c{99, 1}, c{100, 1}, c{101, 2}, c{200, 2}, c{201, 3}}) {
+        p.count = k.count;
+        CHECK(p.total_pages() == k.pages);
+    }
+    p.count = std::numeric_limits<std::int64_t>::max();
+    CHECK(p.total_pages() == std::numeric_limits<std::int64_t>::max() / 100 + 1);
+    p.count = 10;
+    p.page_size = 0;
+    CHECK(p.total_pages() == 0);
+    CHECK_FALSE(p.has_next_page());
+
+    p.count = 201;
+    p.page_size = 100;
+    const auto q = sample_query();
+    for (std::int64_t page = 1; page <= 3; ++page) {
+        p.page = page;
+        INFO("page " << page);
+        CHECK(p.has_next_page() == (page < 3));
+        const auto next = keyhook::next_page_query(q, p);
+        CHECK(next.has_value() == (page < 3));
+        if (next) {
+            CHECK(next->page == page + 1);
+            CHECK(next->size == 100);
+            CHECK(next->tenant == q.tenant);
+            CHECK(next->token == q.token);
+        }
+    }
+    // The service capped the size asked for: follow its page size.
+    auto big = q;
+    big.size = 1000;
+    p.page = 1;
+    CHECK(keyhook::next_page_query(big, p)->size == 100);
+}
+
+TEST_CASE("L2: a page walk over a builder's responses visits every record once", "[L2][L1][key_list]") {
+    std::vector<keyhook::api_key> all;
+    for (std::uint64_t i = 1; i <= 7; ++i) all.push_back(key_builder::numbered(i).build());
+    auto q = sample_query();
+    q.size = 3;
+    std::vector<keyhook::api_key> seen;
+    std::optional<key_list_query> next = q;
+    int calls = 0;
+    while (next && calls < 10) {
+        ++calls;
+        const auto request = keyhook::list_keys_request(*next);
+        CHECK(keyhook::find_query_parameter(request.url, "_page") == std::to_string(next->page));
+        // The "service": slice the records for the page asked for.
+        list_response_builder b;
+        const auto first = static_cast<std::size_t>((next->page - 1) * next->size);
+        for (std::size_t i = first; i < all.size() && i < first + static_cast<std::size_t>(next->size); ++i)
+            b.add(all[i]);
+        const auto page = keyhook::parse_key_list(
+            b.count(static_cast<std::int64_t>(all.size())).page(next->page).page_size(next->size).build());
+        seen.insert(seen.end(), page.records.begin(), page.records.end());
+        next = keyhook::next_page_query(*next, page);
+    }
+    CHECK(calls == 3);
+    CHECK(seen == all);
+}
+
+TEST_CASE("L2: pages, options and modes print readably and compare", "[L2][key_list]") {
+    const auto p = keyhook::parse_key_list(list_response_builder().add(key_builder()).page_size(10).build());
+    CHECK(printed(p) == "key_list_page{count=1, page=1, page_size=10, records=1, rejected=0}");
+    auto other = p;
+    CHECK(other == p);
+    other.rejected.push_back(keyhook::error{errc::wrong_type, "x", "y"});
+    CHECK(other != p);
+    CHECK(printed(key_list_options{}) == "key_list_options{mode=lenient, max_depth=64, max_string_bytes=65536}");
+    CHECK(printed(key_list_mode::strict) == "strict");
+    CHECK(key_list_options{} == key_list_options{});
+    CHECK(key_list_options{} != key_list_options{key_list_mode::strict});
+}
+
+// ---------------------------------------------------------------------------
+// L3
+
+namespace {
+
+std::vector<keyhook::api_key> names_of_view_fixture() {
+    // At fixed_now: 1, 2, 3, 4, 8, 9 are Active (3 and 4 tie on expireAt; 2 and 9
+    // tie on expireAt and name), 5 is revoked, 6 expires exactly now, 7 starts one
+    // microsecond after now, 8 is listed Expired but the clock says Active.
+    const auto t = fixed_now;
+    return {
+        key_builder::numbered(1).name("delta").period(t - days{1}, t + days{9}).build(),
+        key_builder::numbered(2).name("alpha").period(t - days{1}, t + days{3}).build(),
+        key_builder::numbered(3).name("charlie").period(t, t + days{5}).build(),
+        key_builder::numbered(4).name("bravo").period(t - days{2}, t + days{5}).build(),
+        key_builder::numbered(5).name("alpha").period(t - days{1}, t + days{2}).revoked().build(),
+        key_builder::numbered(6).name("echo").period(t - days{9}, t).build(),
+        key_builder::numbered(7).name("foxtrot").period(t + us, t + days{9}).build(),
+        key_builder::numbered(8).name("golf").period(t - days{9}, t + us).status(key_status::expired).build(),
+        key_builder::numbered(9).name("alpha").period(t - days{1}, t + days{3}).build(),
+    };
+}
+
+std::vector<std::string> ids(const std::vector<keyhook::api_key>& keys) {
+    std::vector<std::string> v;
+    for (const auto& k : keys) v.push_back(k.id.str());
+    return v;
+}
+
+std::vector<std::string> ids(const std::vector<const keyhook::api_key*>& keys) {
+    std::vector<std::string> v;
+    for (const auto* k : keys) v.push_back(k->id.str());
+    return v;
+}
+
+std::vector<std::string> uuids(std::initializer_list<int> ns) {
+    std::vector<std::string> v;
+    for (int n : ns) v.push_back(keyhook::testing::test_uuid(static_cast<std::uint64_t>(n)));
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("L3: the default view: Active only, earliest expireAt first, ties by name then id", "[L3][S1][key_list]") {
+    const auto records = names_of_view_fixture();
+    // golf (8): listed Expired but Active by the clock, expiring one microsecond after now: first.
+    // alpha 2 and alpha 9 tie on expireAt and name: by id. charlie (3) starts exactly now: in.
+    const auto expected = uuids({8, 2, 9, 4, 3, 1});
+    CHECK(ids(keyhook::default_view(records, fixed_now)) == expected);
+    CHECK(ids(keyhook::default_view_refs(records, fixed_now)) == expected);
+    auto copy = records;
+    CHECK(ids(keyhook::default_view(std::move(copy), fixed_now)) == expected);
+    // One microsecond later golf has expired and foxtrot (7) has started.
+    CHECK(ids(keyhook::default_view(records, fixed_now + us)) == uuids({2, 9, 4, 3, 1, 7}));
+    // One microsecond earlier charlie has not started yet and echo (6) has not expired.
+    CHECK(ids(keyhook::default_view(records, fixed_now - us)) == uuids({6, 8, 2, 9, 4, 1}));
+}
+
+TEST_CASE("L3: the view accepts other ranges of records", "[L3][key_list]") {
+    const auto records = names_of_view_fixture();
+    const std::deque<keyhook::api_key> dq(records.begin(), records.end());
+    const std::list<keyhook::api_key> ls(records.begin(), records.end());
+    const auto expected = ids(keyhook::default_view(records, fixed_now));
+    CHECK(ids(keyhook::default_view(dq, fixed_now)) == expected);
+    CHECK(ids(keyhook::default_view(ls, fixed_now)) == expected);
+    CHECK(ids(keyhook::default_view_refs(ls, fixed_now)) == expected);
+    CHECK(keyhook::default_view(std::vector<keyhook::api_key>{}, fixed_now).empty());
+}
+
+TEST_CASE("L3: filters by status, type, group and name substring", "[L3][key_list]") {
+    auto records = names_of_view_fixture();
+    records[0].type = "Synthetic";
+    records[1].type = "synthetic";
+    records[2].type = "Other";
+    records[3].type.reset();
+    records[0].groups = {"tenant-admin"};
+    records[1].groups = {"user:pf", "tenant-viewer"};
+    records[8].groups = {"Tenant-Viewer"};
+    keyhook::key_filter f;
+
+    SECTION("no filter: every record, in view order") {
+        CHECK(keyhook::select_keys(records, f, fixed_now).size() == records.size());
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({6, 8, 5, 2, 9, 4, 3, 1, 7}));
+    }
+    SECTION("status") {
+        f.status = key_status::revoked;
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({5}));
+        f.status = key_status::expired;
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({6}));
+        f.status = key_status::active_in_future;
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({7}));
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now + us)).empty());
+    }
+    SECTION("type, ASCII case-insensitive; a record without type never matches") {
+        f.type = "SYNTHETIC";
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({6, 8, 5, 2, 9, 1, 7}));
+        f.type = "other";
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({3}));
+        f.type = "synth";
+        CHECK(keyhook::select_keys(records, f, fixed_now).empty());
+    }
+    SECTION("group, exact") {
+        f.group = "tenant-viewer";
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({2}));
+        f.group = "tenant-admin";
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({1}));
+    }
+    SECTION("name substring, ASCII case-insensitive") {
+        f.name_contains = "LPH";
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({5, 2, 9}));
+        f.name_contains = "";
+        CHECK(keyhook::select_keys(records, f, fixed_now).size() == records.size());
+        f.name_contains = "alphabet";
+        CHECK(keyhook::select_keys(records, f, fixed_now).empty());
+    }
+    SECTION("combined, and the refs and move forms agree") {
+        f.status = key_status::active;
+        f.name_contains = "a";  // golf (8) is Active but has no "a"
+        const auto expected = uuids({2, 9, 4, 3, 1});
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == expected);
+        CHECK(ids(keyhook::select_key_refs(records, f, fixed_now)) == expected);
+        auto copy = records;
+        CHECK(ids(keyhook::select_keys(std::move(copy), f, fixed_now)) == expected);
+        CHECK(keyhook::default_view_filter() == keyhook::key_filter{key_status::active, {}, {}, {}});
+    }
+}
+
+TEST_CASE("L3: filters print readably", "[L3][key_list]") {
+    keyhook::key_filter f;
+    CHECK(printed(f) == "key_filter{}");
+    f.status = key_status::active_in_future;
+    f.name_contains = "ex";
+    CHECK(printed(f) == "key_filter{status=Active in the future, name_contains=\"ex\"}");
+    f.type = "synthetic";
+    f.group = "user:pf";
+    CHECK(printed(f) ==
+          "key_filter{status=Active in the future, type=\"synthetic\", group=\"user:pf\", name_contains=\"ex\"}");
+}
+
+TEST_CASE("L3: the view over decoded records is sorted, whatever the input order", "[L3][key_list]") {
+    // A larger, shuffled input: the view must be a sorted permutation of the Active records.
+    std::vector<keyhook::api_key> records;
+    std::uint64_t state = 12345;
+    for (std::uint64_t i = 1; i <= 500; ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const auto offset = static_cast<std::int64_t>((state >> 33) % 2000) - 1000;  // hours
+        auto b = key_builder::numbered(i).name("key " + std::to_string((state >> 20) % 7));
+        b.period(fixed_now - days{40}, fixed_now + std::chrono::hours{offset});
+        if (i % 11 == 0) b.revoked();
+        records.push_back(b.build());
+    }
+    const auto view = keyhook::default_view(records, fixed_now);
+    std::size_t active = 0;
+    for (const auto& k : records) active += keyhook::is_active_at(k, fixed_now) ? 1 : 0;
+    CHECK(view.size() == active);
+    for (std::size_t i = 1; i < view.size(); ++i) {
+        const auto& a = view[i - 1];
+        const auto& b = view[i];
+        const bool ordered = a.expire_at < b.expire_at ||
+                             (a.expire_at == b.expire_at && (a.name < b.name || (a.name == b.name && a.id < b.id)));
+        CHECK(ordered);
+    }
+    for (const auto& k : view) CHECK(keyhook::is_active_at(k, fixed_now));
+}
