@@ -22,6 +22,7 @@
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/expiry_notices.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -35,14 +36,17 @@ inline constexpr int exit_bad_input = 1;
 inline constexpr int exit_usage = 2;
 
 inline constexpr std::string_view usage =
-    "usage: key_audit [--now T] [--status active|future|expired|revoked|all] [--format table|json] [FILE|-]";
+    "usage: key_audit [--now T] [--since T] [--status active|future|expired|revoked|all] [--format table|json] "
+    "[FILE|-]";
 
 enum class status_choice { active, future, expired, revoked, all };
 enum class output_format { table, json };
 
 struct options {
     std::optional<keyhook::timestamp> now;  // absent: the current time
+    std::optional<keyhook::timestamp> since;  // present: show the expiry notices of (since, now] instead
     status_choice status = status_choice::active;
+    bool status_given = false;
     output_format format = output_format::table;
     std::string input;  // a file name, "-" for standard input, empty for the bundled sample
     bool help = false;
@@ -95,22 +99,23 @@ inline keyhook::error usage_error(std::string where, std::string why) {
             name = arg.substr(0, eq);
             value = arg.substr(eq + 1);
         }
-        if (name != "--now" && name != "--status" && name != "--format")
+        if (name != "--now" && name != "--since" && name != "--status" && name != "--format")
             return detail::usage_error("", "unknown option " + quote_input(name));
         if (!value) {
             if (i + 1 == args.size()) return detail::usage_error(name, "needs a value");
             value = args[++i];
         }
-        if (name == "--now") {
+        if (name == "--now" || name == "--since") {
             auto t = keyhook::try_parse_timestamp(*value);
             if (!t) return detail::usage_error(name, t.error().message);
-            o.now = *t;
+            if (name == "--now") o.now = *t; else o.since = *t;
         } else if (name == "--status") {
             const auto s = detail::parse_status_choice(*value);
             if (!s)
                 return detail::usage_error(name, "expected active, future, expired, revoked or all, got " +
                                                      quote_input(*value));
             o.status = *s;
+            o.status_given = true;
         } else {
             if (*value == "table") {
                 o.format = output_format::table;
@@ -121,6 +126,9 @@ inline keyhook::error usage_error(std::string where, std::string why) {
             }
         }
     }
+    // Notices cover every key (a revoked one has none): a status filter would
+    // hide exactly the keys that just expired.
+    if (o.since && o.status_given) return detail::usage_error("--status", "does not apply with --since");
     return o;
 }
 
@@ -326,6 +334,48 @@ inline constexpr std::string_view warning_marker = "!";
     return out.str();
 }
 
+// --since with --format json: {"since": T, "now": T, "notices": [...]}.
+[[nodiscard]] inline std::string render_notices_json(const keyhook::notice_digest& digest) {
+    using json = nlohmann::ordered_json;
+    const json doc = digest;
+    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// --since with --format table: one aligned line per notice, to the second
+// (a change at 12:00:00.85 must not read as the excluded 12:00 of `since`).
+[[nodiscard]] inline std::string render_notices_table(const keyhook::notice_digest& digest) {
+    const auto to_second = [](keyhook::timestamp t) {
+        std::string s = keyhook::format_timestamp(t).substr(0, 19);
+        s[10] = ' ';
+        return s;
+    };
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back({"AT (UTC)", "CHANGE", "NAME", "KEY", "EXPIRES (UTC)"});
+    for (const auto& n : digest.notices)
+        cells.push_back({to_second(n.at), std::string(keyhook::to_string(n.kind)),
+                         truncate_to_width(detail::printable(n.name), max_name_columns),
+                         n.masked ? detail::printable(*n.masked) : "-", short_time(n.expire_at)});
+    std::vector<std::size_t> widths(cells.front().size(), 0);
+    for (const auto& line : cells)
+        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], display_width(line[c]));
+
+    std::ostringstream out;
+    out << "notices in (" << keyhook::format_timestamp(digest.since) << ", " << keyhook::format_timestamp(digest.now)
+        << "]: " << digest.notices.size() << '\n';
+    if (digest.notices.empty()) return out.str();
+    out << '\n';
+    for (const auto& line : cells) {
+        std::string text;
+        for (std::size_t c = 0; c < line.size(); ++c) {
+            if (c > 0) text += "  ";
+            text += line[c];
+            if (c + 1 < line.size()) text.append(widths[c] - display_width(line[c]), ' ');
+        }
+        out << text << '\n';
+    }
+    return out.str();
+}
+
 // The whole program. `clock_now` is used when --now is not given; `bundled`
 // is the sample read when no FILE is.
 [[nodiscard]] inline int run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
@@ -339,8 +389,18 @@ inline constexpr std::string_view warning_marker = "!";
     if (o.help) {
         out << usage << '\n'
             << "Shows each API key of a list-call response with its status, expiry warning and masked key.\n"
+               "With --since T it shows instead the expiry notices (activated, warning, expired) of\n"
+               "(T, now]: pass the previous run's --now to see every change once.\n"
                "Without FILE it reads a bundled sample; '-' reads standard input.\n";
         return exit_ok;
+    }
+    const keyhook::timestamp now = o.now.value_or(clock_now);
+    // An interval that ends before it starts is a mistake, not an empty report.
+    if (o.since && *o.since > now) {
+        err << "key_audit: --since: " << keyhook::format_timestamp(*o.since) << " is after now ("
+            << keyhook::format_timestamp(now) << ")\n"
+            << usage << '\n';
+        return exit_usage;
     }
 
     std::string text;
@@ -371,7 +431,11 @@ inline constexpr std::string_view warning_marker = "!";
         return exit_bad_input;
     }
 
-    const keyhook::timestamp now = o.now.value_or(clock_now);
+    if (o.since) {
+        const auto digest = keyhook::digest_between(page->records, *o.since, now);
+        out << (o.format == output_format::json ? render_notices_json(digest) : render_notices_table(digest));
+        return exit_ok;
+    }
     const auto rows = select_rows(page->records, o.status, now);
     if (o.format == output_format::json)
         out << render_json(rows, now);

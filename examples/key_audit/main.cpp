@@ -2,7 +2,7 @@
 // expiry warning and masked key. The logic lives in key_audit.hpp; this file
 // gives it the real streams, the clock and the bundled sample.
 //
-//   key_audit [--now T] [--status active|future|expired|revoked|all] [--format table|json] [FILE|-]
+//   key_audit [--now T] [--since T] [--status active|future|expired|revoked|all] [--format table|json] [FILE|-]
 //
 // The bundled sample (sample.json) is written for --now 2026-11-22T12:00:00Z.
 #include <chrono>
