@@ -92,3 +92,80 @@ TEST_CASE("T4: parse, write, parse gives the same instant", "[T4][timestamps]") 
         CHECK(format_timestamp(parse_timestamp(written)) == written);
     }
 }
+
+TEST_CASE("T2: calendar limits on both sides", "[T2][timestamps]") {
+    struct pair_case {
+        const char* accepted;
+        const char* rejected;
+    };
+    const pair_case cases[] = {
+        {"2026-04-30T00:00:00Z", "2026-04-31T00:00:00Z"},  // 30-day months
+        {"2026-06-30T00:00:00Z", "2026-06-31T00:00:00Z"},
+        {"2026-09-30T00:00:00Z", "2026-09-31T00:00:00Z"},
+        {"2026-11-30T00:00:00Z", "2026-11-31T00:00:00Z"},
+        {"2026-12-31T00:00:00Z", "2026-12-32T00:00:00Z"},
+        {"2026-01-01T00:00:00Z", "2026-01-00T00:00:00Z"},
+        {"2026-02-28T00:00:00Z", "2026-02-29T00:00:00Z"},
+        {"2024-02-29T00:00:00Z", "2024-02-30T00:00:00Z"},
+        {"2000-02-29T00:00:00Z", "2100-02-29T00:00:00Z"},  // divisible by 400 / by 100 only
+        {"2026-12-01T00:00:00Z", "2026-13-01T00:00:00Z"},
+        {"2026-01-02T23:00:00Z", "2026-01-02T24:00:00Z"},
+        {"2026-01-02T00:59:00Z", "2026-01-02T00:60:00Z"},
+        {"2026-01-02T00:00:60Z", "2026-01-02T00:00:61Z"},
+        {"2026-01-02T00:00:00+23:59", "2026-01-02T00:00:00+24:00"},
+        {"2026-01-02T00:00:00-00:59", "2026-01-02T00:00:00-00:60"},
+        {"0001-01-01T00:00:00Z", "0000-12-31T00:00:00Z"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.accepted << " / " << c.rejected);
+        CHECK(try_parse_timestamp(c.accepted).has_value());
+        CHECK_FALSE(try_parse_timestamp(c.rejected).has_value());
+    }
+}
+
+TEST_CASE("T1, T2: fraction digits 1 to 9, and the longest accepted text", "[T1][T2][timestamps]") {
+    std::string digits;
+    for (int n = 1; n <= 9; ++n) {
+        digits += static_cast<char>('0' + n);
+        INFO(n);
+        CHECK(try_parse_timestamp("2026-01-02T03:04:05." + digits + "Z").has_value());
+    }
+    const std::string longest = "2026-01-02T03:04:05.123456789+01:00";
+    REQUIRE(longest.size() == 35);
+    CHECK(parse_timestamp(longest) == at(2026, 1, 2, 2, 4, 5, 123456));
+    CHECK_FALSE(try_parse_timestamp("2026-01-02T03:04:05.1234567890+01:00").has_value());
+}
+
+TEST_CASE("T2: bytes that are not ASCII digits are refused in every digit position", "[T2][timestamps]") {
+    const std::string good = "2026-01-02T03:04:05.123+01:00";
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        if (good[i] < '0' || good[i] > '9') continue;
+        for (const char bad : {'/', ':', 'a', ' ', static_cast<char>(0xB0), static_cast<char>(0x10)}) {
+            std::string s = good;
+            s[i] = bad;
+            INFO(i << ": " << keyhook::detail::quote_input(s));
+            CHECK_FALSE(try_parse_timestamp(s).has_value());
+        }
+    }
+    CHECK(try_parse_timestamp(good).has_value());
+}
+
+TEST_CASE("T1, T3, T4: every 37th day of years 0001 to 9999 agrees with date's calendar", "[T1][T3][T4][timestamps]") {
+    const auto first = date::sys_days{date::year{1} / 1 / 1};
+    const auto last = date::sys_days{date::year{9999} / 12 / 31};
+    std::size_t checked = 0;
+    for (auto d = first; d <= last; d += date::days{37}) {
+        const auto text = date::format("%Y-%m-%dT12:34:56Z", d);
+        const timestamp expected{d.time_since_epoch() + std::chrono::hours{12} + std::chrono::minutes{34} +
+                                 std::chrono::seconds{56}};
+        const auto r = try_parse_timestamp(text);
+        if (!r.has_value() || *r != expected) {
+            FAIL_CHECK(text << " read as " << (r.has_value() ? format_timestamp(*r) : r.error().message));
+            continue;
+        }
+        // T4: written and read again, the same instant and the same text.
+        CHECK(format_timestamp(expected) == text.substr(0, 19) + ".000Z");
+        ++checked;
+    }
+    CHECK(checked == static_cast<std::size_t>((last - first).count() / 37 + 1));
+}
