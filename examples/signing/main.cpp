@@ -11,10 +11,13 @@
 #include <vector>
 
 #include "keyhook/crypto/random.hpp"
+#include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/crypto/signing.hpp"
+#include "keyhook/dispatch.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
+#include "keyhook/webhook.hpp"
 
 namespace kc = keyhook::crypto;
 using namespace std::chrono_literals;
@@ -42,30 +45,38 @@ bool expect(bool ok, const char* what) {
 }  // namespace
 
 int main() {
-    // Sender, once per webhook: a new secret from OpenSSL's random source. Its
-    // text goes to the receiver out of band; it never appears in logs.
+    // Sender, once per webhook: a new secret from OpenSSL's random source,
+    // kept in the webhook's configuration. Its text goes to the receiver out
+    // of band; it never appears in logs.
     const auto secret = kc::generate_signing_secret(kc::openssl_random{});
     const std::string shared_with_receiver = secret.reveal();
     std::cout << "webhook secret: " << secret << '\n';
 
-    const std::string delivery_id = "dlv_3f2a9c";  // the same on every retry
-    keyhook::http_request request{"POST",
-                                  "https://hooks.example.com/keyhook",
-                                  {{"Content-Type", "application/json", false}},
-                                  R"({"UserAction":"AddProduct","FolderName":"Pricing"})"};
+    keyhook::webhook hook;
+    hook.name = "pricing-sync";
+    hook.endpoint = "https://hooks.example.com/keyhook";
+    hook.saved = true;
+    hook.signing_secret = secret.to_secret();
+    const keyhook::tenant_settings tenant{"acme", true};
 
     // The host's clock, read by the host; keyhook only takes it as `now`.
     const keyhook::timestamp start = keyhook::to_timestamp(std::chrono::system_clock::now());
+    keyhook::notification event;
+    event.user_action = keyhook::event_type::AddProduct;
+    event.folder_name = "Pricing";
+    event.tenant = tenant.name;
+    event.request_time = start;
     bool ok = true;
 
-    // Attempt 1: signed at the moment it is sent. Say the receiver is busy
-    // and answers 503 with Retry-After: 120.
+    // Attempt 1, at once: dispatch signs each request at the time given. Say
+    // the receiver is busy and answers 503 with Retry-After: 120.
     std::vector<keyhook::delivery_attempt> history;
     auto decision = keyhook::plan_next_attempt(history, start, kc::openssl_random{});
     std::cout << decision << '\n';
-    auto sent = kc::sign_request(request, secret, delivery_id, decision.send_at);
-    std::cout << sent << '\n';
-    ok &= expect(receive(shared_with_receiver, sent, decision.send_at) == 204, "attempt 1 refused");
+    const auto deliveries = kc::dispatch_signed(tenant, {hook}, event, decision.send_at);
+    const auto& delivery = deliveries.at(0);
+    std::cout << delivery << '\n';
+    ok &= expect(receive(shared_with_receiver, delivery.request, decision.send_at) == 204, "attempt 1 refused");
     history.push_back({decision.send_at, keyhook::attempt_outcome::http(503), keyhook::parse_retry_after("120")});
 
     // The plan: the schedule says 5 s (+ up to 20 %), the server asked for
@@ -74,10 +85,10 @@ int main() {
     std::cout << decision << '\n';
     ok &= expect(decision.send_at == history.back().sent_at + 120s, "Retry-After not honoured");
 
-    // Attempt 2: signed again with a fresh timestamp; same id, so the receiver
-    // can drop a duplicate.
+    // Attempt 2: the same outbound request signed again with a fresh
+    // timestamp; same webhook-id, so the receiver can drop a duplicate.
     const keyhook::timestamp second_at = decision.send_at;
-    sent = kc::sign_request(request, secret, delivery_id, second_at);
+    const auto sent = kc::signed_request(delivery.outbound, second_at);
     ok &= expect(receive(shared_with_receiver, sent, second_at + 2s) == 204, "attempt 2 refused");
     history.push_back({second_at, keyhook::attempt_outcome::http(204), std::nullopt});
     decision = keyhook::plan_next_attempt(history, second_at, kc::openssl_random{});

@@ -1,0 +1,136 @@
+#include "keyhook/crypto/signed_dispatch.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using keyhook::errc;
+using keyhook::event_type;
+using keyhook::find_header;
+using keyhook::notification;
+using keyhook::secret;
+using keyhook::tenant_settings;
+using keyhook::timestamp;
+using keyhook::webhook;
+namespace kc = keyhook::crypto;
+
+namespace {
+
+const tenant_settings acme{"acme", true};
+const timestamp now = keyhook::parse_timestamp("2026-03-14T09:26:53.589Z");
+
+// A fixed 32-byte secret, written both ways.
+const std::string secret_b64 = keyhook::base64_encode(std::string(32, '\x5c'));
+const std::string secret_text = "whsec_" + secret_b64;
+
+notification event() {
+    notification n;
+    n.folder_name = "Loans";
+    n.user_action = event_type::AddProduct;
+    n.tenant = "acme";
+    n.request_time = now;
+    return n;
+}
+
+webhook hook(std::string name, std::optional<std::string> signing = std::nullopt) {
+    webhook w;
+    w.name = std::move(name);
+    w.endpoint = "https://hooks.example.com/" + w.name;
+    w.saved = true;
+    w.auth.push_back({keyhook::auth_location::header, "x-api-key", secret("receiver-key-0123456789")});
+    if (signing) w.signing_secret = secret(*signing);
+    return w;
+}
+
+}  // namespace
+
+TEST_CASE("B1: a webhook with a signing secret gets the three headers", "[B1][H8][signing][dispatch]") {
+    const auto deliveries = kc::dispatch_signed(acme, {hook("signed", secret_text), hook("plain")}, event(), now);
+    REQUIRE(deliveries.size() == 2);
+
+    const auto& d = deliveries[0];
+    CHECK(d.is_signed);
+    CHECK(d.outbound.webhook_name() == "signed");
+    CHECK(find_header(d.request.headers, "webhook-id")->value == to_string(d.outbound.id()));
+    CHECK(find_header(d.request.headers, "webhook-timestamp")->value ==
+          std::to_string(std::chrono::floor<std::chrono::seconds>(now).time_since_epoch().count()));
+    // Everything dispatch made is kept: method, URL, body, its headers.
+    const auto plain = d.outbound.request();
+    CHECK(d.request.method == plain.method);
+    CHECK(d.request.url == plain.url);
+    CHECK(d.request.body == plain.body);
+    CHECK(d.request.headers.size() == plain.headers.size() + 3);
+    for (const auto& h : plain.headers) CHECK(*find_header(d.request.headers, h.name) == h);
+
+    // The receiver, holding the same secret, verifies it.
+    const auto v = kc::verify_request(kc::parse_signing_secret(secret_text), d.request, now);
+    CHECK(v.id == to_string(d.outbound.id()));
+    CHECK_FALSE(kc::try_verify_request(kc::parse_signing_secret(secret_text), d.request, now + 5min + 1s));
+
+    // No secret, no signature (B1 policy).
+    CHECK_FALSE(deliveries[1].is_signed);
+    CHECK(deliveries[1].request == deliveries[1].outbound.request());
+    CHECK(find_header(deliveries[1].request.headers, "webhook-signature") == nullptr);
+}
+
+TEST_CASE("B1: a retry keeps the webhook-id and is signed at its own time", "[B1][H8][B2][signing][dispatch]") {
+    const auto first = kc::dispatch_signed(acme, {hook("signed", secret_text)}, event(), now).at(0);
+    const timestamp later = now + 30min;
+    const auto retry = kc::signed_request(first.outbound, later);
+    CHECK(find_header(retry.headers, "webhook-id")->value == find_header(first.request.headers, "webhook-id")->value);
+    CHECK(find_header(retry.headers, "webhook-timestamp")->value !=
+          find_header(first.request.headers, "webhook-timestamp")->value);
+    const auto s = kc::parse_signing_secret(secret_text);
+    CHECK(kc::try_verify_request(s, retry, later).has_value());
+    CHECK_FALSE(kc::try_verify_request(s, first.request, later).has_value());  // the old signature is stale
+    // An explicit secret overrides the configuration.
+    const auto other = kc::parse_signing_secret(keyhook::base64_encode(std::string(24, 'k')));
+    const auto by_other = kc::sign_request(first.outbound, other, later);
+    CHECK(kc::try_verify_request(other, by_other, later).has_value());
+    CHECK_FALSE(kc::try_verify_request(s, by_other, later).has_value());
+}
+
+TEST_CASE("B1: a configured secret may leave out whsec_", "[B1][signing][dispatch]") {
+    const auto d = kc::dispatch_signed(acme, {hook("bare", secret_b64)}, event(), now).at(0);
+    CHECK(d.is_signed);
+    CHECK(kc::try_verify_request(kc::parse_signing_secret(secret_text), d.request, now).has_value());
+}
+
+TEST_CASE("B1: a malformed configured secret is refused, naming the webhook", "[B1][signing][dispatch]") {
+    const std::vector<webhook> hooks{hook("fine", secret_text), hook("broken", "whsec_c2hvcnQ=")};
+    const auto r = kc::try_dispatch_signed(acme, hooks, event(), now);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::out_of_range);
+    CHECK(r.error().path == "webhooks[1].signing_secret");
+    CHECK(r.error().what().find("c2hvcnQ") == std::string::npos);  // the secret is not quoted
+    CHECK_THROWS_AS(kc::dispatch_signed(acme, hooks, event(), now), keyhook::exception);
+
+    const auto requests = keyhook::dispatch(acme, hooks, event());
+    const auto one = kc::try_signed_request(requests.at(1), now);
+    REQUIRE_FALSE(one.has_value());
+    CHECK(one.error().path == "signing_secret");
+    CHECK(one.error().message.rfind("webhook \"broken\": ", 0) == 0);
+    CHECK(kc::try_signed_request(requests.at(0), now).has_value());
+}
+
+TEST_CASE("B1: signed dispatch follows dispatch: nothing when the switch is off", "[B1][H4][signing][dispatch]") {
+    const tenant_settings off{"acme", false};
+    CHECK(kc::dispatch_signed(off, {hook("signed", secret_text)}, event(), now).empty());
+    const auto validated = keyhook::validate_webhooks({hook("a", secret_text), hook("b")});
+    CHECK(kc::dispatch_signed(acme, validated, event(), now).size() == 2);
+}
+
+TEST_CASE("B1: a signed delivery prints no secret", "[B1][M3][signing][dispatch]") {
+    const auto d = kc::dispatch_signed(acme, {hook("signed", secret_text)}, event(), now).at(0);
+    std::ostringstream os;
+    os << d;
+    const auto text = os.str();
+    CHECK(text.find(secret_b64) == std::string::npos);
+    CHECK(text.find("receiver-key-0123456789") == std::string::npos);
+    CHECK(text.find(find_header(d.request.headers, "webhook-signature")->value) != std::string::npos);
+    CHECK(text.find(to_string(d.outbound.id())) != std::string::npos);
+}
