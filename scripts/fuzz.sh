@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 
-if [ -x scripts/install-deps.sh ]; then scripts/install-deps.sh --fuzz; fi
+if [ -x scripts/install-deps.sh ]; then scripts/install-deps.sh --sanitizers; fi
 
 build="${KEYHOOK_FUZZ_BUILD_DIR:-build-fuzz}"
 generator=()

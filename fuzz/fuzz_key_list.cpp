@@ -1,0 +1,137 @@
+// The list-call response (L2) through parse_key_list, strict and lenient.
+// Properties:
+//  - strict and lenient agree: the same envelope error; lenient without
+//    rejections gives strict's page; otherwise strict fails with lenient's
+//    first rejection;
+//  - every rejected record names a path under "data.result[";
+//  - records match try_api_key_from_json on the DOM element by element (the
+//    SAX decoder claims the same results and messages);
+//  - parse -> write (to_json per record, envelope rebuilt) -> parse gives
+//    equal records;
+//  - no message holds a whole string of the input longer than 64 bytes, nor
+//    a long `masked` value (those are never quoted).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz_common.hpp"
+#include "keyhook/api_key.hpp"
+#include "keyhook/key_list.hpp"
+
+namespace {
+
+using keyhook::error;
+
+void check_messages(const error& e, const std::vector<std::string>& strings,
+                    const std::vector<std::string>& masked_only) {
+    fuzz::check_no_long_quote(e, strings);
+    for (const auto& m : masked_only)
+        if (e.message.find(m) != std::string::npos) fuzz::fail("an error message quotes a masked value", e.message);
+}
+
+// Long `masked` values that no other string of the input contains (another
+// member may legitimately be quoted, and could hold the same text).
+std::vector<std::string> masked_values(const nlohmann::json& j, const std::vector<std::string>& all) {
+    std::vector<std::string> masked;
+    const auto* data = j.is_object() && j.contains("data") ? &j["data"] : nullptr;
+    if (!data || !data->is_object() || !data->contains("result") || !(*data)["result"].is_array()) return masked;
+    for (const auto& r : (*data)["result"])
+        if (r.is_object() && r.contains("masked") && r["masked"].is_string() && r["masked"].get<std::string>().size() >= 16)
+            masked.push_back(r["masked"].get<std::string>());
+    std::vector<std::string> out;
+    for (const auto& m : masked) {
+        std::size_t containing = 0;
+        for (const auto& s : all)
+            if (s.find(m) != std::string::npos) ++containing;
+        // Itself once per occurrence as a masked value.
+        std::size_t as_masked = 0;
+        for (const auto& n : masked)
+            if (n.find(m) != std::string::npos) ++as_masked;
+        if (containing == as_masked) out.push_back(m);
+    }
+    return out;
+}
+
+std::string write_page(const keyhook::key_list_page& p) {
+    nlohmann::json result = nlohmann::json::array();
+    for (const auto& r : p.records) result.push_back(r);  // to_json
+    nlohmann::json envelope = {{"status", "success"},
+                               {"data", {{"count", p.count}, {"page", p.page}, {"pageSize", p.page_size},
+                                         {"result", std::move(result)}}}};
+    return envelope.dump();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    keyhook::key_list_options strict_options;
+    strict_options.mode = keyhook::key_list_mode::strict;
+    const auto lenient = keyhook::try_parse_key_list(text);
+    const auto strict = keyhook::try_parse_key_list(text, strict_options);
+
+    nlohmann::json dom;
+    const bool have_dom = fuzz::parse_json(text, dom, 64);
+    std::vector<std::string> strings, masked_only;
+    if (have_dom) {
+        fuzz::collect_strings(dom, strings);
+        masked_only = masked_values(dom, strings);
+    }
+
+    if (!lenient) {
+        fuzz::check(!strict, "lenient failed but strict passed");
+        fuzz::check(strict.error() == lenient.error(), "strict and lenient fail differently", strict.error().what());
+        check_messages(lenient.error(), strings, masked_only);
+        return 0;
+    }
+    for (const auto& r : lenient->rejected) {
+        fuzz::check(fuzz::starts_with(r.path, "data.result["), "a rejected record's path is not under data.result[",
+                    r.path);
+        check_messages(r, strings, masked_only);
+    }
+    if (lenient->rejected.empty()) {
+        fuzz::check(strict.has_value(), "strict failed where lenient rejected nothing");
+        fuzz::check(*strict == *lenient, "strict and lenient pages differ");
+    } else {
+        fuzz::check(!strict, "strict passed although lenient rejected a record");
+        fuzz::check(strict.error() == lenient->rejected.front(), "strict's error is not lenient's first rejection",
+                    strict.error().what());
+    }
+
+    // Element by element against the DOM reader (same decisions, same messages).
+    if (have_dom && size < 60000 && dom.is_object() && dom.contains("data") && dom["data"].is_object() &&
+        dom["data"].contains("result") && dom["data"]["result"].is_array()) {
+        const auto& arr = dom["data"]["result"];
+        std::size_t good = 0, bad = 0;
+        for (std::size_t i = 0; i < arr.size(); ++i) {
+            const auto one = keyhook::try_api_key_from_json(arr[i], "data.result[" + std::to_string(i) + "]");
+            if (one) {
+                fuzz::check(good < lenient->records.size(), "the DOM reads more good records");
+                fuzz::check(*one == lenient->records[good], "a record differs from the DOM reading");
+                ++good;
+            } else {
+                fuzz::check(bad < lenient->rejected.size(), "the DOM rejects more records", one.error().what());
+                fuzz::check(one.error() == lenient->rejected[bad], "a rejection differs from the DOM reading",
+                            one.error().what() + " vs " + lenient->rejected[bad].what());
+                ++bad;
+            }
+        }
+        fuzz::check(good == lenient->records.size() && bad == lenient->rejected.size(),
+                    "the DOM reads fewer records");
+    }
+
+    // Round trip through the writer.
+    const auto written = write_page(*lenient);
+    const auto again = keyhook::try_parse_key_list(written, strict_options);
+    fuzz::check(again.has_value(), "a written page does not parse", again ? "" : again.error().what());
+    fuzz::check(again->records == lenient->records, "parse, write, parse changed a record");
+    fuzz::check(again->count == lenient->count && again->page == lenient->page &&
+                    again->page_size == lenient->page_size,
+                "parse, write, parse changed the envelope");
+    fuzz::check(write_page(*again) == written, "writing is not stable");
+    return 0;
+}
