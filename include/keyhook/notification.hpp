@@ -362,6 +362,11 @@ inline std::optional<error> read_string_member(const nlohmann::json& j, const ch
         return error{errc::limit_exceeded, {},
                      "body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
                          std::to_string(limits.max_bytes)};
+    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
+    // what follows; JSON text never holds a raw NUL, so refuse it here.
+    if (const auto nul = body.find('\0'); nul != std::string_view::npos)
+        return error{errc::syntax_error, {},
+                     "expected a JSON body, syntax error at byte " + std::to_string(nul + 1) + " (a NUL byte)"};
     bool too_deep = false;
     const nlohmann::json::parser_callback_t depth_guard = [&](int depth, nlohmann::json::parse_event_t event,
                                                               nlohmann::json&) {

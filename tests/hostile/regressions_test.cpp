@@ -1,0 +1,35 @@
+// Regression tests for findings of the fuzzers and of the hostile-input
+// catalogue, one test case per finding, named after it.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "keyhook/notification.hpp"
+#include "keyhook/receiving.hpp"
+
+using namespace std::string_literals;
+
+TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile][H7]") {
+    // nlohmann's lexer ends the input at a NUL byte, so a body could carry a
+    // second document after one and have it silently ignored.
+    const auto body = R"({"FolderName":"a"})" "\0" R"({"FolderName":"b"})"s;
+    const auto r = keyhook::try_parse_notification(body);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == keyhook::errc::syntax_error);
+    CHECK(r.error().path.empty());
+    CHECK(r.error().message == "expected a JSON body, syntax error at byte 19 (a NUL byte)");
+
+    // A trailing NUL alone, and one at the very start.
+    CHECK_FALSE(keyhook::try_parse_notification(R"({"FolderName":"a"})" "\0"s));
+    CHECK_FALSE(keyhook::try_parse_notification("\0{}"s));
+    // An escaped NUL inside a string is fine: it is not a raw NUL byte.
+    const auto escaped = keyhook::try_parse_notification(R"({"FolderName":"a\u0000b"})");
+    REQUIRE(escaped);
+    CHECK(escaped->folder_name == "a\0b"s);
+
+    // Receiving reads the body the same way.
+    keyhook::http_request request{"POST", "/hook?api_key=k-123", {}, body};
+    const auto received = keyhook::try_receive_notification(request, keyhook::secret("k-123"));
+    REQUIRE_FALSE(received);
+    CHECK(received.error().code == keyhook::errc::syntax_error);
+}
