@@ -714,52 +714,61 @@ private:
         if (out) out->assign(val); else out.emplace(val);
     }
 
+    // A string kept in the record must respect max_string_bytes.
+    bool keepable(list_field f, const std::string& val) {
+        if (val.size() <= options_.max_string_bytes) return true;
+        too_long(f, path_member(record_path(), list_field_name(f)), val);
+        return false;
+    }
+
+    template <class T>
+    bool read_time(list_field f, const std::string& val, T& out) {
+        timestamp t{};
+        if (parse_timestamp_into(val, t)) {
+            out = t;
+            return true;
+        }
+        field_error(f, errc::invalid_timestamp, "expected an ISO 8601 timestamp, got " + quote_input(val));
+        return false;
+    }
+
     void field_string(const std::string& val) {
         auto& r = rec();
         const auto f = field_;
-        if (is_time_field(f)) {
-            timestamp t{};
-            if (!parse_timestamp_into(val, t)) {
-                field_error(f, errc::invalid_timestamp, "expected an ISO 8601 timestamp, got " + quote_input(val));
-                return;
-            }
-            switch (f) {
-                case list_field::created_at: r.created_at = t; break;
-                case list_field::updated_at: r.updated_at = t; break;
-                case list_field::last_used_at: r.last_used_at = t; break;
-                case list_field::active_from: r.active_from = t; present_ |= field_bit(f); break;
-                default: r.expire_at = t; present_ |= field_bit(f); break;
-            }
-            return;
-        }
-        if (f == list_field::status) {
-            const auto s = parse_key_status(val);
-            if (!s) {
-                field_error(f, errc::invalid_value,
-                            "expected Active, Active in the future, Expired or Revoked, got " + quote_input(val));
-                return;
-            }
-            r.status = *s;
-            present_ |= field_bit(f);
-            return;
-        }
-        if (f == list_field::groups) {
-            field_error(f, errc::wrong_type, expected_got(expected_for(f), kind::string));
-            return;
-        }
-        if (val.size() > options_.max_string_bytes) {
-            too_long(f, path_member(record_path(), list_field_name(f)), val);
-            return;
-        }
         switch (f) {
-            case list_field::id: r.id = key_id(val); present_ |= field_bit(f); break;
-            case list_field::name: r.name.assign(val); present_ |= field_bit(f); break;
-            case list_field::user_id: assign(r.user_id, val); break;
-            case list_field::description: assign(r.description, val); break;
-            case list_field::masked: assign(r.masked, val); break;
-            case list_field::type: assign(r.type, val); break;
-            case list_field::created_by: assign(r.created_by, val); break;
-            default: break;
+            case list_field::id:
+                if (keepable(f, val)) { r.id = key_id(val); present_ |= field_bit(f); }
+                return;
+            case list_field::name:
+                if (keepable(f, val)) { r.name.assign(val); present_ |= field_bit(f); }
+                return;
+            case list_field::user_id: if (keepable(f, val)) assign(r.user_id, val); return;
+            case list_field::description: if (keepable(f, val)) assign(r.description, val); return;
+            case list_field::masked: if (keepable(f, val)) assign(r.masked, val); return;
+            case list_field::type: if (keepable(f, val)) assign(r.type, val); return;
+            case list_field::created_by: if (keepable(f, val)) assign(r.created_by, val); return;
+            case list_field::status:
+                if (const auto s = parse_key_status(val)) {
+                    r.status = *s;
+                    present_ |= field_bit(f);
+                } else {
+                    field_error(f, errc::invalid_value,
+                                "expected Active, Active in the future, Expired or Revoked, got " + quote_input(val));
+                }
+                return;
+            case list_field::created_at: read_time(f, val, r.created_at); return;
+            case list_field::updated_at: read_time(f, val, r.updated_at); return;
+            case list_field::last_used_at: read_time(f, val, r.last_used_at); return;
+            case list_field::active_from:
+                if (read_time(f, val, r.active_from)) present_ |= field_bit(f);
+                return;
+            case list_field::expire_at:
+                if (read_time(f, val, r.expire_at)) present_ |= field_bit(f);
+                return;
+            case list_field::groups:
+                field_error(f, errc::wrong_type, expected_got(expected_for(f), kind::string));
+                return;
+            case list_field::none: return;
         }
     }
 
