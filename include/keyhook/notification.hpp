@@ -383,6 +383,9 @@ inline std::optional<error> read_string_member(const nlohmann::json& j, const ch
         j = nlohmann::json::parse(body.begin(), body.end(), depth_guard);
     } catch (const nlohmann::json::parse_error& e) {
         return error{errc::syntax_error, {}, "expected a JSON body, syntax error at byte " + std::to_string(e.byte)};
+    } catch (const nlohmann::json::exception&) {
+        // out_of_range 406: a number too large for a double ("1e999").
+        return error{errc::syntax_error, {}, "expected a JSON body, found a number out of range"};
     }
     if (too_deep)
         return error{errc::limit_exceeded, {},

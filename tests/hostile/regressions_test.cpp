@@ -33,3 +33,20 @@ TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile
     REQUIRE_FALSE(received);
     CHECK(received.error().code == keyhook::errc::syntax_error);
 }
+
+TEST_CASE("fuzz finding: notification body with a number too large for a double", "[hostile][H7]") {
+    // nlohmann reports such a number with out_of_range, not parse_error; the
+    // non-throwing reader let it escape (std::terminate in a receiver).
+    for (const std::string body : {"55e0555555555", R"({"FolderName":"a","x":1e999})", R"({"x":[-1e400]})"}) {
+        INFO(body);
+        const auto r = keyhook::try_parse_notification(body);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == keyhook::errc::syntax_error);
+        CHECK(r.error().path.empty());
+        CHECK(r.error().message == "expected a JSON body, found a number out of range");
+    }
+    keyhook::http_request request{"POST", "/hook?api_key=k-123", {}, R"({"x":1e999})"};
+    const auto received = keyhook::try_receive_notification(request, keyhook::secret("k-123"));
+    REQUIRE_FALSE(received);
+    CHECK(received.error().code == keyhook::errc::syntax_error);
+}
