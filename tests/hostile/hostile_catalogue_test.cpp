@@ -340,6 +340,9 @@ std::vector<row> event_rows() {
         {"notification", body + "\0"s, errc::syntax_error, "", "H7"},
         {"notification", "{\"FolderName\":\"\xed\xa0\x80\"}", errc::syntax_error, "", "H7"},
         {"notification", R"({"FolderName":"\udc00"})", errc::syntax_error, "", "H7"},
+        {"notification", R"({"x":1e999})", errc::syntax_error, "", "H7"},
+        {"notification", "55e0555555555", errc::syntax_error, "", "H7"},
+        {"notification", R"({"FolderName":"a","Data":{"FileName":-1e400}})", errc::syntax_error, "", "H7"},
         {"notification", "[]", errc::wrong_type, "", "H7"},
         {"notification", "null", errc::wrong_type, "", "H7"},
         {"notification", "\"x\"", errc::wrong_type, "", "H7"},
@@ -838,6 +841,8 @@ std::vector<row> misc_rows() {
         {"receive_body", "", errc::syntax_error, "", "H7"},
         {"receive_body", std::string(2u << 20, '['), errc::limit_exceeded, "", "H7"},
         {"receive_body", R"({"FolderName":7})", errc::wrong_type, "FolderName", "H7"},
+        {"receive_body", R"({"x":[1e999]})", errc::syntax_error, "", "H7"},
+        {"receive_body", R"({"FolderName":"a"})" "\0"s, errc::syntax_error, "", "H7"},
         // creating keys (K2, K3)
         {"key_name", "", errc::invalid_name, "name", "K3"},
         {"key_name", " \t\r\n ", errc::invalid_name, "name", "K3"},
