@@ -160,6 +160,11 @@ int main(int argc, char** argv) {
                                  "expected one JSON object, syntax error at byte offset " + std::to_string(e.byte)};
         std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
         return exit_invalid;
+    } catch (const nlohmann::json::exception&) {
+        // out_of_range 406: a number too large for a double ("1e999").
+        const keyhook::error err{keyhook::errc::syntax_error, {}, "expected one JSON object, found a number out of range"};
+        std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
+        return exit_invalid;
     }
     // The example may read the clock; the library never does.
     const auto now = args->now ? *args->now : keyhook::to_timestamp(std::chrono::system_clock::now());

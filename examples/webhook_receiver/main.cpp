@@ -52,6 +52,9 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         return error{errc::syntax_error, {}, "request description: syntax error at byte " + std::to_string(e.byte)};
+    } catch (const nlohmann::json::exception&) {
+        // out_of_range 406: a number too large for a double ("1e999").
+        return error{errc::syntax_error, {}, "request description: a number is out of range"};
     }
     if (!j.is_object()) return error{errc::wrong_type, {}, "expected a JSON object describing the request"};
     keyhook::http_request r;
