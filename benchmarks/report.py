@@ -118,6 +118,8 @@ class Row:
     def verdict(self):
         if self.ratio is None:
             return "n/a"
+        if self.op == "info":
+            return "info"
         ok = {"<=": self.ratio <= self.limit, ">=": self.ratio >= self.limit, "<": self.ratio < self.limit,
               "==": self.ratio == self.limit}[self.op]
         return "PASS" if ok else "FAIL"
@@ -163,6 +165,11 @@ def rows_for(medians, compile_result):
                     ratio(medians, "BM_view_default_view/100000", "BM_list_keyhook_decode/100000"), "<=", 0.05,
                     "view %s, decode %s" % (per(medians, "BM_view_default_view/100000"),
                                             per(medians, "BM_list_keyhook_decode/100000"))))
+    for form, name in (("default_view_refs (pointers, no copies)", "BM_view_default_view_refs/100000"),
+                       ("default_view(records&&) (moves)", "BM_view_default_view_move/100000")):
+        rows.append(Row("%s / decode, 100000 records" % form,
+                        ratio(medians, name, "BM_list_keyhook_decode/100000"), "info", 0.05,
+                        "view %s" % per(medians, name)))
     # 4. Notification body: how many times faster than ordered_json + dump.
     rows.append(Row("ordered_json build+dump / keyhook writer (speed-up)",
                     ratio(medians, "BM_notification_ordered_json", "BM_notification_keyhook"), ">=", 3.0,
@@ -211,7 +218,10 @@ def summary(paths):
             v, detail = "n/a", "not built yet (its header has not landed)"
         else:
             detail = r.detail
-        print("%-*s  %9s  %-8s  %-6s  %s" % (width, r.target, shown, "%s %g" % (r.op, r.limit), v, detail))
+        limit = "" if r.op == "info" else "%s %g" % (r.op, r.limit)
+        print("%-*s  %9s  %-8s  %-6s  %s" % (width, r.target, shown, limit, v, detail))
+    if compile_result:
+        print("\ncompile command (per TU): %s" % compile_result["command"])
     print()
     return 1 if failed else 0
 
