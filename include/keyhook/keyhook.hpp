@@ -1,4 +1,6 @@
-// keyhook: everything in one include. Each header also compiles on its own.
+// keyhook: the whole core in one include. Each header also compiles on its own.
+// Not included: keyhook/testing.hpp (builders for tests) and keyhook/crypto/
+// (needs OpenSSL, target keyhook::crypto).
 #pragma once
 
 #include "keyhook/error.hpp"

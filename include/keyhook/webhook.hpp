@@ -24,6 +24,7 @@
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
+#include "keyhook/detail/signing_secret.hpp"
 
 namespace keyhook {
 
@@ -89,7 +90,7 @@ struct webhook {
             sep = ", ";
         }
         os << ']';
-        if (w.signing_secret) os << ", signing=" << *w.signing_secret;
+        if (w.signing_secret) os << ", signing secret set";  // not even its masked form: it is a key
         return os << '}';
     }
 };
@@ -430,8 +431,10 @@ struct webhook_validator {
         if (sink.done()) return std::nullopt;
         for (std::size_t i = 0; i < w.auth.size() && !sink.done(); ++i) check_auth_parameter(w.auth[i], i, w.auth, base, sink);
         if (sink.done()) return std::nullopt;
-        if (w.signing_secret && w.signing_secret->empty())
-            sink.add(errc::invalid_value, path_member(base, "signingSecret"), "is empty; omit it or give a secret");
+        if (w.signing_secret) {
+            const auto key = try_decode_signing_secret(w.signing_secret->reveal(), path_member(base, "signingSecret"));
+            if (!key) sink.add(key.error().code, key.error().path, key.error().message);
+        }
         if (sink.out.size() != before) return std::nullopt;
 
         auto state = std::make_shared<detail::hooks::prepared_webhook>();

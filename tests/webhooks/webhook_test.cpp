@@ -1,4 +1,5 @@
 #include "keyhook/webhook.hpp"
+#include "keyhook/base64.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -296,7 +297,7 @@ TEST_CASE("webhook values print without secrets", "[webhook]") {
     w.endpoint = "https://example.com/in?token=typed-in-secret";
     w.auth = {header("x-api-key", "abcdefghijklmnop"), query("api_key", "qrstuvwxyz012345")};
     w.events = {event_type::AddProduct};
-    w.signing_secret = secret("whsec_c2VjcmV0c2VjcmV0c2VjcmV0");
+    w.signing_secret = secret("whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0");
     std::ostringstream os;
     os << w << keyhook::validate_webhook(w) << keyhook::tenant_settings{"acme", true};
     const auto text = os.str();
@@ -317,7 +318,7 @@ TEST_CASE("reading webhooks from JSON: shapes and paths", "[H1][H2][H3][webhook]
              "events": ["AddProduct", "DeleteProduct"],
              "auth": [{"in": "header", "name": "x-api-key", "value": "key-a-0123456789"},
                       {"in": "query", "name": "api_key", "value": "key-b"}],
-             "signingSecret": "whsec_abc", "comment": "unknown members are ignored"},
+             "signingSecret": "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", "comment": "unknown members are ignored"},
             {"name": "B", "endpoint": "https://b.example.com/", "saved": false, "events": null, "auth": []}
         ]})");
     const auto settings = keyhook::webhook_settings_from_json(doc);
@@ -328,7 +329,7 @@ TEST_CASE("reading webhooks from JSON: shapes and paths", "[H1][H2][H3][webhook]
     REQUIRE(a.auth.size() == 2);
     CHECK(a.auth[1] == query("api_key", "key-b"));
     REQUIRE(a.signing_secret);
-    CHECK(a.signing_secret->reveal() == "whsec_abc");
+    CHECK(a.signing_secret->reveal() == "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0");
     CHECK(settings.webhooks[0].target_url() == "https://a.example.com/?api_key=key-b");
     CHECK_FALSE(settings.webhooks[1].saved());
     CHECK(settings.webhooks[1].config().events.empty());
@@ -407,4 +408,24 @@ TEST_CASE("reading webhooks from JSON: shapes and paths", "[H1][H2][H3][webhook]
     REQUIRE_FALSE(hidden);
     CHECK(hidden.error().path == "auth[0].value");
     CHECK(hidden.error().what().find("TopSecret123") == std::string::npos);
+}
+
+TEST_CASE("B1: a signing secret is checked when the webhook is validated", "[B1][H1][webhook]") {
+    auto w = sample_webhook();
+    const auto with_key_bytes = [&](std::size_t n, bool prefix) {
+        w.signing_secret = secret((prefix ? "whsec_" : "") + keyhook::base64_encode(std::string(n, 'k')));
+        return try_validate_webhook(w);
+    };
+    CHECK_FALSE(with_key_bytes(23, true));
+    CHECK(with_key_bytes(23, true).error().code == keyhook::errc::out_of_range);
+    CHECK(with_key_bytes(23, true).error().path == "signingSecret");
+    CHECK(with_key_bytes(24, true));
+    CHECK(with_key_bytes(24, false));
+    CHECK(with_key_bytes(64, true));
+    CHECK_FALSE(with_key_bytes(65, true));
+    w.signing_secret = secret("whsec_not base64!");
+    const auto bad = try_validate_webhook(w);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == keyhook::errc::invalid_value);
+    CHECK(bad.error().what().find("not base64!") == std::string::npos);
 }

@@ -27,6 +27,7 @@
 #include <openssl/params.h>
 
 #include "keyhook/base64.hpp"
+#include "keyhook/detail/signing_secret.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
@@ -38,13 +39,13 @@
 
 namespace keyhook::crypto {
 
-inline constexpr std::string_view signing_secret_prefix = "whsec_";
+inline constexpr std::string_view signing_secret_prefix = keyhook::detail::signing_secret_prefix;
 inline constexpr std::string_view signature_version = "v1";
 
 // Key sizes the Standard Webhooks specification recommends; keyhook enforces
 // them both when generating and when reading a secret.
-inline constexpr std::size_t min_signing_key_bytes = 24;
-inline constexpr std::size_t max_signing_key_bytes = 64;
+inline constexpr std::size_t min_signing_key_bytes = keyhook::detail::min_signing_key_bytes;
+inline constexpr std::size_t max_signing_key_bytes = keyhook::detail::max_signing_key_bytes;
 inline constexpr std::size_t default_signing_key_bytes = 32;
 
 // B1 policy: a signed timestamp may be this far from `now`, either way.
@@ -103,16 +104,8 @@ inline signing_secret detail::signing_secret_access::make(std::string key) noexc
 // Reads "whsec_<base64>" or the bare base64 part. Errors (path
 // "signing_secret") say what is wrong without quoting the text.
 [[nodiscard]] inline result<signing_secret> try_parse_signing_secret(std::string_view text) {
-    static constexpr std::string_view where = "signing_secret";
-    if (text.substr(0, signing_secret_prefix.size()) == signing_secret_prefix)
-        text.remove_prefix(signing_secret_prefix.size());
-    if (text.empty()) return error{errc::invalid_value, std::string(where), "the secret is empty"};
-    auto key = try_base64_decode(text);
-    if (!key) return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + key.error().message};
-    if (key->size() < min_signing_key_bytes || key->size() > max_signing_key_bytes)
-        return error{errc::out_of_range, std::string(where),
-                     "the key is " + std::to_string(key->size()) + " bytes; expected " +
-                         std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes)};
+    auto key = keyhook::detail::try_decode_signing_secret(text, "signing_secret");
+    if (!key) return key.error();
     return detail::signing_secret_access::make(std::move(*key));
 }
 

@@ -1,0 +1,34 @@
+// keyhook: the written form of a webhook signing secret (B1), "whsec_" +
+// base64 of 24 to 64 key bytes. Core, so that webhook validation can refuse a
+// malformed secret when it is configured, not when the first delivery is signed.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "keyhook/base64.hpp"
+#include "keyhook/error.hpp"
+
+namespace keyhook::detail {
+
+inline constexpr std::string_view signing_secret_prefix = "whsec_";
+inline constexpr std::size_t min_signing_key_bytes = 24;
+inline constexpr std::size_t max_signing_key_bytes = 64;
+
+// The key bytes of "whsec_<base64>" or of the bare base64 part. Errors carry
+// `where` as their path and never quote the text.
+[[nodiscard]] inline result<std::string> try_decode_signing_secret(std::string_view text, std::string_view where) {
+    if (text.substr(0, signing_secret_prefix.size()) == signing_secret_prefix)
+        text.remove_prefix(signing_secret_prefix.size());
+    if (text.empty()) return error{errc::invalid_value, std::string(where), "the secret is empty"};
+    auto key = try_base64_decode(text);
+    if (!key) return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + key.error().message};
+    if (key->size() < min_signing_key_bytes || key->size() > max_signing_key_bytes)
+        return error{errc::out_of_range, std::string(where),
+                     "the key is " + std::to_string(key->size()) + " bytes; expected " +
+                         std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes)};
+    return std::move(*key);
+}
+
+}  // namespace keyhook::detail
