@@ -96,6 +96,8 @@ def load_medians(paths):
     medians, context, compile_result = {}, None, None
     factor = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
     for p in paths:
+        if os.path.getsize(p) == 0:  # an executable none of whose benchmarks matched --filter
+            continue
         with open(p) as f:
             data = json.load(f)
         if "median_seconds" in data:
@@ -215,7 +217,7 @@ def summary(paths):
         v = r.verdict()
         failed |= v == "FAIL"
         if v == "n/a":
-            v, detail = "n/a", "not built yet (its header has not landed)"
+            v, detail = "n/a", "not measured in this run (filtered out, or its header has not landed)"
         else:
             detail = r.detail
         limit = "" if r.op == "info" else "%s %g" % (r.op, r.limit)
