@@ -59,25 +59,14 @@ constexpr unsigned two_digits(const char* p, std::size_t i, unsigned& bad) noexc
     return hi * 10 + lo;
 }
 
-constexpr bool is_leap_year(unsigned y) noexcept { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
-
+// Civil-calendar arithmetic is date's (year_month_day to sys_days, the last
+// day of a month); only the text handling around it is keyhook's own.
 constexpr unsigned days_in_month(unsigned y, unsigned m) noexcept {
-    constexpr unsigned char days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    return m == 2 && is_leap_year(y) ? 29u : days[m - 1];
+    return static_cast<unsigned>((date::year{static_cast<int>(y)} / date::month{m} / date::last).day());
 }
 
-// Days since 1970-01-01 of a valid civil date (year >= 1): the same algorithm
-// as date's sys_days conversion, written out so that it inlines.
-// Unsigned throughout: the year is at least 1, so nothing goes negative before
-// the final subtraction, and unsigned division by a constant is cheaper.
-constexpr std::int64_t days_from_civil(unsigned year, unsigned month, unsigned day) noexcept {
-    const unsigned y = year - (month <= 2 ? 1u : 0u);
-    const unsigned era = y / 400;
-    const unsigned yoe = y - era * 400;
-    const unsigned mp = month > 2 ? month - 3 : month + 9;
-    const unsigned doy = (153 * mp + 2) / 5 + day - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
+constexpr std::int64_t days_from_civil(unsigned y, unsigned m, unsigned d) noexcept {
+    return date::sys_days{date::year{static_cast<int>(y)} / date::month{m} / date::day{d}}.time_since_epoch().count();
 }
 
 // The parser behind parse_timestamp: false on anything T1 does not accept.
