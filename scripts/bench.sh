@@ -45,8 +45,11 @@ mkdir -p "$results"
 rm -f "$results"/*.json
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# Repetitions of different benchmarks are interleaved at random, so that a burst
+# of load from elsewhere falls on a baseline as often as on what it is compared with.
 run() {  # run EXECUTABLE OUTPUT; the console shows medians only, the file has every aggregate
     "$1" --benchmark_filter="$filter" --benchmark_repetitions="$repetitions" \
+        --benchmark_enable_random_interleaving=true \
         --benchmark_report_aggregates_only=true \
         --benchmark_out="$2" --benchmark_out_format=json | { grep -v -E '_(mean|stddev|cv) ' || true; }
 }
