@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "keyhook/detail/ascii.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -377,13 +378,6 @@ struct endpoint_url {
 namespace detail::hooks {
 
 constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-inline std::string lower_copy(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = ascii_lower(c);
-    return out;
-}
 
 // RFC 3986 characters allowed in a path or query: unreserved, sub-delims,
 // ':', '@', '/', '?' and '%' (escapes are checked separately).
@@ -477,7 +471,7 @@ inline result<endpoint_url> validate_endpoint_at(std::string_view url, const end
     out.url = std::string(url);
     const auto colon = url.find(':');
     const auto scheme = colon == std::string_view::npos ? std::string_view() : url.substr(0, colon);
-    out.scheme = lower_copy(scheme);
+    out.scheme = ascii_lower_copy(scheme);
     if (out.scheme == "http") {
         if (!policy.allow_http)
             return fail(errc::invalid_endpoint, "uses plain http; https is required (http needs the opt-in for "
@@ -552,7 +546,7 @@ inline result<endpoint_url> validate_endpoint_at(std::string_view url, const end
         out.address = ip_address::v6(*v6);
         out.host = to_string(*out.address);
     } else {
-        std::string lower = lower_copy(host_text);
+        std::string lower = ascii_lower_copy(host_text);
         if (lower.size() > 1 && lower.back() == '.') lower.pop_back();  // one trailing dot names the same host
         if (ends_in_number(lower)) {
             const auto v4 = parse_ipv4_strict(lower);

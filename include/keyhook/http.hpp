@@ -11,18 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/detail/ascii.hpp"
+
 namespace keyhook {
 
 // Header names compare ASCII case-insensitively (RFC 9110).
 [[nodiscard]] constexpr bool header_name_equal(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
+    return detail::ascii_iequal(a, b);
 }
 
 // One header. `sensitive` marks a value that is a credential (a bearer token,

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/ascii.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
@@ -265,17 +266,6 @@ constexpr std::string_view expected_for(list_field f) noexcept {
     if (f == list_field::groups) return "an array of strings";
     if (is_time_field(f)) return "an ISO 8601 timestamp string";
     return "a string";
-}
-
-constexpr bool ascii_iequal(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
 }
 
 // Decodes a list-call response event by event. The structure is fixed
@@ -909,8 +899,6 @@ struct key_filter {
 };
 
 namespace detail {
-
-constexpr char ascii_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 inline bool ascii_icontains(std::string_view haystack, std::string_view needle) noexcept {
     if (needle.empty()) return true;
