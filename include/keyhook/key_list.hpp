@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -231,27 +232,31 @@ constexpr std::string_view list_field_name(list_field f) noexcept {
     return {};
 }
 
-// Member name to field without allocating: dispatch on length first.
+// Member name to field without allocating: the length, then one byte that
+// tells the candidates apart, then one memcmp of a constant size (inlined).
 inline list_field list_field_of(std::string_view k) noexcept {
+    const auto is = [k](std::string_view m, list_field f) noexcept {
+        return std::memcmp(k.data(), m.data(), m.size()) == 0 ? f : list_field::none;
+    };
     switch (k.size()) {
-        case 2: return k == member::id ? list_field::id : list_field::none;
-        case 4:
-            if (k == member::name) return list_field::name;
-            return k == member::type ? list_field::type : list_field::none;
+        case 2: return is(member::id, list_field::id);
+        case 4: return k[0] == 'n' ? is(member::name, list_field::name) : is(member::type, list_field::type);
         case 6:
-            if (k == member::status) return list_field::status;
-            if (k == member::masked) return list_field::masked;
-            if (k == member::groups) return list_field::groups;
-            return k == member::user_id ? list_field::user_id : list_field::none;
-        case 8: return k == member::expire_at ? list_field::expire_at : list_field::none;
+            switch (k[0]) {
+                case 's': return is(member::status, list_field::status);
+                case 'm': return is(member::masked, list_field::masked);
+                case 'g': return is(member::groups, list_field::groups);
+                default: return is(member::user_id, list_field::user_id);
+            }
+        case 8: return is(member::expire_at, list_field::expire_at);
         case 9:
-            if (k == member::created_at) return list_field::created_at;
-            if (k == member::updated_at) return list_field::updated_at;
-            return k == member::created_by ? list_field::created_by : list_field::none;
+            if (k[0] == 'u') return is(member::updated_at, list_field::updated_at);
+            return k[7] == 'A' ? is(member::created_at, list_field::created_at)
+                               : is(member::created_by, list_field::created_by);
         case 10:
-            if (k == member::active_from) return list_field::active_from;
-            return k == member::last_used_at ? list_field::last_used_at : list_field::none;
-        case 11: return k == member::description ? list_field::description : list_field::none;
+            return k[0] == 'a' ? is(member::active_from, list_field::active_from)
+                               : is(member::last_used_at, list_field::last_used_at);
+        case 11: return is(member::description, list_field::description);
         default: return list_field::none;
     }
 }
