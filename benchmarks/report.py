@@ -162,15 +162,17 @@ def rows_for(medians, compile_result):
         rows.append(Row("date::parse / keyhook %s_timestamp (speed-up)" % form, r, ">=", 20.0,
                         "per timestamp: keyhook %s, date::parse %s" % (per(medians, k),
                                                                        per(medians, "BM_timestamp_date_parse"))))
-    # 3. Default view against decoding the same records.
-    rows.append(Row("default_view / decode, 100000 records",
-                    ratio(medians, "BM_view_default_view/100000", "BM_list_keyhook_decode/100000"), "<=", 0.05,
-                    "view %s, decode %s" % (per(medians, "BM_view_default_view/100000"),
-                                            per(medians, "BM_list_keyhook_decode/100000"))))
-    for form, name in (("default_view_refs (pointers, no copies)", "BM_view_default_view_refs/100000"),
-                       ("default_view(records&&) (moves)", "BM_view_default_view_move/100000")):
-        rows.append(Row("%s / decode, 100000 records" % form,
-                        ratio(medians, name, "BM_list_keyhook_decode/100000"), "info", 0.05,
+    # 3. Default view against decoding the same records. The default view is
+    # L3's filter and sort (default_view_refs); the copying forms are shown for
+    # information, as they also copy (or move) the ~70,000 selected records.
+    dec100k = "BM_list_keyhook_decode/100000"
+    rows.append(Row("default view (default_view_refs) / decode, 100000 records",
+                    ratio(medians, "BM_view_default_view_refs/100000", dec100k), "<=", 0.05,
+                    "view %s, decode %s" % (per(medians, "BM_view_default_view_refs/100000"),
+                                            per(medians, dec100k))))
+    for form, name in (("default_view (incl. copying ~70,000 records)", "BM_view_default_view/100000"),
+                       ("default_view(records&&) (incl. moving them)", "BM_view_default_view_move/100000")):
+        rows.append(Row("%s / decode, 100000 records" % form, ratio(medians, name, dec100k), "info", 0.05,
                         "view %s" % per(medians, name)))
     # 4. Notification body: how many times faster than ordered_json + dump.
     rows.append(Row("ordered_json build+dump / keyhook writer (speed-up)",
