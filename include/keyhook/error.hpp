@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -12,7 +13,6 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 namespace keyhook {
 
@@ -146,34 +146,37 @@ class result {
 public:
     using value_type = T;
 
-    result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit on purpose
-    result(keyhook::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
+    result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+    result(keyhook::error e) : error_(std::move(e)) {}  // NOLINT
 
-    [[nodiscard]] bool has_value() const noexcept { return state_.index() == 0; }
+    [[nodiscard]] bool has_value() const noexcept { return value_.has_value(); }
     explicit operator bool() const noexcept { return has_value(); }
 
-    [[nodiscard]] T& value() & { check(); return std::get<0>(state_); }
-    [[nodiscard]] const T& value() const& { check(); return std::get<0>(state_); }
-    [[nodiscard]] T&& value() && { check(); return std::get<0>(std::move(state_)); }
+    [[nodiscard]] T& value() & { check(); return *value_; }
+    [[nodiscard]] const T& value() const& { check(); return *value_; }
+    [[nodiscard]] T&& value() && { check(); return std::move(*value_); }
 
-    [[nodiscard]] T& operator*() & noexcept { return *std::get_if<0>(&state_); }
-    [[nodiscard]] const T& operator*() const& noexcept { return *std::get_if<0>(&state_); }
-    [[nodiscard]] T* operator->() noexcept { return std::get_if<0>(&state_); }
-    [[nodiscard]] const T* operator->() const noexcept { return std::get_if<0>(&state_); }
+    [[nodiscard]] T& operator*() & noexcept { return *value_; }
+    [[nodiscard]] const T& operator*() const& noexcept { return *value_; }
+    [[nodiscard]] T* operator->() noexcept { return &*value_; }
+    [[nodiscard]] const T* operator->() const noexcept { return &*value_; }
 
     // Precondition: !has_value().
-    [[nodiscard]] const keyhook::error& error() const& noexcept { return *std::get_if<1>(&state_); }
+    [[nodiscard]] const keyhook::error& error() const& noexcept { return error_; }
 
     template <class U>
     [[nodiscard]] T value_or(U&& fallback) const& {
-        return has_value() ? std::get<0>(state_) : static_cast<T>(std::forward<U>(fallback));
+        return has_value() ? *value_ : static_cast<T>(std::forward<U>(fallback));
     }
 
 private:
     void check() const {
-        if (!has_value()) throw exception(std::get<1>(state_));
+        if (!has_value()) throw exception(error_);
     }
-    std::variant<T, keyhook::error> state_;
+    // An optional and a plain error instead of std::variant<T, error>: the same
+    // behaviour for much less template work in every translation unit.
+    std::optional<T> value_;
+    keyhook::error error_;
 };
 
 namespace detail {
