@@ -264,16 +264,18 @@ inline void write_notification(std::string& out, const notification& n) {
 }
 
 // The same document as nlohmann JSON, members in order (for hosts that want to
-// edit or embed it). Dumping it gives notification_body()'s bytes.
-inline void to_json(nlohmann::ordered_json& j, const notification& n) {
-    j = nlohmann::ordered_json::object();
+// edit or embed it). Dumping an ordered_json gives notification_body()'s
+// bytes. A template, so that ordered_json is instantiated only where used.
+template <class Json>
+void to_json(Json& j, const notification& n) {
+    j = Json::object();
     j["FolderName"] = n.folder_name;
     j["ServiceName"] = n.service_name;
     j["EntityId"] = n.entity_id;
     j["UserAction"] = std::string(to_string(n.user_action));
     j["AuditType"] = n.audit_type;
     auto& data = j["Data"];
-    data = nlohmann::ordered_json::object();
+    data = Json::object();
     data["ProductName"] = n.folder_name;
     data["EngineName"] = n.service_name;
     data["FileName"] = n.file_name;

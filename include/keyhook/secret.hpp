@@ -107,8 +107,9 @@ public:
     friend bool operator!=(const secret& a, const secret& b) noexcept { return !(a == b); }
 
     friend std::ostream& operator<<(std::ostream& os, const secret& s) { return os << "secret(" << s.masked() << ')'; }
-    friend void to_json(nlohmann::json& j, const secret& s) { j = s.masked(); }
-    friend void to_json(nlohmann::ordered_json& j, const secret& s) { j = s.masked(); }
+    // A template, so that a JSON type is instantiated only by code that uses it.
+    template <class Json>
+    friend void to_json(Json& j, const secret& s) { j = s.masked(); }
 
 private:
     std::string value_;
