@@ -861,7 +861,10 @@ private:
                                                               const key_list_options& options = {}) {
     detail::key_list_sax sax(options, json.size());
     try {
-        (void)nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &sax);
+        // The JSON parser itself: json::sax_parse would also instantiate the
+        // binary (CBOR, MessagePack, ...) readers for this handler.
+        auto input = nlohmann::detail::input_adapter(json.data(), json.data() + json.size());
+        (void)nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input)).sax_parse(&sax);
     } catch (const nlohmann::json::exception& ex) {
         // sax_parse reports through parse_error; this is a second net only.
         sax.syntax_error(0, ex.what());
