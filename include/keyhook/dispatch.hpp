@@ -279,9 +279,10 @@ struct dispatch_input {
     }
 };
 
-[[nodiscard]] inline result<dispatch_input> try_dispatch_input_from_json(const nlohmann::json& j, timestamp now,
+template <class Json = nlohmann::json>
+[[nodiscard]] result<dispatch_input> try_dispatch_input_from_json(const detail::non_deduced_t<Json>& j, timestamp now,
                                                                          const endpoint_policy& policy = {}) {
-    auto settings = try_webhook_settings_from_json(j, policy);
+    auto settings = try_webhook_settings_from_json<Json>(j, policy);
     if (!settings) return settings.error();
     const auto* event = detail::hooks::json_member(j, "event", false);
     if (!event) return error{errc::missing_member, "event", "is required"};
@@ -307,9 +308,10 @@ struct dispatch_input {
     in.event.request_time = now;
     return in;
 }
-[[nodiscard]] inline dispatch_input dispatch_input_from_json(const nlohmann::json& j, timestamp now,
+template <class Json = nlohmann::json>
+[[nodiscard]] dispatch_input dispatch_input_from_json(const detail::non_deduced_t<Json>& j, timestamp now,
                                                              const endpoint_policy& policy = {}) {
-    return try_dispatch_input_from_json(j, now, policy).value();
+    return try_dispatch_input_from_json<Json>(j, now, policy).value();
 }
 
 }  // namespace keyhook

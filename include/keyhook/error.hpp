@@ -220,6 +220,16 @@ inline std::string path_member(std::string_view base, std::string_view member) {
     return p;
 }
 
+// The parameter type of a DOM reader declared `template <class Json =
+// nlohmann::json> f(const non_deduced_t<Json>&)`: it accepts what a plain
+// `const nlohmann::json&` did, and its body is compiled only where it is called.
+template <class T>
+struct non_deduced {
+    using type = T;
+};
+template <class T>
+using non_deduced_t = typename non_deduced<T>::type;
+
 inline std::string path_index(std::string_view base, std::size_t index) {
     std::string p(base);
     p += '[';

@@ -571,32 +571,36 @@ struct webhook_validator {
 
 namespace detail::hooks {
 
-inline std::string_view json_type_name(const nlohmann::json& j) noexcept {
+template <class Json>
+std::string_view json_type_name(const Json& j) noexcept {
     switch (j.type()) {
-        case nlohmann::json::value_t::null: return "null";
-        case nlohmann::json::value_t::object: return "an object";
-        case nlohmann::json::value_t::array: return "an array";
-        case nlohmann::json::value_t::string: return "a string";
-        case nlohmann::json::value_t::boolean: return "a boolean";
-        case nlohmann::json::value_t::number_integer:
-        case nlohmann::json::value_t::number_unsigned:
-        case nlohmann::json::value_t::number_float: return "a number";
+        case nlohmann::detail::value_t::null: return "null";
+        case nlohmann::detail::value_t::object: return "an object";
+        case nlohmann::detail::value_t::array: return "an array";
+        case nlohmann::detail::value_t::string: return "a string";
+        case nlohmann::detail::value_t::boolean: return "a boolean";
+        case nlohmann::detail::value_t::number_integer:
+        case nlohmann::detail::value_t::number_unsigned:
+        case nlohmann::detail::value_t::number_float: return "a number";
         default: return "a binary value";
     }
 }
 
-inline error wrong_type(const std::string& path, std::string_view expected, const nlohmann::json& found) {
+template <class Json>
+error wrong_type(const std::string& path, std::string_view expected, const Json& found) {
     return error{errc::wrong_type, path, "expected " + std::string(expected) + ", got " + std::string(json_type_name(found))};
 }
 
 // The member `name` of object j, or nullptr when missing (or null, if `null_is_missing`).
-inline const nlohmann::json* json_member(const nlohmann::json& j, const char* name, bool null_is_missing = true) {
+template <class Json>
+const Json* json_member(const Json& j, const char* name, bool null_is_missing = true) {
     const auto it = j.find(name);
     if (it == j.end() || (null_is_missing && it->is_null())) return nullptr;
     return &*it;
 }
 
-inline std::optional<error> read_string(const nlohmann::json& obj, const char* name, const std::string& base,
+template <class Json>
+std::optional<error> read_string(const Json& obj, const char* name, const std::string& base,
                                         bool required, std::string& out) {
     const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
@@ -605,23 +609,25 @@ inline std::optional<error> read_string(const nlohmann::json& obj, const char* n
         return std::nullopt;
     }
     if (!m->is_string()) return wrong_type(path, "a string", *m);
-    out = m->get_ref<const std::string&>();
+    out = m->template get_ref<const std::string&>();
     return std::nullopt;
 }
 
-inline std::optional<error> read_bool(const nlohmann::json& obj, const char* name, const std::string& base,
+template <class Json>
+std::optional<error> read_bool(const Json& obj, const char* name, const std::string& base,
                                       bool& out) {
     const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
     if (!m) return error{errc::missing_member, path, "is required"};
     if (!m->is_boolean()) return wrong_type(path, "true or false", *m);
-    out = m->get<bool>();
+    out = m->template get<bool>();
     return std::nullopt;
 }
 
 }  // namespace detail::hooks
 
-[[nodiscard]] inline result<tenant_settings> try_tenant_settings_from_json(const nlohmann::json& j,
+template <class Json = nlohmann::json>
+[[nodiscard]] result<tenant_settings> try_tenant_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                            std::string_view path = "tenant") {
     const std::string base(path);
     if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
@@ -630,13 +636,15 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
     if (auto e = detail::hooks::read_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
     return t;
 }
-[[nodiscard]] inline tenant_settings tenant_settings_from_json(const nlohmann::json& j,
+template <class Json = nlohmann::json>
+[[nodiscard]] tenant_settings tenant_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                std::string_view path = "tenant") {
-    return try_tenant_settings_from_json(j, path).value();
+    return try_tenant_settings_from_json<Json>(j, path).value();
 }
 
 // The shape only (types, names of events); validate_webhook checks the rest.
-[[nodiscard]] inline result<webhook> try_webhook_from_json(const nlohmann::json& j, std::string_view path = "") {
+template <class Json = nlohmann::json>
+[[nodiscard]] result<webhook> try_webhook_from_json(const detail::non_deduced_t<Json>& j, std::string_view path = "") {
     const std::string base(path);
     if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
     webhook w;
@@ -650,7 +658,7 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
             const auto& item = (*events)[i];
             const std::string item_path = detail::path_index(events_path, i);
             if (!item.is_string()) return detail::hooks::wrong_type(item_path, "an event type name", item);
-            auto e = try_parse_event_type(item.get_ref<const std::string&>());
+            auto e = try_parse_event_type(item.template get_ref<const std::string&>());
             if (!e) return error{e.error().code, item_path, e.error().message};
             w.events.insert(*e);
         }
@@ -687,14 +695,16 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
     if (has_signing) w.signing_secret = secret(std::move(signing));
     return w;
 }
-[[nodiscard]] inline webhook webhook_from_json(const nlohmann::json& j, std::string_view path = "") {
-    return try_webhook_from_json(j, path).value();
+template <class Json = nlohmann::json>
+[[nodiscard]] webhook webhook_from_json(const detail::non_deduced_t<Json>& j, std::string_view path = "") {
+    return try_webhook_from_json<Json>(j, path).value();
 }
 
 // An array of webhooks, read and validated element by element (the first
 // problem in document order is the error): paths "webhooks[1].endpoint".
-[[nodiscard]] inline result<std::vector<validated_webhook>> try_webhooks_from_json(
-    const nlohmann::json& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
+template <class Json = nlohmann::json>
+[[nodiscard]] result<std::vector<validated_webhook>> try_webhooks_from_json(
+    const detail::non_deduced_t<Json>& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
     const std::string base(path);
     if (!j.is_array()) return detail::hooks::wrong_type(base, "an array of webhooks", j);
     std::vector<webhook> list;
@@ -705,7 +715,7 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
     detail::hooks::problem_sink sink{problems, true};
     // Read and validate element by element, so the first problem in document order is the one reported.
     for (std::size_t i = 0; i < j.size(); ++i) {
-        auto w = try_webhook_from_json(j[i], detail::path_index(base, i));
+        auto w = try_webhook_from_json<Json>(j[i], detail::path_index(base, i));
         if (!w) return w.error();
         list.push_back(std::move(*w));
         auto v = detail::hooks::webhook_validator::run_item(list, i, policy, base, sink);
@@ -714,10 +724,11 @@ inline std::optional<error> read_bool(const nlohmann::json& obj, const char* nam
     }
     return out;
 }
-[[nodiscard]] inline std::vector<validated_webhook> webhooks_from_json(const nlohmann::json& j,
+template <class Json = nlohmann::json>
+[[nodiscard]] std::vector<validated_webhook> webhooks_from_json(const detail::non_deduced_t<Json>& j,
                                                                        const endpoint_policy& policy = {},
                                                                        std::string_view path = "webhooks") {
-    return try_webhooks_from_json(j, policy, path).value();
+    return try_webhooks_from_json<Json>(j, policy, path).value();
 }
 
 // A tenant's whole webhook configuration: {"tenant": {...}, "webhooks": [...]}.
@@ -736,22 +747,24 @@ struct webhook_settings {
     }
 };
 
-[[nodiscard]] inline result<webhook_settings> try_webhook_settings_from_json(const nlohmann::json& j,
+template <class Json = nlohmann::json>
+[[nodiscard]] result<webhook_settings> try_webhook_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                              const endpoint_policy& policy = {}) {
     if (!j.is_object()) return detail::hooks::wrong_type("", "an object", j);
     const auto* tenant = detail::hooks::json_member(j, "tenant", false);
     if (!tenant) return error{errc::missing_member, "tenant", "is required"};
-    auto t = try_tenant_settings_from_json(*tenant, "tenant");
+    auto t = try_tenant_settings_from_json<Json>(*tenant, "tenant");
     if (!t) return t.error();
     const auto* hooks = detail::hooks::json_member(j, "webhooks", false);
     if (!hooks) return error{errc::missing_member, "webhooks", "is required"};
-    auto list = try_webhooks_from_json(*hooks, policy, "webhooks");
+    auto list = try_webhooks_from_json<Json>(*hooks, policy, "webhooks");
     if (!list) return list.error();
     return webhook_settings{std::move(*t), std::move(*list)};
 }
-[[nodiscard]] inline webhook_settings webhook_settings_from_json(const nlohmann::json& j,
+template <class Json = nlohmann::json>
+[[nodiscard]] webhook_settings webhook_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                  const endpoint_policy& policy = {}) {
-    return try_webhook_settings_from_json(j, policy).value();
+    return try_webhook_settings_from_json<Json>(j, policy).value();
 }
 
 }  // namespace keyhook
