@@ -40,10 +40,18 @@ void* counted_aligned_alloc(std::size_t n, std::align_val_t a) {
 void* operator new(std::size_t n) { return counted_alloc(n); }
 void* operator new[](std::size_t n) { return counted_alloc(n); }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    try { return counted_alloc(n); } catch (...) { return nullptr; }
+    try {
+        return counted_alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
 }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    try { return counted_alloc(n); } catch (...) { return nullptr; }
+    try {
+        return counted_alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
 }
 void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
 void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
@@ -99,8 +107,8 @@ struct fixture {
             keyhook_bench::append_uuid(id, r);
             keyhook_bench::append_uuid(key, r);
             record.id = keyhook::key_id(id);
-            record.groups = i % 3 == 0 ? std::vector<std::string>{"user:pf", "user:pricing"}
-                                       : std::vector<std::string>{"user:pf"};
+            record.groups =
+                i % 3 == 0 ? std::vector<std::string>{"user:pf", "user:pricing"} : std::vector<std::string>{"user:pf"};
             index.add(tenant_name(i), record, keyhook::secret(key), policy);
             map.emplace(key, plain_entry{static_cast<std::uint32_t>(i % tenant_count),
                                          record.expire_at.time_since_epoch().count()});
@@ -166,8 +174,7 @@ void BM_authorize_1M_keys(benchmark::State& state) {
         i = (i + 1) & mask;
     }
     const auto after = allocations.load(std::memory_order_relaxed);
-    state.counters["allocs_per_check"] =
-        static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    state.counters["allocs_per_check"] = static_cast<double>(after - before) / static_cast<double>(state.iterations());
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_authorize_1M_keys)->Apply(probe_sets);
@@ -194,8 +201,7 @@ void BM_authorize_1M_keys_from_headers(benchmark::State& state) {
         i = (i + 1) & (count - 1);
     }
     const auto after = allocations.load(std::memory_order_relaxed);
-    state.counters["allocs_per_check"] =
-        static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    state.counters["allocs_per_check"] = static_cast<double>(after - before) / static_cast<double>(state.iterations());
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_authorize_1M_keys_from_headers)->Apply(probe_sets);

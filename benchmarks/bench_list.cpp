@@ -57,9 +57,7 @@ void BM_list_json_null_sax(benchmark::State& state) {
 
 // 100,000 records take a good part of a second per pass, so the minimum time
 // per repetition already gives them only one or two iterations.
-void sizes(benchmark::internal::Benchmark* b) {
-    b->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
-}
+void sizes(benchmark::internal::Benchmark* b) { b->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond); }
 
 BENCHMARK(BM_list_json_dom)->Apply(sizes);
 BENCHMARK(BM_list_json_null_sax)->Apply(sizes);

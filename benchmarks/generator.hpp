@@ -38,8 +38,8 @@ inline void append_uuid(std::string& out, rng& r) {
         if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
         const std::uint64_t word = i < 16 ? hi : lo;
         unsigned nibble = static_cast<unsigned>((word >> ((i % 16) * 4)) & 0xF);
-        if (i == 12) nibble = 4;                   // version 4
-        if (i == 16) nibble = 8 | (nibble & 3);    // RFC 4122 variant
+        if (i == 12) nibble = 4;                 // version 4
+        if (i == 16) nibble = 8 | (nibble & 3);  // RFC 4122 variant
         out += hex[nibble];
     }
 }
@@ -85,10 +85,11 @@ inline std::vector<std::string> make_timestamps(std::size_t n, std::uint64_t see
 }
 
 namespace words {
-inline constexpr const char* adjectives[] = {"nightly", "billing", "primary", "backup", "reporting", "staging",
-                                             "partner", "legacy", "internal", "external", "pricing", "quarterly"};
-inline constexpr const char* nouns[] = {"sync", "export", "integration", "pipeline", "connector", "batch job",
-                                        "dashboard", "scheduler", "gateway", "validator", "importer", "webhook relay"};
+inline constexpr const char* adjectives[] = {"nightly", "billing", "primary",  "backup",   "reporting", "staging",
+                                             "partner", "legacy",  "internal", "external", "pricing",   "quarterly"};
+inline constexpr const char* nouns[] = {"sync",      "export",    "integration", "pipeline",
+                                        "connector", "batch job", "dashboard",   "scheduler",
+                                        "gateway",   "validator", "importer",    "webhook relay"};
 inline constexpr const char* clauses[] = {
     "Pulls rates every night",
     "Partner integration, rotate before renewal",
@@ -99,8 +100,8 @@ inline constexpr const char* clauses[] = {
     "Load testing only",
     "Reads service metadata for the catalogue",
 };
-inline constexpr const char* groups[] = {"user:pf", "tenant-viewer", "tenant-moderator", "user:pricing",
-                                         "user:underwriting", "supervisor:pf", "tenant-admin", "user:reporting"};
+inline constexpr const char* groups[] = {"user:pf",           "tenant-viewer", "tenant-moderator", "user:pricing",
+                                         "user:underwriting", "supervisor:pf", "tenant-admin",     "user:reporting"};
 inline constexpr const char* users[] = {"jane.doe@example.com", "ops-bot@example.com", "r.ivanova@example.org",
                                         "k.nakamura@example.net", "svc-integration@example.com"};
 }  // namespace words
@@ -147,8 +148,10 @@ inline void append_record(std::string& out, rng& r, std::size_t index) {
     }
     const auto status_pick = r.below(20);
     out += "\",\"status\":\"";
-    out += status_pick < 15 ? "Active" : status_pick < 17 ? "Revoked" : status_pick < 19 ? "Expired"
-                                                                                         : "Active in the future";
+    out += status_pick < 15   ? "Active"
+           : status_pick < 17 ? "Revoked"
+           : status_pick < 19 ? "Expired"
+                              : "Active in the future";
     out += "\",\"type\":\"Synthetic\",\"groups\":[";
     const auto group_count = 1 + r.below(2);
     for (std::size_t g = 0; g < group_count; ++g) {

@@ -25,16 +25,16 @@ inline std::vector<keyhook::notification> make_notifications() {
     };
     std::vector<keyhook::notification> v;
     v.push_back({"Pricing Models 2024", "Rate Calculator", uuid(), keyhook::event_type::PublishEngine,
-                 std::string(keyhook::audit_type_product_engine), "rate-calculator-v12.xlsx", uuid(),
-                 "acme-insurance", at()});
-    v.push_back({"Underwriting", "", uuid(), keyhook::event_type::AddProduct,
-                 std::string(keyhook::audit_type_product), "", "", "acme-insurance", at()});
+                 std::string(keyhook::audit_type_product_engine), "rate-calculator-v12.xlsx", uuid(), "acme-insurance",
+                 at()});
+    v.push_back({"Underwriting", "", uuid(), keyhook::event_type::AddProduct, std::string(keyhook::audit_type_product),
+                 "", "", "acme-insurance", at()});
     v.push_back({"Tarifs \xC3\xA9t\xC3\xA9 M\xC3\xBCnchen", "Pr\xC3\xA4mienrechner", uuid(),
-                 keyhook::event_type::UpdateEngine, std::string(keyhook::audit_type_product_engine),
-                 "praemien_v3.xlsx", uuid(), "versicherung-sued", at()});
+                 keyhook::event_type::UpdateEngine, std::string(keyhook::audit_type_product_engine), "praemien_v3.xlsx",
+                 uuid(), "versicherung-sued", at()});
     v.push_back({"Claims \"Q3\" review", "Loss\\Ratio\tModel", uuid(), keyhook::event_type::DownloadEngine,
-                 std::string(keyhook::audit_type_product_engine), "loss ratio (final).xlsx", uuid(),
-                 "northwind-re", at()});
+                 std::string(keyhook::audit_type_product_engine), "loss ratio (final).xlsx", uuid(), "northwind-re",
+                 at()});
     return v;
 }
 

@@ -46,8 +46,8 @@ int main() {
     keyhook::timestamp since = keyhook::parse_timestamp("2026-03-01T00:00:00Z");
     const keyhook::timestamp day_start = since;
     const std::vector<const char*> poll_times = {
-        "2026-03-01T03:00:00Z", "2026-03-01T06:00:00Z",  // a change exactly at `now`: reported now
-        "2026-03-01T09:30:00Z", "2026-03-01T13:00:00Z", "2026-03-01T13:00:00Z",  // a repeated poll: nothing
+        "2026-03-01T03:00:00Z",        "2026-03-01T06:00:00Z",  // a change exactly at `now`: reported now
+        "2026-03-01T09:30:00Z",        "2026-03-01T13:00:00Z", "2026-03-01T13:00:00Z",  // a repeated poll: nothing
         "2026-03-01T17:45:00.000001Z", "2026-03-02T00:00:00Z",
     };
 

@@ -43,7 +43,7 @@ enum class status_choice { active, future, expired, revoked, all };
 enum class output_format { table, json };
 
 struct options {
-    std::optional<keyhook::timestamp> now;  // absent: the current time
+    std::optional<keyhook::timestamp> now;    // absent: the current time
     std::optional<keyhook::timestamp> since;  // present: show the expiry notices of (since, now] instead
     status_choice status = status_choice::active;
     bool status_given = false;
@@ -108,12 +108,15 @@ inline keyhook::error usage_error(std::string where, std::string why) {
         if (name == "--now" || name == "--since") {
             auto t = keyhook::try_parse_timestamp(*value);
             if (!t) return detail::usage_error(name, t.error().message);
-            if (name == "--now") o.now = *t; else o.since = *t;
+            if (name == "--now")
+                o.now = *t;
+            else
+                o.since = *t;
         } else if (name == "--status") {
             const auto s = detail::parse_status_choice(*value);
             if (!s)
-                return detail::usage_error(name, "expected active, future, expired, revoked or all, got " +
-                                                     quote_input(*value));
+                return detail::usage_error(
+                    name, "expected active, future, expired, revoked or all, got " + quote_input(*value));
             o.status = *s;
             o.status_given = true;
         } else {
@@ -184,13 +187,18 @@ struct key_row {
         json k = json::object();
         k["id"] = r.key.id.str();
         k["name"] = r.key.name;
-        if (const auto m = shown_mask(r.key)) k["masked"] = *m; else k["masked"] = nullptr;
+        if (const auto m = shown_mask(r.key))
+            k["masked"] = *m;
+        else
+            k["masked"] = nullptr;
         k["status"] = std::string(keyhook::to_string(r.status));
         k["warning"] = r.warning;
         k["activeFrom"] = keyhook::format_timestamp(r.key.active_from);
         k["expireAt"] = keyhook::format_timestamp(r.key.expire_at);
-        if (r.key.last_used_at) k["lastUsedAt"] = keyhook::format_timestamp(*r.key.last_used_at);
-        else k["lastUsedAt"] = nullptr;
+        if (r.key.last_used_at)
+            k["lastUsedAt"] = keyhook::format_timestamp(*r.key.last_used_at);
+        else
+            k["lastUsedAt"] = nullptr;
         keys.push_back(std::move(k));
     }
     json doc = json::object();
@@ -251,7 +259,8 @@ inline std::string printable(std::string_view s) {
 // Columns text takes on a terminal (not bytes, not code points).
 [[nodiscard]] inline std::size_t display_width(std::string_view s) {
     std::size_t width = 0;
-    for (std::size_t i = 0; i < s.size();) width += static_cast<std::size_t>(detail::column_width(detail::decode_utf8(s, i)));
+    for (std::size_t i = 0; i < s.size();)
+        width += static_cast<std::size_t>(detail::column_width(detail::decode_utf8(s, i)));
     return width;
 }
 

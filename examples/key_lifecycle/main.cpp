@@ -39,8 +39,7 @@ void show_call(const keyhook::key_index& index, const std::string& key, keyhook:
     const keyhook::http_headers headers{{"X-Synthetic-Key", key, true}, {"X-Tenant-Name", "acme", false}};
     const auto decision = keyhook::authorize(index, headers, keyhook::api_family::execute(),
                                              keyhook::resource_ref::in_folder("Finance"), needed, now);
-    std::cout << "  call at " << keyhook::format_timestamp(now) << " needing " << needed << ": " << decision
-              << '\n';
+    std::cout << "  call at " << keyhook::format_timestamp(now) << " needing " << needed << ": " << decision << '\n';
 }
 
 }  // namespace

@@ -156,13 +156,15 @@ int main(int argc, char** argv) {
     try {
         document = nlohmann::json::parse(*text);
     } catch (const nlohmann::json::parse_error& e) {
-        const keyhook::error err{keyhook::errc::syntax_error, {},
+        const keyhook::error err{keyhook::errc::syntax_error,
+                                 {},
                                  "expected one JSON object, syntax error at byte offset " + std::to_string(e.byte)};
         std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
         return exit_invalid;
     } catch (const nlohmann::json::exception&) {
         // out_of_range 406: a number too large for a double ("1e999").
-        const keyhook::error err{keyhook::errc::syntax_error, {}, "expected one JSON object, found a number out of range"};
+        const keyhook::error err{
+            keyhook::errc::syntax_error, {}, "expected one JSON object, found a number out of range"};
         std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
         return exit_invalid;
     }

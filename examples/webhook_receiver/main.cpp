@@ -61,7 +61,8 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
     for (const auto* key : {"method", "url"}) {
         const auto it = j.find(key);
         if (it == j.end()) return error{errc::missing_member, key, "missing"};
-        if (!it->is_string()) return error{errc::wrong_type, key, std::string("expected a string, got ") + it->type_name()};
+        if (!it->is_string())
+            return error{errc::wrong_type, key, std::string("expected a string, got ") + it->type_name()};
         (std::string_view(key) == "method" ? r.method : r.url) = it->get<std::string>();
     }
     if (const auto h = j.find("headers"); h != j.end()) {

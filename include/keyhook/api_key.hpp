@@ -82,20 +82,20 @@ inline std::ostream& operator<<(std::ostream& os, key_status s) { return os << t
 // One record of the list call (spec 2.1). Members the platform may leave out or
 // send as null (L2) are optional; `groups` reads absent or null as empty.
 struct api_key {
-    key_id id;                                // required
-    std::optional<std::string> user_id;      // "userId"
-    std::string name;                         // required
+    key_id id;                           // required
+    std::optional<std::string> user_id;  // "userId"
+    std::string name;                    // required
     std::optional<std::string> description;
     std::optional<std::string> masked;       // the platform's masked key
     key_status status = key_status::active;  // required; the listed status (S2)
     std::optional<std::string> type;         // "Synthetic" in responses
     std::vector<std::string> groups;
-    std::optional<timestamp> created_at;     // "createdAt"
-    std::optional<std::string> created_by;   // "createdBy"
-    std::optional<timestamp> updated_at;     // "updatedAt"
-    timestamp active_from{};                  // required, "activeFrom"
-    timestamp expire_at{};                    // required, "expireAt"
-    std::optional<timestamp> last_used_at;   // "lastUsedAt"; absent or null: never used
+    std::optional<timestamp> created_at;    // "createdAt"
+    std::optional<std::string> created_by;  // "createdBy"
+    std::optional<timestamp> updated_at;    // "updatedAt"
+    timestamp active_from{};                // required, "activeFrom"
+    timestamp expire_at{};                  // required, "expireAt"
+    std::optional<timestamp> last_used_at;  // "lastUsedAt"; absent or null: never used
 
     friend bool operator==(const api_key& a, const api_key& b) {
         return a.id == b.id && a.user_id == b.user_id && a.name == b.name && a.description == b.description &&
@@ -128,12 +128,18 @@ namespace detail {
 
 template <class Json>
 void put_optional_string(Json& j, std::string_view name, const std::optional<std::string>& v) {
-    if (v) j[std::string(name)] = *v; else j[std::string(name)] = nullptr;
+    if (v)
+        j[std::string(name)] = *v;
+    else
+        j[std::string(name)] = nullptr;
 }
 
 template <class Json>
 void put_optional_time(Json& j, std::string_view name, const std::optional<timestamp>& v) {
-    if (v) j[std::string(name)] = format_timestamp(*v); else j[std::string(name)] = nullptr;
+    if (v)
+        j[std::string(name)] = format_timestamp(*v);
+    else
+        j[std::string(name)] = nullptr;
 }
 
 inline const char* json_type_name(const nlohmann::json& v) noexcept { return v.type_name(); }

@@ -83,10 +83,8 @@ public:
                 return "denied: " + who + " does not belong to the tenant named in header " +
                        std::string(tenant_name_header);
             case denial_reason::not_active:
-                return "denied: " + who + " is " + std::string(to_string(status_)) +
-                       "; only an Active key may be used";
-            case denial_reason::family_not_allowed:
-                return "denied: " + who + " may not call the requested API family";
+                return "denied: " + who + " is " + std::string(to_string(status_)) + "; only an Active key may be used";
+            case denial_reason::family_not_allowed: return "denied: " + who + " may not call the requested API family";
             case denial_reason::insufficient_access:
                 return "denied: " + who + " has " + std::string(to_string(granted_)) +
                        " access to the resource, the call needs " + std::string(to_string(required_));

@@ -79,7 +79,8 @@ constexpr int base64_value(char c) noexcept {
     for (std::size_t i = 0; i < end; ++i) {
         const int v = detail::base64_value(text[i]);
         if (v < 0)
-            return error{errc::invalid_value, {},
+            return error{errc::invalid_value,
+                         {},
                          "invalid base64 character at offset " + std::to_string(i) +
                              (text[i] == '=' ? " (padding before the end)" : "")};
         acc = (acc << 6) | static_cast<std::uint32_t>(v);

@@ -54,11 +54,23 @@ bool decode_utf8(std::string_view s, F&& f) {
         std::uint32_t cp = 0;
         std::size_t n = 0;
         std::uint32_t min = 0;
-        if (b0 < 0x80) { cp = b0; n = 1; }
-        else if ((b0 & 0xE0) == 0xC0) { cp = b0 & 0x1Fu; n = 2; min = 0x80; }
-        else if ((b0 & 0xF0) == 0xE0) { cp = b0 & 0x0Fu; n = 3; min = 0x800; }
-        else if ((b0 & 0xF8) == 0xF0) { cp = b0 & 0x07u; n = 4; min = 0x10000; }
-        else return false;
+        if (b0 < 0x80) {
+            cp = b0;
+            n = 1;
+        } else if ((b0 & 0xE0) == 0xC0) {
+            cp = b0 & 0x1Fu;
+            n = 2;
+            min = 0x80;
+        } else if ((b0 & 0xF0) == 0xE0) {
+            cp = b0 & 0x0Fu;
+            n = 3;
+            min = 0x800;
+        } else if ((b0 & 0xF8) == 0xF0) {
+            cp = b0 & 0x07u;
+            n = 4;
+            min = 0x10000;
+        } else
+            return false;
         if (n > s.size() - i) return false;
         for (std::size_t k = 1; k < n; ++k) {
             const auto b = static_cast<unsigned char>(s[i + k]);
@@ -100,9 +112,9 @@ inline void check_text(std::string_view field, std::string_view text, std::size_
     if (!ok) {
         errors.push_back({errc::invalid_utf8, std::move(f), "is not valid UTF-8"});
     } else if (control_at) {
-        errors.push_back({code, std::move(f),
-                          "must not contain control characters, found one at character " +
-                              std::to_string(*control_at + 1)});
+        errors.push_back(
+            {code, std::move(f),
+             "must not contain control characters, found one at character " + std::to_string(*control_at + 1)});
     } else if (count < min) {
         errors.push_back({code, std::move(f), "must not be empty or only spaces"});
     } else if (count > max) {
@@ -114,7 +126,8 @@ inline void check_text(std::string_view field, std::string_view text, std::size_
 inline void check_period(timestamp active_from, timestamp expire_at, std::vector<error>& errors) {
     bool in_range = true;
     if (active_from < min_timestamp || active_from > max_timestamp) {
-        errors.push_back({errc::invalid_period, std::string(member::active_from), "must lie in the years 0001 to 9999"});
+        errors.push_back(
+            {errc::invalid_period, std::string(member::active_from), "must lie in the years 0001 to 9999"});
         in_range = false;
     }
     if (expire_at < min_timestamp || expire_at > max_timestamp) {
@@ -192,8 +205,7 @@ inline void check_groups(const std::vector<std::string>& groups, std::vector<err
         const auto c = static_cast<unsigned char>(k[i]);
         if (c < 0x21 || c > 0x7E)
             return error{errc::invalid_key, "key",
-                         "character " + std::to_string(i + 1) +
-                             " is not printable ASCII without space (0x21 to 0x7E)"};
+                         "character " + std::to_string(i + 1) + " is not printable ASCII without space (0x21 to 0x7E)"};
     }
     return std::nullopt;
 }
@@ -298,7 +310,7 @@ struct key_request {
     std::string name;
     std::string description;  // optional: empty (after trimming) means none
     timestamp active_from{};
-    timestamp expire_at{};    // the form's "Active until"
+    timestamp expire_at{};  // the form's "Active until"
     std::vector<std::string> groups;
     generation_method method = generate_key{};
 
@@ -308,12 +320,15 @@ struct key_request {
     }
     friend bool operator!=(const key_request& a, const key_request& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const key_request& r) {
-        os << "key_request{name=" << detail::quote_input(r.name, 128) << ", activeFrom="
-           << format_timestamp(r.active_from) << ", expireAt=" << format_timestamp(r.expire_at) << ", groups=[";
+        os << "key_request{name=" << detail::quote_input(r.name, 128)
+           << ", activeFrom=" << format_timestamp(r.active_from) << ", expireAt=" << format_timestamp(r.expire_at)
+           << ", groups=[";
         for (std::size_t i = 0; i < r.groups.size(); ++i) os << (i ? "," : "") << detail::quote_input(r.groups[i]);
         os << "], method=";
-        if (const auto* own = std::get_if<own_key>(&r.method)) os << "own " << own->key;
-        else os << "generate";
+        if (const auto* own = std::get_if<own_key>(&r.method))
+            os << "own " << own->key;
+        else
+            os << "generate";
         return os << '}';
     }
 };
@@ -331,8 +346,7 @@ struct key_author {
 [[nodiscard]] inline std::vector<error> validate_key_request(const key_request& r) {
     std::vector<error> errors;
     detail::keys::check_text(member::name, r.name, 1, max_name_length, errc::invalid_name, errors);
-    detail::keys::check_text(member::description, r.description, 0, max_description_length, errc::invalid_name,
-                             errors);
+    detail::keys::check_text(member::description, r.description, 0, max_description_length, errc::invalid_name, errors);
     detail::keys::check_period(r.active_from, r.expire_at, errors);
     detail::keys::check_groups(r.groups, errors);
     if (const auto* own = std::get_if<own_key>(&r.method))
@@ -404,9 +418,9 @@ struct created_key {
 namespace detail::keys {
 
 // A new record for `plaintext` with the given fields (already validated).
-inline api_key new_record(std::string id, const secret& plaintext, std::string_view name,
-                          std::string_view description, const std::vector<std::string>& groups,
-                          timestamp active_from, timestamp expire_at, const key_author& author, timestamp now) {
+inline api_key new_record(std::string id, const secret& plaintext, std::string_view name, std::string_view description,
+                          const std::vector<std::string>& groups, timestamp active_from, timestamp expire_at,
+                          const key_author& author, timestamp now) {
     api_key k;
     k.id = key_id(std::move(id));
     k.user_id = author.user_id;
@@ -433,15 +447,17 @@ inline api_key new_record(std::string id, const secret& plaintext, std::string_v
 // second UUID v4 drawn after it; masked form, status by the clock at `now`,
 // type Synthetic, createdAt = updatedAt = now. The plaintext is in `key`, once.
 template <class RandomSource>
-[[nodiscard]] result<created_key> try_create_key(const key_request& request, tenant_kind tenant,
-                                                 RandomSource&& random, timestamp now, const key_author& author = {}) {
+[[nodiscard]] result<created_key> try_create_key(const key_request& request, tenant_kind tenant, RandomSource&& random,
+                                                 timestamp now, const key_author& author = {}) {
     static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
                   "a random source is callable as void(unsigned char*, std::size_t)");
     auto errors = validate_key_request(request);
     if (!errors.empty()) return std::move(errors.front());
     secret plaintext;
-    if (const auto* own = std::get_if<own_key>(&request.method)) plaintext = own->key;
-    else plaintext = secret(generate_uuid_v4(random));
+    if (const auto* own = std::get_if<own_key>(&request.method))
+        plaintext = own->key;
+    else
+        plaintext = secret(generate_uuid_v4(random));
     auto record = detail::keys::new_record(generate_uuid_v4(random), plaintext, request.name, request.description,
                                            request.groups, request.active_from, request.expire_at, author, now);
     return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};

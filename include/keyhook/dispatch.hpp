@@ -161,9 +161,7 @@ public:
     // The webhook's signing secret, for the signing step (B1), if it has one.
     [[nodiscard]] const std::optional<secret>& signing_secret() const noexcept { return webhook_.signing_secret(); }
 
-    [[nodiscard]] http_request request() const {
-        return http_request{std::string(method()), url(), headers(), body()};
-    }
+    [[nodiscard]] http_request request() const { return http_request{std::string(method()), url(), headers(), body()}; }
 
     friend bool operator==(const outbound_request& a, const outbound_request& b) {
         return a.id_ == b.id_ && a.webhook_ == b.webhook_ && (a.body_ == b.body_ || *a.body_ == *b.body_);
@@ -173,8 +171,9 @@ public:
     friend std::ostream& operator<<(std::ostream& os, const outbound_request& r) {
         const auto& url = r.url();
         const auto q = url.find('?');
-        os << r.method() << ' ' << std::string_view(url).substr(0, q) << (q == std::string::npos ? "" : "?[query hidden]")
-           << " (webhook " << detail::quote_input(r.webhook_name()) << ", " << r.id_ << ')';
+        os << r.method() << ' ' << std::string_view(url).substr(0, q)
+           << (q == std::string::npos ? "" : "?[query hidden]") << " (webhook " << detail::quote_input(r.webhook_name())
+           << ", " << r.id_ << ')';
         for (const auto& h : r.headers()) os << '\n' << h;
         return os << "\n(" << r.body().size() << " body bytes)";
     }
@@ -251,8 +250,7 @@ struct dispatcher {
     return try_dispatch(tenant, *valid, n);
 }
 [[nodiscard]] inline std::vector<outbound_request> dispatch(const tenant_settings& tenant,
-                                                            const std::vector<webhook>& webhooks,
-                                                            const notification& n,
+                                                            const std::vector<webhook>& webhooks, const notification& n,
                                                             const endpoint_policy& policy = {}) {
     return try_dispatch(tenant, webhooks, n, policy).value();
 }
@@ -281,7 +279,7 @@ struct dispatch_input {
 
 template <class Json = nlohmann::json>
 [[nodiscard]] result<dispatch_input> try_dispatch_input_from_json(const detail::non_deduced_t<Json>& j, timestamp now,
-                                                                         const endpoint_policy& policy = {}) {
+                                                                  const endpoint_policy& policy = {}) {
     auto settings = try_webhook_settings_from_json<Json>(j, policy);
     if (!settings) return settings.error();
     const auto* event = detail::hooks::json_member(j, "event", false);
@@ -310,7 +308,7 @@ template <class Json = nlohmann::json>
 }
 template <class Json = nlohmann::json>
 [[nodiscard]] dispatch_input dispatch_input_from_json(const detail::non_deduced_t<Json>& j, timestamp now,
-                                                             const endpoint_policy& policy = {}) {
+                                                      const endpoint_policy& policy = {}) {
     return try_dispatch_input_from_json<Json>(j, now, policy).value();
 }
 

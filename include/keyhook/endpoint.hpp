@@ -168,7 +168,8 @@ inline std::optional<std::array<std::uint8_t, 4>> parse_ipv4_strict(std::string_
         }
         const std::size_t start = i;
         unsigned v = 0;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 3) v = v * 10 + static_cast<unsigned>(s[i++] - '0');
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 3)
+            v = v * 10 + static_cast<unsigned>(s[i++] - '0');
         const std::size_t len = i - start;
         if (len == 0 || v > 255 || (len > 1 && s[start] == '0')) return std::nullopt;
         out[part] = static_cast<std::uint8_t>(v);
@@ -243,7 +244,8 @@ inline std::optional<std::array<std::uint8_t, 16>> parse_ipv6(std::string_view s
 // leading zeros ("0177.0.0.1"), fewer parts ("127.1"), one number
 // ("2130706433"), hex parts ("0x7f.0.0.1").
 [[nodiscard]] inline std::optional<ip_address> parse_ip_address_text(std::string_view text) noexcept {
-    if (const auto v4 = detail::hooks::parse_ipv4_strict(text)) return ip_address::v4((*v4)[0], (*v4)[1], (*v4)[2], (*v4)[3]);
+    if (const auto v4 = detail::hooks::parse_ipv4_strict(text))
+        return ip_address::v4((*v4)[0], (*v4)[1], (*v4)[2], (*v4)[3]);
     if (text.find(':') != std::string_view::npos)
         if (const auto v6 = detail::hooks::parse_ipv6(text)) return ip_address::v6(*v6);
     return std::nullopt;
@@ -252,9 +254,9 @@ inline std::optional<std::array<std::uint8_t, 16>> parse_ipv6(std::string_view s
 // The same, with an error (errc::invalid_value, path "address") naming the input.
 [[nodiscard]] inline result<ip_address> try_parse_ip_address(std::string_view text) {
     if (auto ip = parse_ip_address_text(text)) return *ip;
-    return error{errc::invalid_value, "address",
-                 "expected an IPv4 address in dotted-decimal form or an IPv6 address, got " +
-                     detail::quote_input(text)};
+    return error{
+        errc::invalid_value, "address",
+        "expected an IPv4 address in dotted-decimal form or an IPv6 address, got " + detail::quote_input(text)};
 }
 [[nodiscard]] inline ip_address parse_ip_address(std::string_view text) { return try_parse_ip_address(text).value(); }
 
@@ -319,7 +321,7 @@ inline std::ostream& operator<<(std::ostream& os, const ip_address& ip) { return
 // What validation permits beyond the defaults of H1. Both are for local
 // development and tests; production configurations keep the defaults.
 struct endpoint_policy {
-    bool allow_http = false;                 // accept plain http:// endpoints
+    bool allow_http = false;                  // accept plain http:// endpoints
     bool allow_non_global_addresses = false;  // accept localhost and IP literals of every class
 
     friend bool operator==(const endpoint_policy& a, const endpoint_policy& b) noexcept {
@@ -339,8 +341,8 @@ struct endpoint_policy {
     const auto cls = classify_address(*ip);
     if (cls != address_class::global && !policy.allow_non_global_addresses)
         return error{errc::forbidden_address, "address",
-                     std::string("the address ") + detail::quote_input(ip_text) + " is " +
-                         std::string(to_string(cls)) + ", which a webhook may not reach"};
+                     std::string("the address ") + detail::quote_input(ip_text) + " is " + std::string(to_string(cls)) +
+                         ", which a webhook may not reach"};
     return ip;
 }
 [[nodiscard]] inline ip_address check_address(std::string_view ip_text, const endpoint_policy& policy = {}) {
@@ -384,12 +386,27 @@ constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >
 constexpr bool is_path_or_query_char(char c) noexcept {
     if (is_alpha(c) || (c >= '0' && c <= '9')) return true;
     switch (c) {
-        case '-': case '.': case '_': case '~':
-        case '!': case '$': case '&': case '\'': case '(': case ')': case '*': case '+': case ',': case ';': case '=':
-        case ':': case '@': case '/': case '?': case '%':
-            return true;
-        default:
-            return false;
+        case '-':
+        case '.':
+        case '_':
+        case '~':
+        case '!':
+        case '$':
+        case '&':
+        case '\'':
+        case '(':
+        case ')':
+        case '*':
+        case '+':
+        case ',':
+        case ';':
+        case '=':
+        case ':':
+        case '@':
+        case '/':
+        case '?':
+        case '%': return true;
+        default: return false;
     }
 }
 
@@ -474,8 +491,9 @@ inline result<endpoint_url> validate_endpoint_at(std::string_view url, const end
     out.scheme = ascii_lower_copy(scheme);
     if (out.scheme == "http") {
         if (!policy.allow_http)
-            return fail(errc::invalid_endpoint, "uses plain http; https is required (http needs the opt-in for "
-                                                "local development)");
+            return fail(errc::invalid_endpoint,
+                        "uses plain http; https is required (http needs the opt-in for "
+                        "local development)");
         out.port = 80;
     } else if (out.scheme != "https") {
         bool scheme_chars = !scheme.empty() && is_alpha(scheme[0]);
@@ -541,8 +559,8 @@ inline result<endpoint_url> validate_endpoint_at(std::string_view url, const end
     if (bracketed) {
         const auto v6 = parse_ipv6(host_text);
         if (!v6)
-            return fail(errc::invalid_endpoint,
-                        "has host [" + quote_input(host_text) + "], which is not an IPv6 address (zones are not allowed)");
+            return fail(errc::invalid_endpoint, "has host [" + quote_input(host_text) +
+                                                    "], which is not an IPv6 address (zones are not allowed)");
         out.address = ip_address::v6(*v6);
         out.host = to_string(*out.address);
     } else {

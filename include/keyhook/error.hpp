@@ -19,30 +19,30 @@ namespace keyhook {
 // What went wrong, independent of where. Values are stable: append, never
 // reorder (they appear in std::error_code values hosts may log).
 enum class errc {
-    syntax_error = 1,        // the input is not well-formed JSON (or not a URL, ...)
-    missing_member,          // a required member is absent
-    wrong_type,              // a member has the wrong JSON type
-    invalid_timestamp,       // not a timestamp of rule T1, or out of range (T2, T3)
-    invalid_value,           // right type, value not allowed (unknown status, bad UUID, ...)
-    out_of_range,            // a number outside its allowed range (page < 1, ...)
-    not_success,             // the list call's envelope says the call failed (L2)
-    limit_exceeded,          // input larger or deeper than keyhook accepts
-    invalid_utf8,            // a string is not valid UTF-8
-    unknown_event,           // an event name that is not one of the 53 (H3, H5)
-    invalid_endpoint,        // a webhook endpoint that breaks H1
-    forbidden_address,       // an endpoint address in a refused range (H1)
-    invalid_header,          // a header name or value that breaks H2
-    invalid_parameter,       // a query parameter that breaks H2
-    invalid_name,            // a name or description that breaks K3
-    invalid_key,             // an own key that breaks K2
-    invalid_period,          // activeFrom >= expireAt (K3)
-    invalid_group,           // a group name that breaks K3
-    not_confirmed,           // an action that needs confirmation was not confirmed (K8)
-    invalid_signature,       // a signature that does not verify (B1)
+    syntax_error = 1,            // the input is not well-formed JSON (or not a URL, ...)
+    missing_member,              // a required member is absent
+    wrong_type,                  // a member has the wrong JSON type
+    invalid_timestamp,           // not a timestamp of rule T1, or out of range (T2, T3)
+    invalid_value,               // right type, value not allowed (unknown status, bad UUID, ...)
+    out_of_range,                // a number outside its allowed range (page < 1, ...)
+    not_success,                 // the list call's envelope says the call failed (L2)
+    limit_exceeded,              // input larger or deeper than keyhook accepts
+    invalid_utf8,                // a string is not valid UTF-8
+    unknown_event,               // an event name that is not one of the 53 (H3, H5)
+    invalid_endpoint,            // a webhook endpoint that breaks H1
+    forbidden_address,           // an endpoint address in a refused range (H1)
+    invalid_header,              // a header name or value that breaks H2
+    invalid_parameter,           // a query parameter that breaks H2
+    invalid_name,                // a name or description that breaks K3
+    invalid_key,                 // an own key that breaks K2
+    invalid_period,              // activeFrom >= expireAt (K3)
+    invalid_group,               // a group name that breaks K3
+    not_confirmed,               // an action that needs confirmation was not confirmed (K8)
+    invalid_signature,           // a signature that does not verify (B1)
     timestamp_out_of_tolerance,  // a signed timestamp too old or too new (B1)
-    unauthorized,            // a receiving-side key check failed (H7)
-    conflicting_keys,        // x-api-key and api_key both present and different (H7)
-    method_not_allowed,      // a received webhook call whose method is not POST (spec 4.4)
+    unauthorized,                // a receiving-side key check failed (H7)
+    conflicting_keys,            // x-api-key and api_key both present and different (H7)
+    method_not_allowed,          // a received webhook call whose method is not POST (spec 4.4)
 };
 
 // Short, stable spelling of each kind ("invalid_timestamp").
@@ -146,15 +146,24 @@ class result {
 public:
     using value_type = T;
 
-    result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+    result(T value) : value_(std::move(value)) {}       // NOLINT: implicit on purpose
     result(keyhook::error e) : error_(std::move(e)) {}  // NOLINT
 
     [[nodiscard]] bool has_value() const noexcept { return value_.has_value(); }
     explicit operator bool() const noexcept { return has_value(); }
 
-    [[nodiscard]] T& value() & { check(); return *value_; }
-    [[nodiscard]] const T& value() const& { check(); return *value_; }
-    [[nodiscard]] T&& value() && { check(); return std::move(*value_); }
+    [[nodiscard]] T& value() & {
+        check();
+        return *value_;
+    }
+    [[nodiscard]] const T& value() const& {
+        check();
+        return *value_;
+    }
+    [[nodiscard]] T&& value() && {
+        check();
+        return std::move(*value_);
+    }
 
     [[nodiscard]] T& operator*() & noexcept { return *value_; }
     [[nodiscard]] const T& operator*() const& noexcept { return *value_; }

@@ -248,8 +248,7 @@ inline std::ostream& operator<<(std::ostream& os, event_type e) { return os << t
 
 // The type named exactly (case-sensitively) `name`, or nullopt. No allocation.
 [[nodiscard]] constexpr std::optional<event_type> find_event_type(std::string_view name) noexcept {
-    if (name.size() > detail::max_event_name_length || name.size() < detail::min_event_name_length)
-        return std::nullopt;
+    if (name.size() > detail::max_event_name_length || name.size() < detail::min_event_name_length) return std::nullopt;
     const std::uint8_t slot = detail::event_slots.slots[detail::event_slot(name)];
     if (slot == 0) return std::nullopt;
     const auto index = static_cast<std::size_t>(slot - 1);
@@ -292,9 +291,7 @@ inline std::ostream& operator<<(std::ostream& os, event_type e) { return os << t
     return error{errc::unknown_event, {}, std::move(message)};
 }
 
-[[nodiscard]] inline event_type parse_event_type(std::string_view name) {
-    return try_parse_event_type(name).value();
-}
+[[nodiscard]] inline event_type parse_event_type(std::string_view name) { return try_parse_event_type(name).value(); }
 
 // JSON form: the wire name.
 template <class Json>

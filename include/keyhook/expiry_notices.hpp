@@ -97,9 +97,9 @@ struct key_transition {
 [[nodiscard]] inline std::vector<key_transition> transitions_between(const api_key& key, timestamp since,
                                                                      timestamp now) {
     auto all = key_transitions(key);
-    all.erase(std::remove_if(all.begin(), all.end(),
-                             [&](const key_transition& t) { return !(since < t.at && t.at <= now); }),
-              all.end());
+    all.erase(
+        std::remove_if(all.begin(), all.end(), [&](const key_transition& t) { return !(since < t.at && t.at <= now); }),
+        all.end());
     return all;
 }
 
@@ -138,7 +138,10 @@ void to_json(Json& j, const expiry_notice& n) {
     j = Json::object();
     j["id"] = n.id.str();
     j["name"] = n.name;
-    if (n.masked) j["masked"] = *n.masked; else j["masked"] = nullptr;
+    if (n.masked)
+        j["masked"] = *n.masked;
+    else
+        j["masked"] = nullptr;
     j["kind"] = std::string(to_string(n.kind));
     j["at"] = format_timestamp(n.at);
     j["expireAt"] = format_timestamp(n.expire_at);

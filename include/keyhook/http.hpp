@@ -144,8 +144,10 @@ inline void append_query_parameter(std::string& url, std::string_view name, std:
 [[nodiscard]] inline std::optional<std::string> find_query_parameter(std::string_view url_or_query,
                                                                      std::string_view name) {
     auto query = url_or_query;
-    if (const auto q = query.find('?'); q != std::string_view::npos) query.remove_prefix(q + 1);
-    else if (query.find("://") != std::string_view::npos) return std::nullopt;
+    if (const auto q = query.find('?'); q != std::string_view::npos)
+        query.remove_prefix(q + 1);
+    else if (query.find("://") != std::string_view::npos)
+        return std::nullopt;
     if (const auto h = query.find('#'); h != std::string_view::npos) query = query.substr(0, h);
     while (!query.empty()) {
         const auto amp = query.find('&');

@@ -44,8 +44,8 @@ public:
         detail::sip_digest digest;
         timestamp active_from{};
         timestamp expire_at{};
-        std::uint32_t tenant = 0;       // position in the index's tenant names
-        std::uint32_t permissions = 0;  // position in the index's merged permission sets
+        std::uint32_t tenant = 0;          // position in the index's tenant names
+        std::uint32_t permissions = 0;     // position in the index's merged permission sets
         std::uint32_t record = no_record;  // position in the index's ids
         bool revoked = false;
 
@@ -85,12 +85,13 @@ public:
         if (key.empty()) return error{errc::invalid_key, "key", "an indexed key must not be empty"};
         if (records_.size() >= max_entries) return error{errc::limit_exceeded, "key", "the index is full"};
         if (by_id_.count(record.id))
-            return error{errc::invalid_value, "id", "a key with the id " + detail::quote_input(record.id.str()) +
-                                                        " is already indexed"};
+            return error{errc::invalid_value, "id",
+                         "a key with the id " + detail::quote_input(record.id.str()) + " is already indexed"};
         const auto digest = hash(key.reveal());
         if (find_slot(digest) != npos)
-            return error{errc::invalid_key, "key",
-                         "the key of " + detail::quote_input(record.id.str()) + " is already indexed for another record"};
+            return error{
+                errc::invalid_key, "key",
+                "the key of " + detail::quote_input(record.id.str()) + " is already indexed for another record"};
         if (capacity_for(records_.size() + 1) > slots_.size()) rehash(capacity_for(records_.size() + 1));
         entry e;
         e.digest = digest;

@@ -39,8 +39,8 @@ inline constexpr std::int64_t default_list_page_size = 100;
 // What to ask the list call for. `token` is the bearer token (a secret: it
 // prints masked). An empty `type` or `status` leaves that parameter out.
 struct key_list_query {
-    std::string base_url;   // the utilities host, e.g. "https://utilities.example.com"
-    std::string tenant;     // percent-encoded into the path
+    std::string base_url;                        // the utilities host, e.g. "https://utilities.example.com"
+    std::string tenant;                          // percent-encoded into the path
     std::int64_t page = default_list_page;       // `_page`, at least 1
     std::int64_t size = default_list_page_size;  // `_size`, at least 1
     std::string type = "synthetic";
@@ -56,7 +56,10 @@ struct key_list_query {
         os << "key_list_query{base_url=" << detail::quote_input(q.base_url, 128)
            << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
            << ", type=" << detail::quote_input(q.type) << ", status=";
-        if (q.status) os << detail::quote_input(*q.status); else os << "none";
+        if (q.status)
+            os << detail::quote_input(*q.status);
+        else
+            os << "none";
         return os << ", token=" << q.token << '}';
     }
 };
@@ -80,9 +83,12 @@ constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view pre
     std::string_view base = q.base_url;
     while (!base.empty() && base.back() == '/') base.remove_suffix(1);
     std::size_t scheme = 0;
-    if (detail::starts_with_ascii_nocase(base, "https://")) scheme = 8;
-    else if (detail::starts_with_ascii_nocase(base, "http://")) scheme = 7;
-    else return error{errc::invalid_value, "base_url", "expected an absolute http or https URL"};
+    if (detail::starts_with_ascii_nocase(base, "https://"))
+        scheme = 8;
+    else if (detail::starts_with_ascii_nocase(base, "http://"))
+        scheme = 7;
+    else
+        return error{errc::invalid_value, "base_url", "expected an absolute http or https URL"};
     if (base.size() == scheme) return error{errc::invalid_value, "base_url", "expected a host after the scheme"};
     for (char ch : base) {
         const auto c = static_cast<unsigned char>(ch);
@@ -98,8 +104,7 @@ constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view pre
     for (char ch : q.token.reveal()) {
         const auto c = static_cast<unsigned char>(ch);
         // A header value must not break the header block; the token itself is never quoted.
-        if (c < 0x20 || c == 0x7f)
-            return error{errc::invalid_header, "token", "must not contain control characters"};
+        if (c < 0x20 || c == 0x7f) return error{errc::invalid_header, "token", "must not contain control characters"};
     }
 
     http_request r;
@@ -199,8 +204,20 @@ namespace detail {
 // The record members, in the order try_api_key_from_json checks them: when a
 // record has several faults, the first in this order is reported, as there.
 enum class list_field : unsigned char {
-    id, user_id, name, description, masked, status, type, groups,
-    created_at, created_by, updated_at, active_from, expire_at, last_used_at,
+    id,
+    user_id,
+    name,
+    description,
+    masked,
+    status,
+    type,
+    groups,
+    created_at,
+    created_by,
+    updated_at,
+    active_from,
+    expire_at,
+    last_used_at,
     none,
 };
 
@@ -313,9 +330,11 @@ public:
             case slot::message: message_ = quote_input(val, 200); return true;
             case slot::error_code: error_code_ = quote_input(val); return true;
             case slot::root: return root_not_object(kind::string);
-            case slot::data: case slot::result: case slot::count: case slot::page: case slot::page_size:
-                envelope_wrong_type(kind::string);
-                return true;
+            case slot::data:
+            case slot::result:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(kind::string); return true;
             case slot::ignore: return true;
         }
         return true;
@@ -323,9 +342,15 @@ public:
 
     bool start_object(std::size_t) {
         if (!enter()) return false;
-        if (skip_ > 0) { ++skip_; return true; }
+        if (skip_ > 0) {
+            ++skip_;
+            return true;
+        }
         switch (slot_) {
-            case slot::root: where_ = place::envelope; slot_ = slot::ignore; return true;
+            case slot::root:
+                where_ = place::envelope;
+                slot_ = slot::ignore;
+                return true;
             case slot::data:
                 data_seen_ = true;
                 where_ = place::data;
@@ -334,10 +359,14 @@ public:
             case slot::record: begin_record(); return true;
             case slot::field: field_wrong_type(kind::object); break;
             case slot::group: group_wrong_type(kind::object); break;
-            case slot::status: case slot::result: case slot::count: case slot::page: case slot::page_size:
-                envelope_wrong_type(kind::object);
-                break;
-            case slot::message: case slot::error_code: case slot::ignore: break;
+            case slot::status:
+            case slot::result:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(kind::object); break;
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: break;
         }
         skip_ = 1;
         return true;
@@ -345,7 +374,10 @@ public:
 
     bool start_array(std::size_t) {
         if (!enter()) return false;
-        if (skip_ > 0) { ++skip_; return true; }
+        if (skip_ > 0) {
+            ++skip_;
+            return true;
+        }
         switch (slot_) {
             case slot::root: return root_not_object(kind::array);
             case slot::result:
@@ -375,10 +407,14 @@ public:
                 break;
             case slot::record: reject_element(kind::array); break;
             case slot::group: group_wrong_type(kind::array); break;
-            case slot::status: case slot::data: case slot::count: case slot::page: case slot::page_size:
-                envelope_wrong_type(kind::array);
-                break;
-            case slot::message: case slot::error_code: case slot::ignore: break;
+            case slot::status:
+            case slot::data:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(kind::array); break;
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: break;
         }
         skip_ = 1;
         return true;
@@ -398,43 +434,69 @@ public:
                 }
                 return true;
             case place::envelope:
-                if (k == "status") slot_ = slot::status;
-                else if (k == "data") slot_ = slot::data;
-                else if (k == "message") slot_ = slot::message;
-                else if (k == "errorCode") slot_ = slot::error_code;
-                else slot_ = slot::ignore;
+                if (k == "status")
+                    slot_ = slot::status;
+                else if (k == "data")
+                    slot_ = slot::data;
+                else if (k == "message")
+                    slot_ = slot::message;
+                else if (k == "errorCode")
+                    slot_ = slot::error_code;
+                else
+                    slot_ = slot::ignore;
                 return true;
             case place::data:
-                if (k == "result") slot_ = slot::result;
-                else if (k == "count") slot_ = slot::count;
-                else if (k == "page") slot_ = slot::page;
-                else if (k == "pageSize") slot_ = slot::page_size;
-                else slot_ = slot::ignore;
+                if (k == "result")
+                    slot_ = slot::result;
+                else if (k == "count")
+                    slot_ = slot::count;
+                else if (k == "page")
+                    slot_ = slot::page;
+                else if (k == "pageSize")
+                    slot_ = slot::page_size;
+                else
+                    slot_ = slot::ignore;
                 return true;
-            case place::root: case place::result: case place::groups: return true;
+            case place::root:
+            case place::result:
+            case place::groups: return true;
         }
         return true;
     }
 
     bool end_object() {
         --depth_;
-        if (skip_ > 0) { --skip_; return true; }
+        if (skip_ > 0) {
+            --skip_;
+            return true;
+        }
         switch (where_) {
             case place::record:
                 end_record();
                 where_ = place::result;
                 slot_ = slot::record;
                 return true;
-            case place::data: where_ = place::envelope; slot_ = slot::ignore; return true;
-            case place::envelope: where_ = place::root; slot_ = slot::ignore; return true;
-            case place::root: case place::result: case place::groups: return true;
+            case place::data:
+                where_ = place::envelope;
+                slot_ = slot::ignore;
+                return true;
+            case place::envelope:
+                where_ = place::root;
+                slot_ = slot::ignore;
+                return true;
+            case place::root:
+            case place::result:
+            case place::groups: return true;
         }
         return true;
     }
 
     bool end_array() {
         --depth_;
-        if (skip_ > 0) { --skip_; return true; }
+        if (skip_ > 0) {
+            --skip_;
+            return true;
+        }
         if (where_ == place::groups) {
             where_ = place::record;
             slot_ = slot::ignore;
@@ -503,7 +565,19 @@ private:
     enum class place : unsigned char { root, envelope, data, result, record, groups };
     // What the next value is: a member of a known container, or to be ignored.
     enum class slot : unsigned char {
-        root, ignore, status, message, error_code, data, count, page, page_size, result, record, field, group,
+        root,
+        ignore,
+        status,
+        message,
+        error_code,
+        data,
+        count,
+        page,
+        page_size,
+        result,
+        record,
+        field,
+        group,
     };
     enum class kind : unsigned char { null, boolean, number, string, object, array, other };
 
@@ -547,7 +621,8 @@ private:
 
     std::string current_path() const {
         switch (where_) {
-            case place::root: case place::envelope: return {};
+            case place::root:
+            case place::envelope: return {};
             case place::data: return "data";
             case place::result: return "data.result";
             case place::record: return record_path();
@@ -583,9 +658,12 @@ private:
 
     void envelope_wrong_type(kind k) {
         std::string_view expected = "an integer";
-        if (slot_ == slot::status) expected = "a string";
-        else if (slot_ == slot::data) expected = "an object";
-        else if (slot_ == slot::result) expected = "an array of records";
+        if (slot_ == slot::status)
+            expected = "a string";
+        else if (slot_ == slot::data)
+            expected = "an object";
+        else if (slot_ == slot::result)
+            expected = "an array of records";
         envelope_error(error{errc::wrong_type, std::string(slot_path()), expected_got(expected, k)});
     }
 
@@ -596,12 +674,18 @@ private:
             case slot::group: group_wrong_type(k); return true;
             case slot::record: reject_element(k); return true;
             case slot::root: return root_not_object(k);
-            case slot::status: case slot::data: case slot::result: case slot::count: case slot::page:
+            case slot::status:
+            case slot::data:
+            case slot::result:
+            case slot::count:
+            case slot::page:
             case slot::page_size:
                 // null stands for a missing member, as in try_api_key_from_json.
                 if (k != kind::null) envelope_wrong_type(k);
                 return true;
-            case slot::message: case slot::error_code: case slot::ignore: return true;
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: return true;
         }
         return true;
     }
@@ -612,7 +696,9 @@ private:
     bool number(std::int64_t v, numeric n, std::string_view text) {
         if (skip_ > 0) return true;
         switch (slot_) {
-            case slot::count: case slot::page: case slot::page_size: {
+            case slot::count:
+            case slot::page:
+            case slot::page_size: {
                 if (n == numeric::floating) {
                     envelope_error(error{errc::wrong_type, std::string(slot_path()),
                                          "expected an integer, got " + quote_input(text)});
@@ -670,9 +756,9 @@ private:
     }
 
     void forget_field_errors(list_field f) {
-        field_errors_.erase(std::remove_if(field_errors_.begin(), field_errors_.end(),
-                                           [f](const auto& fe) { return fe.first == f; }),
-                            field_errors_.end());
+        field_errors_.erase(
+            std::remove_if(field_errors_.begin(), field_errors_.end(), [f](const auto& fe) { return fe.first == f; }),
+            field_errors_.end());
     }
 
     void field_wrong_type(kind k) {
@@ -706,7 +792,10 @@ private:
     }
 
     static void assign(std::optional<std::string>& out, const std::string& val) {
-        if (out) out->assign(val); else out.emplace(val);
+        if (out)
+            out->assign(val);
+        else
+            out.emplace(val);
     }
 
     // A string kept in the record must respect max_string_bytes.
@@ -732,16 +821,32 @@ private:
         const auto f = field_;
         switch (f) {
             case list_field::id:
-                if (keepable(f, val)) { r.id = key_id(val); present_ |= field_bit(f); }
+                if (keepable(f, val)) {
+                    r.id = key_id(val);
+                    present_ |= field_bit(f);
+                }
                 return;
             case list_field::name:
-                if (keepable(f, val)) { r.name.assign(val); present_ |= field_bit(f); }
+                if (keepable(f, val)) {
+                    r.name.assign(val);
+                    present_ |= field_bit(f);
+                }
                 return;
-            case list_field::user_id: if (keepable(f, val)) assign(r.user_id, val); return;
-            case list_field::description: if (keepable(f, val)) assign(r.description, val); return;
-            case list_field::masked: if (keepable(f, val)) assign(r.masked, val); return;
-            case list_field::type: if (keepable(f, val)) assign(r.type, val); return;
-            case list_field::created_by: if (keepable(f, val)) assign(r.created_by, val); return;
+            case list_field::user_id:
+                if (keepable(f, val)) assign(r.user_id, val);
+                return;
+            case list_field::description:
+                if (keepable(f, val)) assign(r.description, val);
+                return;
+            case list_field::masked:
+                if (keepable(f, val)) assign(r.masked, val);
+                return;
+            case list_field::type:
+                if (keepable(f, val)) assign(r.type, val);
+                return;
+            case list_field::created_by:
+                if (keepable(f, val)) assign(r.created_by, val);
+                return;
             case list_field::status:
                 if (const auto s = parse_key_status(val)) {
                     r.status = *s;
@@ -767,9 +872,7 @@ private:
         }
     }
 
-    std::string group_path() const {
-        return path_index(path_member(record_path(), member::groups), group_index_);
-    }
+    std::string group_path() const { return path_index(path_member(record_path(), member::groups), group_index_); }
 
     void group_string(const std::string& val) {
         if (val.size() > options_.max_string_bytes) {
@@ -811,8 +914,7 @@ private:
     }
 
     static constexpr std::uint16_t required_mask = field_bit(list_field::id) | field_bit(list_field::name) |
-                                                   field_bit(list_field::status) |
-                                                   field_bit(list_field::active_from) |
+                                                   field_bit(list_field::status) | field_bit(list_field::active_from) |
                                                    field_bit(list_field::expire_at);
 
     const key_list_options& options_;
@@ -898,9 +1000,18 @@ struct key_filter {
     friend std::ostream& operator<<(std::ostream& os, const key_filter& f) {
         os << "key_filter{";
         const char* sep = "";
-        if (f.status) { os << "status=" << *f.status; sep = ", "; }
-        if (f.type) { os << sep << "type=" << detail::quote_input(*f.type); sep = ", "; }
-        if (f.group) { os << sep << "group=" << detail::quote_input(*f.group); sep = ", "; }
+        if (f.status) {
+            os << "status=" << *f.status;
+            sep = ", ";
+        }
+        if (f.type) {
+            os << sep << "type=" << detail::quote_input(*f.type);
+            sep = ", ";
+        }
+        if (f.group) {
+            os << sep << "group=" << detail::quote_input(*f.group);
+            sep = ", ";
+        }
         if (f.name_contains) os << sep << "name_contains=" << detail::quote_input(*f.name_contains);
         return os << '}';
     }
@@ -989,8 +1100,8 @@ void copy_view(const std::vector<view_entry<Ptr>>& entries, Out& out, Take take)
 }
 
 template <class Range>
-using key_range_check = std::enable_if_t<
-    std::is_convertible_v<decltype(*std::begin(std::declval<const Range&>())), const api_key&>, int>;
+using key_range_check =
+    std::enable_if_t<std::is_convertible_v<decltype(*std::begin(std::declval<const Range&>())), const api_key&>, int>;
 
 }  // namespace detail
 

@@ -58,7 +58,7 @@ struct key_update {
                              errc::invalid_name, errors);
     const std::string_view description =
         change.description ? std::string_view(*change.description)
-                            : (key.description ? std::string_view(*key.description) : std::string_view());
+                           : (key.description ? std::string_view(*key.description) : std::string_view());
     detail::keys::check_text(member::description, description, 0, max_description_length, errc::invalid_name, errors);
     detail::keys::check_period(change.active_from.value_or(key.active_from), change.expire_at.value_or(key.expire_at),
                                errors);
@@ -78,8 +78,10 @@ struct key_update {
     if (change.name) out.name = std::string(detail::keys::trim(*change.name));
     if (change.description) {
         const auto d = detail::keys::trim(*change.description);
-        if (d.empty()) out.description.reset();
-        else out.description = std::string(d);
+        if (d.empty())
+            out.description.reset();
+        else
+            out.description = std::string(d);
     }
     if (change.active_from) out.active_from = *change.active_from;
     if (change.expire_at) out.expire_at = *change.expire_at;
@@ -144,9 +146,9 @@ template <class RandomSource>
     secret plaintext(generate_uuid_v4(random));
     key_author who{key.user_id, author.created_by};
     if (author.user_id) who.user_id = author.user_id;
-    auto record = detail::keys::new_record(generate_uuid_v4(random), plaintext, key.name,
-                                           key.description.value_or(std::string()), key.groups, start, start + length,
-                                           who, now);
+    auto record =
+        detail::keys::new_record(generate_uuid_v4(random), plaintext, key.name, key.description.value_or(std::string()),
+                                 key.groups, start, start + length, who, now);
     return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
 }
 
@@ -180,7 +182,8 @@ struct deletion_receipt {
 [[nodiscard]] inline result<deletion_receipt> try_delete_key(const api_key& key, deletion_confirmation confirmation) {
     if (confirmation != deletion_confirmation::confirmed)
         return error{errc::not_confirmed, "confirmation",
-                     "deleting key " + detail::quote_input(key.id.str()) + " cannot be undone and needs deletion_confirmation::confirmed"};
+                     "deleting key " + detail::quote_input(key.id.str()) +
+                         " cannot be undone and needs deletion_confirmation::confirmed"};
     return deletion_receipt{key.id, key.name};
 }
 
@@ -195,13 +198,16 @@ struct deletion_receipt {
                                                                  deletion_confirmation confirmation) {
     if (confirmation != deletion_confirmation::confirmed)
         return error{errc::not_confirmed, "confirmation",
-                     "deleting key " + detail::quote_input(id.str()) + " cannot be undone and needs deletion_confirmation::confirmed"};
+                     "deleting key " + detail::quote_input(id.str()) +
+                         " cannot be undone and needs deletion_confirmation::confirmed"};
     std::vector<api_key> out;
     out.reserve(keys.size());
     bool found = false;
     for (const auto& k : keys) {
-        if (k.id == id && !found) found = true;
-        else out.push_back(k);
+        if (k.id == id && !found)
+            found = true;
+        else
+            out.push_back(k);
     }
     if (!found) return error{errc::invalid_value, "id", "no key has the id " + detail::quote_input(id.str())};
     return out;

@@ -29,21 +29,20 @@ inline constexpr std::string_view audit_type_product_engine = "ProductEngine";
 // service_name and entity_id, so the writer derives them (one source of truth).
 // An empty string is written as "" (H6: a value not given).
 struct notification {
-    std::string folder_name;         // FolderName, and Data.ProductName
-    std::string service_name;        // ServiceName, and Data.EngineName
-    std::string entity_id;           // EntityId (the folder's id), and Data.ProductId
+    std::string folder_name;                             // FolderName, and Data.ProductName
+    std::string service_name;                            // ServiceName, and Data.EngineName
+    std::string entity_id;                               // EntityId (the folder's id), and Data.ProductId
     event_type user_action = event_type::PlatformLogin;  // UserAction
-    std::string audit_type;          // AuditType, e.g. "Product" or "ProductEngine"
-    std::string file_name;           // Data.FileName
-    std::string service_version_id;  // Data.ServiceVersionId
-    std::string tenant;              // Tenant
-    timestamp request_time{};        // RequestTimeStamp, written with 3 fraction digits
+    std::string audit_type;                              // AuditType, e.g. "Product" or "ProductEngine"
+    std::string file_name;                               // Data.FileName
+    std::string service_version_id;                      // Data.ServiceVersionId
+    std::string tenant;                                  // Tenant
+    timestamp request_time{};                            // RequestTimeStamp, written with 3 fraction digits
 
     friend bool operator==(const notification& a, const notification& b) {
         return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
                a.user_action == b.user_action && a.audit_type == b.audit_type && a.file_name == b.file_name &&
-               a.service_version_id == b.service_version_id && a.tenant == b.tenant &&
-               a.request_time == b.request_time;
+               a.service_version_id == b.service_version_id && a.tenant == b.tenant && a.request_time == b.request_time;
     }
     friend bool operator!=(const notification& a, const notification& b) { return !(a == b); }
 
@@ -107,8 +106,14 @@ inline std::optional<std::size_t> escaped_json_length(std::string_view s, std::s
     for (std::size_t i = 0; i < s.size();) {
         switch (json_byte_classes[static_cast<unsigned char>(s[i])]) {
             case json_copy: ++i; break;
-            case json_short_escape: ++length; ++i; break;
-            case json_unicode_escape: length += 5; ++i; break;
+            case json_short_escape:
+                ++length;
+                ++i;
+                break;
+            case json_unicode_escape:
+                length += 5;
+                ++i;
+                break;
             case json_utf8: {
                 const std::size_t n = utf8_sequence_length(s, i);
                 if (n == 0) {
@@ -165,10 +170,9 @@ inline char* write_raw(char* p, std::string_view s) noexcept {
 
 // The body's fixed text, in order; each piece is followed by one value.
 inline constexpr std::string_view notification_pieces[] = {
-    R"({"FolderName":")",         R"(","ServiceName":")",  R"(","EntityId":")",
-    R"(","UserAction":")",        R"(","AuditType":")",    R"(","Data":{"ProductName":")",
-    R"(","EngineName":")",        R"(","FileName":")",     R"(","ProductId":")",
-    R"(","ServiceVersionId":")",  R"("},"Tenant":")",      R"(","RequestTimeStamp":")",
+    R"({"FolderName":")",      R"(","ServiceName":")",         R"(","EntityId":")",   R"(","UserAction":")",
+    R"(","AuditType":")",      R"(","Data":{"ProductName":")", R"(","EngineName":")", R"(","FileName":")",
+    R"(","ProductId":")",      R"(","ServiceVersionId":")",    R"("},"Tenant":")",    R"(","RequestTimeStamp":")",
     R"(","RevisionId":null})",
 };
 
@@ -233,7 +237,7 @@ inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM
     p = detail::write_raw(p, *piece++);
     p = detail::write_raw(p, to_string(n.user_action));  // a known name: nothing to escape
     put(n.audit_type);
-    put(n.folder_name);  // Data.ProductName
+    put(n.folder_name);   // Data.ProductName
     put(n.service_name);  // Data.EngineName
     put(n.file_name);
     put(n.entity_id);  // Data.ProductId
@@ -361,13 +365,15 @@ inline std::optional<error> read_string_member(const nlohmann::json& j, const ch
 [[nodiscard]] inline result<received_notification> try_parse_notification(std::string_view body,
                                                                           const body_limits& limits = {}) {
     if (body.size() > limits.max_bytes)
-        return error{errc::limit_exceeded, {},
+        return error{errc::limit_exceeded,
+                     {},
                      "body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
                          std::to_string(limits.max_bytes)};
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL, so refuse it here.
     if (const auto nul = body.find('\0'); nul != std::string_view::npos)
-        return error{errc::syntax_error, {},
+        return error{errc::syntax_error,
+                     {},
                      "expected a JSON body, syntax error at byte " + std::to_string(nul + 1) + " (a NUL byte)"};
     bool too_deep = false;
     const nlohmann::json::parser_callback_t depth_guard = [&](int depth, nlohmann::json::parse_event_t event,
@@ -390,8 +396,8 @@ inline std::optional<error> read_string_member(const nlohmann::json& j, const ch
         return error{errc::syntax_error, {}, "expected a JSON body, found a number out of range"};
     }
     if (too_deep)
-        return error{errc::limit_exceeded, {},
-                     "body nests deeper than the limit of " + std::to_string(limits.max_depth)};
+        return error{
+            errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(limits.max_depth)};
     if (!j.is_object()) return error{errc::wrong_type, {}, std::string("expected a JSON object, got ") + j.type_name()};
 
     received_notification r;
@@ -400,8 +406,12 @@ inline std::optional<error> read_string_member(const nlohmann::json& j, const ch
         std::string* target;
     };
     const member top[] = {
-        {"FolderName", &r.folder_name},   {"ServiceName", &r.service_name}, {"EntityId", &r.entity_id},
-        {"UserAction", &r.user_action},   {"AuditType", &r.audit_type},     {"Tenant", &r.tenant},
+        {"FolderName", &r.folder_name},
+        {"ServiceName", &r.service_name},
+        {"EntityId", &r.entity_id},
+        {"UserAction", &r.user_action},
+        {"AuditType", &r.audit_type},
+        {"Tenant", &r.tenant},
         {"RequestTimeStamp", &r.request_time_text},
     };
     for (const auto& m : top)

@@ -217,8 +217,12 @@ public:
         return level;
     }
 
-    [[nodiscard]] bool allows(std::string_view family) const noexcept { return families_.find(family) != families_.end(); }
-    [[nodiscard]] bool allows(const api_family& family) const noexcept { return allows(std::string_view(family.name())); }
+    [[nodiscard]] bool allows(std::string_view family) const noexcept {
+        return families_.find(family) != families_.end();
+    }
+    [[nodiscard]] bool allows(const api_family& family) const noexcept {
+        return allows(std::string_view(family.name()));
+    }
 
     // Raises the level on r to at least `level`, and adds families (the merge's steps).
     void grant(const resource& r, access_level level) {
@@ -250,8 +254,10 @@ public:
 private:
     // Kept with every grant, so that most checks need no map lookup.
     void note(resource_ref r, access_level level) noexcept {
-        if (r.kind == resource_kind::all) all_level_ = greater_access(all_level_, level);
-        else max_specific_ = greater_access(max_specific_, level);
+        if (r.kind == resource_kind::all)
+            all_level_ = greater_access(all_level_, level);
+        else
+            max_specific_ = greater_access(max_specific_, level);
     }
 
     access_map access_;

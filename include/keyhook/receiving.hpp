@@ -200,8 +200,7 @@ inline void check_method(const http_request& request) { (void)try_check_method(r
     return try_parse_notification(request.body, limits);
 }
 
-[[nodiscard]] inline received_notification receive_notification(const http_request& request,
-                                                                const secret& expected_key,
+[[nodiscard]] inline received_notification receive_notification(const http_request& request, const secret& expected_key,
                                                                 const body_limits& limits = {}) {
     return try_receive_notification(request, expected_key, limits).value();
 }

@@ -23,7 +23,9 @@ namespace keyhook {
 // A server's Retry-After (RFC 9110 10.2.3): a delay or an instant.
 class retry_after {
 public:
-    [[nodiscard]] static constexpr retry_after delay(std::chrono::seconds d) noexcept { return retry_after(d, {}, false); }
+    [[nodiscard]] static constexpr retry_after delay(std::chrono::seconds d) noexcept {
+        return retry_after(d, {}, false);
+    }
     [[nodiscard]] static constexpr retry_after at(timestamp t) noexcept { return retry_after({}, t, true); }
 
     [[nodiscard]] constexpr bool is_delay() const noexcept { return !absolute_; }
@@ -279,8 +281,8 @@ inline std::optional<error> check_retry_policy(const retry_policy& p) {
 // Refused: an invalid policy (path "policy..."), attempts out of order (path
 // "history[i].sent_at").
 template <class RandomSource>
-[[nodiscard]] result<retry_decision> try_plan_next_attempt(const std::vector<delivery_attempt>& history,
-                                                           timestamp now, RandomSource&& random,
+[[nodiscard]] result<retry_decision> try_plan_next_attempt(const std::vector<delivery_attempt>& history, timestamp now,
+                                                           RandomSource&& random,
                                                            const retry_policy& policy = retry_policy{}) {
     using action = retry_decision::action;
     if (auto e = detail::check_retry_policy(policy)) return std::move(*e);
@@ -307,8 +309,8 @@ template <class RandomSource>
         }
         const std::uint32_t u = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) |
                                 (std::uint32_t{bytes[2]} << 8) | std::uint32_t{bytes[3]};
-        const std::int64_t max_extra = wait.count() / 100 * policy.max_jitter_percent +
-                                       wait.count() % 100 * policy.max_jitter_percent / 100;
+        const std::int64_t max_extra =
+            wait.count() / 100 * policy.max_jitter_percent + wait.count() % 100 * policy.max_jitter_percent / 100;
         wait += retry_policy::duration{detail::scale_jitter(max_extra, u)};
     }
     timestamp at = from + wait;

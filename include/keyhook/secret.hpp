@@ -103,13 +103,17 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return value_.size(); }
 
     // Constant-time, whatever the contents.
-    friend bool operator==(const secret& a, const secret& b) noexcept { return constant_time_equal(a.value_, b.value_); }
+    friend bool operator==(const secret& a, const secret& b) noexcept {
+        return constant_time_equal(a.value_, b.value_);
+    }
     friend bool operator!=(const secret& a, const secret& b) noexcept { return !(a == b); }
 
     friend std::ostream& operator<<(std::ostream& os, const secret& s) { return os << "secret(" << s.masked() << ')'; }
     // A template, so that a JSON type is instantiated only by code that uses it.
     template <class Json>
-    friend void to_json(Json& j, const secret& s) { j = s.masked(); }
+    friend void to_json(Json& j, const secret& s) {
+        j = s.masked();
+    }
 
 private:
     std::string value_;

@@ -32,13 +32,13 @@ namespace keyhook {
 
 // The bands of W2, by the key's total duration d = expireAt - activeFrom.
 enum class warning_band {
-    none,            // d <= 0: the key is never Active, so it never warns
-    one_day,         // d <= 1 day: always
-    five_days,       // d <= 5 days: from activeFrom + 1 day
-    seven_days,      // d <= 7 days: from activeFrom + 4 days
-    short_month,     // 7 days < d <= 23 days: from expireAt - 8 days (W2's fallback)
-    thirty_one_days, // 23 days < d <= 31 days: from activeFrom + 23 days
-    longer,          // d > 31 days (policy): from expireAt - 8 days
+    none,             // d <= 0: the key is never Active, so it never warns
+    one_day,          // d <= 1 day: always
+    five_days,        // d <= 5 days: from activeFrom + 1 day
+    seven_days,       // d <= 7 days: from activeFrom + 4 days
+    short_month,      // 7 days < d <= 23 days: from expireAt - 8 days (W2's fallback)
+    thirty_one_days,  // 23 days < d <= 31 days: from activeFrom + 23 days
+    longer,           // d > 31 days (policy): from expireAt - 8 days
 };
 
 [[nodiscard]] constexpr std::string_view to_string(warning_band b) noexcept {
@@ -77,7 +77,8 @@ inline constexpr date::days final_warning_stretch{8};
 
 // W1, W2: the instant from which the warning shows, whatever the status; none
 // for an empty or inverted period. Valid day N begins at activeFrom + (N-1) days.
-[[nodiscard]] constexpr std::optional<timestamp> warning_start_for(timestamp active_from, timestamp expire_at) noexcept {
+[[nodiscard]] constexpr std::optional<timestamp> warning_start_for(timestamp active_from,
+                                                                   timestamp expire_at) noexcept {
     switch (warning_band_for(active_from, expire_at)) {
         case warning_band::none: return std::nullopt;
         case warning_band::one_day: return active_from;

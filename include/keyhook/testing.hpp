@@ -74,25 +74,77 @@ public:
         return b;
     }
 
-    key_builder& id(std::string v) { key_.id = key_id(std::move(v)); masked_from_id(); return *this; }
-    key_builder& user_id(std::optional<std::string> v) { key_.user_id = std::move(v); return *this; }
-    key_builder& name(std::string v) { key_.name = std::move(v); return *this; }
-    key_builder& description(std::optional<std::string> v) { key_.description = std::move(v); return *this; }
-    key_builder& masked(std::optional<std::string> v) { key_.masked = std::move(v); return *this; }
+    key_builder& id(std::string v) {
+        key_.id = key_id(std::move(v));
+        masked_from_id();
+        return *this;
+    }
+    key_builder& user_id(std::optional<std::string> v) {
+        key_.user_id = std::move(v);
+        return *this;
+    }
+    key_builder& name(std::string v) {
+        key_.name = std::move(v);
+        return *this;
+    }
+    key_builder& description(std::optional<std::string> v) {
+        key_.description = std::move(v);
+        return *this;
+    }
+    key_builder& masked(std::optional<std::string> v) {
+        key_.masked = std::move(v);
+        return *this;
+    }
     // The platform's masked form of `plaintext` (M1, M2); the plaintext is not kept.
-    key_builder& masked_from(const secret& plaintext) { key_.masked = plaintext.masked(); return *this; }
-    key_builder& status(key_status v) { key_.status = v; return *this; }
+    key_builder& masked_from(const secret& plaintext) {
+        key_.masked = plaintext.masked();
+        return *this;
+    }
+    key_builder& status(key_status v) {
+        key_.status = v;
+        return *this;
+    }
     key_builder& revoked() { return status(key_status::revoked); }
-    key_builder& type(std::optional<std::string> v) { key_.type = std::move(v); return *this; }
-    key_builder& groups(std::vector<std::string> v) { key_.groups = std::move(v); return *this; }
-    key_builder& groups(std::initializer_list<std::string> v) { key_.groups = v; return *this; }
-    key_builder& add_group(std::string v) { key_.groups.push_back(std::move(v)); return *this; }
-    key_builder& created_at(std::optional<timestamp> v) { key_.created_at = v; return *this; }
-    key_builder& created_by(std::optional<std::string> v) { key_.created_by = std::move(v); return *this; }
-    key_builder& updated_at(std::optional<timestamp> v) { key_.updated_at = v; return *this; }
-    key_builder& last_used_at(std::optional<timestamp> v) { key_.last_used_at = v; return *this; }
-    key_builder& active_from(timestamp v) { key_.active_from = v; return *this; }
-    key_builder& expire_at(timestamp v) { key_.expire_at = v; return *this; }
+    key_builder& type(std::optional<std::string> v) {
+        key_.type = std::move(v);
+        return *this;
+    }
+    key_builder& groups(std::vector<std::string> v) {
+        key_.groups = std::move(v);
+        return *this;
+    }
+    key_builder& groups(std::initializer_list<std::string> v) {
+        key_.groups = v;
+        return *this;
+    }
+    key_builder& add_group(std::string v) {
+        key_.groups.push_back(std::move(v));
+        return *this;
+    }
+    key_builder& created_at(std::optional<timestamp> v) {
+        key_.created_at = v;
+        return *this;
+    }
+    key_builder& created_by(std::optional<std::string> v) {
+        key_.created_by = std::move(v);
+        return *this;
+    }
+    key_builder& updated_at(std::optional<timestamp> v) {
+        key_.updated_at = v;
+        return *this;
+    }
+    key_builder& last_used_at(std::optional<timestamp> v) {
+        key_.last_used_at = v;
+        return *this;
+    }
+    key_builder& active_from(timestamp v) {
+        key_.active_from = v;
+        return *this;
+    }
+    key_builder& expire_at(timestamp v) {
+        key_.expire_at = v;
+        return *this;
+    }
     key_builder& period(timestamp from, timestamp until) {
         key_.active_from = from;
         key_.expire_at = until;
@@ -155,10 +207,22 @@ public:
         items_.push_back(std::move(json_text));
         return *this;
     }
-    list_response_builder& count(std::int64_t v) { count_ = v; return *this; }
-    list_response_builder& page(std::int64_t v) { page_ = v; return *this; }
-    list_response_builder& page_size(std::int64_t v) { page_size_ = v; return *this; }
-    list_response_builder& status(std::string v) { status_ = std::move(v); return *this; }
+    list_response_builder& count(std::int64_t v) {
+        count_ = v;
+        return *this;
+    }
+    list_response_builder& page(std::int64_t v) {
+        page_ = v;
+        return *this;
+    }
+    list_response_builder& page_size(std::int64_t v) {
+        page_size_ = v;
+        return *this;
+    }
+    list_response_builder& status(std::string v) {
+        status_ = std::move(v);
+        return *this;
+    }
     // A failed call: status "error" with the body's message and errorCode.
     list_response_builder& failure(std::string message, std::string error_code) {
         status_ = "error";

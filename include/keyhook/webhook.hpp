@@ -59,10 +59,10 @@ using event_filter = std::set<event_type>;
 // A webhook as configured (spec 2.2). Not yet validated: see validate_webhook.
 struct webhook {
     std::string name;
-    std::string endpoint;                 // the URL that receives the POST
-    std::vector<auth_parameter> auth;     // sent as headers or query parameters
-    event_filter events;                  // empty: every event type
-    bool saved = false;                   // false: a draft, which never fires (H4)
+    std::string endpoint;                  // the URL that receives the POST
+    std::vector<auth_parameter> auth;      // sent as headers or query parameters
+    event_filter events;                   // empty: every event type
+    bool saved = false;                    // false: a draft, which never fires (H4)
     std::optional<secret> signing_secret;  // carried for signing (B1); core does not use it
 
     friend bool operator==(const webhook& a, const webhook& b) {
@@ -73,10 +73,9 @@ struct webhook {
     // Secrets print masked; the endpoint's query is hidden (it may hold a credential).
     friend std::ostream& operator<<(std::ostream& os, const webhook& w) {
         const auto q = w.endpoint.find('?');
-        os << "webhook{name=" << detail::quote_input(w.name) << ", endpoint="
-           << detail::quote_input(std::string_view(w.endpoint).substr(0, q), 256)
-           << (q == std::string::npos ? "" : "?[query hidden]") << ", " << (w.saved ? "saved" : "draft")
-           << ", events=";
+        os << "webhook{name=" << detail::quote_input(w.name)
+           << ", endpoint=" << detail::quote_input(std::string_view(w.endpoint).substr(0, q), 256)
+           << (q == std::string::npos ? "" : "?[query hidden]") << ", " << (w.saved ? "saved" : "draft") << ", events=";
         if (w.events.empty()) os << "all";
         const char* sep = "";
         for (auto e : w.events) {
@@ -116,19 +115,30 @@ inline constexpr std::size_t max_webhook_name_length = 128;  // characters (code
 // Headers an authentication parameter may not set: HTTP framing (H2), and the
 // Standard Webhooks headers that signing adds (B1).
 inline constexpr std::string_view reserved_header_names[] = {
-    "Host", "Content-Length", "Content-Type", "Transfer-Encoding", "Connection",
-    "webhook-id", "webhook-timestamp", "webhook-signature",
+    "Host",       "Content-Length", "Content-Type",      "Transfer-Encoding",
+    "Connection", "webhook-id",     "webhook-timestamp", "webhook-signature",
 };
 
 // RFC 9110 tchar: the characters of a header name.
 [[nodiscard]] constexpr bool is_token_char(char c) noexcept {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
     switch (c) {
-        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
-            return true;
-        default:
-            return false;
+        case '!':
+        case '#':
+        case '$':
+        case '%':
+        case '&':
+        case '\'':
+        case '*':
+        case '+':
+        case '-':
+        case '.':
+        case '^':
+        case '_':
+        case '`':
+        case '|':
+        case '~': return true;
+        default: return false;
     }
 }
 
@@ -246,8 +256,9 @@ inline void check_auth_parameter(const auth_parameter& p, std::size_t index, con
     if (p.name.empty()) {
         sink.add(code, name_path, "is empty; a " + std::string(what) + " needs a name");
     } else if (const auto bad = find_line_break_or_nul(p.name); bad != std::string_view::npos) {
-        sink.add(code, name_path,
-                 std::string(what) + " name contains " + describe_char(p.name[bad]) + " at byte " + std::to_string(bad));
+        sink.add(
+            code, name_path,
+            std::string(what) + " name contains " + describe_char(p.name[bad]) + " at byte " + std::to_string(bad));
     } else if (header) {
         std::size_t bad_at = std::string::npos;
         for (std::size_t i = 0; i < p.name.size() && bad_at == std::string::npos; ++i)
@@ -283,16 +294,16 @@ inline void check_auth_parameter(const auth_parameter& p, std::size_t index, con
     const std::string& v = p.value.reveal();
     if (v.empty()) return sink.add(code, value_path, "is empty; an authentication value is required");
     if (const auto bad = find_line_break_or_nul(v); bad != std::string_view::npos)
-        return sink.add(code, value_path,
-                        std::string(what) + " value contains " + describe_char(v[bad]) + " at byte " +
-                            std::to_string(bad));
+        return sink.add(
+            code, value_path,
+            std::string(what) + " value contains " + describe_char(v[bad]) + " at byte " + std::to_string(bad));
     if (header) {
         for (std::size_t i = 0; i < v.size(); ++i) {
             const auto u = static_cast<unsigned char>(v[i]);
             if ((u < 0x20 && v[i] != '\t') || u == 0x7f)
                 return sink.add(code, value_path,
-                                "header value contains a control character (" + describe_char(v[i]) +
-                                    ") at byte " + std::to_string(i));
+                                "header value contains a control character (" + describe_char(v[i]) + ") at byte " +
+                                    std::to_string(i));
         }
         const auto ws = [](char c) { return c == ' ' || c == '\t'; };
         if (ws(v.front()) || ws(v.back()))
@@ -429,7 +440,8 @@ struct webhook_validator {
         auto ep = validate_endpoint_at(w.endpoint, policy, path_member(base, "endpoint"));
         if (!ep) sink.add(ep.error().code, ep.error().path, ep.error().message);
         if (sink.done()) return std::nullopt;
-        for (std::size_t i = 0; i < w.auth.size() && !sink.done(); ++i) check_auth_parameter(w.auth[i], i, w.auth, base, sink);
+        for (std::size_t i = 0; i < w.auth.size() && !sink.done(); ++i)
+            check_auth_parameter(w.auth[i], i, w.auth, base, sink);
         if (sink.done()) return std::nullopt;
         if (w.signing_secret) {
             const auto key = try_decode_signing_secret(w.signing_secret->reveal(), path_member(base, "signingSecret"));
@@ -505,8 +517,9 @@ struct webhook_validator {
 
 // A list: paths under `path` ("webhooks[1].endpoint"); names must also be
 // unique within the list (they identify a webhook in delivery ids and output).
-[[nodiscard]] inline result<std::vector<validated_webhook>> try_validate_webhooks(
-    const std::vector<webhook>& list, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
+[[nodiscard]] inline result<std::vector<validated_webhook>> try_validate_webhooks(const std::vector<webhook>& list,
+                                                                                  const endpoint_policy& policy = {},
+                                                                                  std::string_view path = "webhooks") {
     std::vector<error> problems;
     detail::hooks::problem_sink sink{problems, true};
     auto out = detail::hooks::webhook_validator::run_list(list, policy, path, sink);
@@ -588,7 +601,8 @@ std::string_view json_type_name(const Json& j) noexcept {
 
 template <class Json>
 error wrong_type(const std::string& path, std::string_view expected, const Json& found) {
-    return error{errc::wrong_type, path, "expected " + std::string(expected) + ", got " + std::string(json_type_name(found))};
+    return error{errc::wrong_type, path,
+                 "expected " + std::string(expected) + ", got " + std::string(json_type_name(found))};
 }
 
 // The member `name` of object j, or nullptr when missing (or null, if `null_is_missing`).
@@ -600,8 +614,8 @@ const Json* json_member(const Json& j, const char* name, bool null_is_missing = 
 }
 
 template <class Json>
-std::optional<error> read_string(const Json& obj, const char* name, const std::string& base,
-                                        bool required, std::string& out) {
+std::optional<error> read_string(const Json& obj, const char* name, const std::string& base, bool required,
+                                 std::string& out) {
     const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
     if (!m) {
@@ -614,8 +628,7 @@ std::optional<error> read_string(const Json& obj, const char* name, const std::s
 }
 
 template <class Json>
-std::optional<error> read_bool(const Json& obj, const char* name, const std::string& base,
-                                      bool& out) {
+std::optional<error> read_bool(const Json& obj, const char* name, const std::string& base, bool& out) {
     const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
     if (!m) return error{errc::missing_member, path, "is required"};
@@ -628,7 +641,7 @@ std::optional<error> read_bool(const Json& obj, const char* name, const std::str
 
 template <class Json = nlohmann::json>
 [[nodiscard]] result<tenant_settings> try_tenant_settings_from_json(const detail::non_deduced_t<Json>& j,
-                                                                           std::string_view path = "tenant") {
+                                                                    std::string_view path = "tenant") {
     const std::string base(path);
     if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
     tenant_settings t;
@@ -638,7 +651,7 @@ template <class Json = nlohmann::json>
 }
 template <class Json = nlohmann::json>
 [[nodiscard]] tenant_settings tenant_settings_from_json(const detail::non_deduced_t<Json>& j,
-                                                               std::string_view path = "tenant") {
+                                                        std::string_view path = "tenant") {
     return try_tenant_settings_from_json<Json>(j, path).value();
 }
 
@@ -665,7 +678,8 @@ template <class Json = nlohmann::json>
     }
     if (const auto* auth = detail::hooks::json_member(j, "auth")) {
         const std::string auth_path = detail::path_member(base, "auth");
-        if (!auth->is_array()) return detail::hooks::wrong_type(auth_path, "an array of authentication parameters", *auth);
+        if (!auth->is_array())
+            return detail::hooks::wrong_type(auth_path, "an array of authentication parameters", *auth);
         w.auth.reserve(auth->size());
         for (std::size_t i = 0; i < auth->size(); ++i) {
             const auto& item = (*auth)[i];
@@ -703,8 +717,9 @@ template <class Json = nlohmann::json>
 // An array of webhooks, read and validated element by element (the first
 // problem in document order is the error): paths "webhooks[1].endpoint".
 template <class Json = nlohmann::json>
-[[nodiscard]] result<std::vector<validated_webhook>> try_webhooks_from_json(
-    const detail::non_deduced_t<Json>& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
+[[nodiscard]] result<std::vector<validated_webhook>> try_webhooks_from_json(const detail::non_deduced_t<Json>& j,
+                                                                            const endpoint_policy& policy = {},
+                                                                            std::string_view path = "webhooks") {
     const std::string base(path);
     if (!j.is_array()) return detail::hooks::wrong_type(base, "an array of webhooks", j);
     std::vector<webhook> list;
@@ -726,8 +741,8 @@ template <class Json = nlohmann::json>
 }
 template <class Json = nlohmann::json>
 [[nodiscard]] std::vector<validated_webhook> webhooks_from_json(const detail::non_deduced_t<Json>& j,
-                                                                       const endpoint_policy& policy = {},
-                                                                       std::string_view path = "webhooks") {
+                                                                const endpoint_policy& policy = {},
+                                                                std::string_view path = "webhooks") {
     return try_webhooks_from_json<Json>(j, policy, path).value();
 }
 
@@ -749,7 +764,7 @@ struct webhook_settings {
 
 template <class Json = nlohmann::json>
 [[nodiscard]] result<webhook_settings> try_webhook_settings_from_json(const detail::non_deduced_t<Json>& j,
-                                                                             const endpoint_policy& policy = {}) {
+                                                                      const endpoint_policy& policy = {}) {
     if (!j.is_object()) return detail::hooks::wrong_type("", "an object", j);
     const auto* tenant = detail::hooks::json_member(j, "tenant", false);
     if (!tenant) return error{errc::missing_member, "tenant", "is required"};
@@ -763,7 +778,7 @@ template <class Json = nlohmann::json>
 }
 template <class Json = nlohmann::json>
 [[nodiscard]] webhook_settings webhook_settings_from_json(const detail::non_deduced_t<Json>& j,
-                                                                 const endpoint_policy& policy = {}) {
+                                                          const endpoint_policy& policy = {}) {
     return try_webhook_settings_from_json<Json>(j, policy).value();
 }
 

@@ -9,9 +9,13 @@ using keyhook::base64_encode;
 using keyhook::try_base64_decode;
 
 TEST_CASE("base64: the RFC 4648 test vectors", "[B1][base64]") {
-    const std::pair<const char*, const char*> vectors[] = {
-        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                           {"f", "Zg=="},
+                                                           {"fo", "Zm8="},
+                                                           {"foo", "Zm9v"},
+                                                           {"foob", "Zm9vYg=="},
+                                                           {"fooba", "Zm9vYmE="},
+                                                           {"foobar", "Zm9vYmFy"}};
     for (const auto& [plain, encoded] : vectors) {
         INFO(plain);
         CHECK(base64_encode(plain) == encoded);
@@ -40,7 +44,7 @@ TEST_CASE("base64: padding may be left out", "[B1][base64]") {
 TEST_CASE("base64: malformed text is refused without quoting it", "[B1][base64]") {
     const std::pair<const char*, const char*> bad[] = {
         {"Zm9v!", "invalid base64 character at offset 4"},
-        {"Zm9-", "invalid base64 character at offset 3"},         // URL-safe alphabet
+        {"Zm9-", "invalid base64 character at offset 3"},  // URL-safe alphabet
         {"Zm9v Zm9v", "invalid base64 character at offset 4"},
         {"Zg=a", "invalid base64 character at offset 2 (padding before the end)"},
         {"Z===", "invalid base64 character at offset 1 (padding before the end)"},

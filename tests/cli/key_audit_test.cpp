@@ -66,9 +66,9 @@ TEST_CASE("options: defaults", "[cli]") {
 }
 
 TEST_CASE("options: every option, in both spellings", "[cli][T1]") {
-    const options a = parse_options({"--now", "2026-11-22T13:00:00+01:00", "--status", "expired", "--format", "json",
-                                     "keys.json"})
-                          .value();
+    const options a =
+        parse_options({"--now", "2026-11-22T13:00:00+01:00", "--status", "expired", "--format", "json", "keys.json"})
+            .value();
     CHECK(a.now == sample_now);  // T1: an offset is converted to UTC
     CHECK(a.status == status_choice::expired);
     CHECK(a.format == output_format::json);
@@ -196,10 +196,10 @@ TEST_CASE("json: members, nulls and timestamps", "[cli][T4][M3]") {
 
 TEST_CASE("table: widths count terminal columns, not bytes", "[cli]") {
     CHECK(key_audit::display_width("abc") == 3);
-    CHECK(key_audit::display_width("café") == 4);              // é is 2 bytes, 1 column
-    CHECK(key_audit::display_width("cafe\xCC\x81") == 4);      // e + combining acute
-    CHECK(key_audit::display_width("東京 batch") == 10);       // wide characters take 2
-    CHECK(key_audit::display_width("\xFF") == 1);              // a stray byte: one replacement
+    CHECK(key_audit::display_width("café") == 4);          // é is 2 bytes, 1 column
+    CHECK(key_audit::display_width("cafe\xCC\x81") == 4);  // e + combining acute
+    CHECK(key_audit::display_width("東京 batch") == 10);   // wide characters take 2
+    CHECK(key_audit::display_width("\xFF") == 1);          // a stray byte: one replacement
     CHECK(key_audit::truncate_to_width("short", 10) == "short");
     CHECK(key_audit::truncate_to_width("abcdefghijkl", 6) == "abcde\u2026");
     CHECK(key_audit::truncate_to_width("東京東京東京", 6) == "東京\u2026");
@@ -213,7 +213,8 @@ TEST_CASE("table: columns line up whatever the names' scripts", "[cli][L3]") {
     std::string line;
     std::vector<std::string> table;
     while (std::getline(lines, line))
-        if (!line.empty() && (line[0] == ' ' || line[0] == '!') && line.find("Active") != std::string::npos) table.push_back(line);
+        if (!line.empty() && (line[0] == ' ' || line[0] == '!') && line.find("Active") != std::string::npos)
+            table.push_back(line);
     REQUIRE(table.size() == 17);  // 15 Active and 2 Active in the future
     for (const auto& l : table) {
         INFO(l);

@@ -108,9 +108,9 @@ TEST_CASE("--since: half-open at both ends", "[S1][W2][W3][notices][cli]") {
 }
 
 TEST_CASE("--since: consecutive runs show every change once", "[S1][W2][notices][cli]") {
-    const std::vector<std::string> instants = {"2026-11-01T00:00:00Z", "2026-11-20T23:59:59.999999Z",
-                                               "2026-11-21T00:00:00Z", "2026-11-21T12:00:00.853878Z",
-                                               "2026-11-22T08:00:00Z", "2026-11-22T12:00:00Z",
+    const std::vector<std::string> instants = {"2026-11-01T00:00:00Z",     "2026-11-20T23:59:59.999999Z",
+                                               "2026-11-21T00:00:00Z",     "2026-11-21T12:00:00.853878Z",
+                                               "2026-11-22T08:00:00Z",     "2026-11-22T12:00:00Z",
                                                "2026-11-22T12:00:00.001Z", "2026-12-31T23:59:59.999Z"};
     std::vector<std::string> pieces;
     for (std::size_t i = 1; i < instants.size(); ++i) {
@@ -173,9 +173,7 @@ TEST_CASE("--since: usage errors exit 2", "[notices][cli]") {
         CHECK(r.exit_code == key_audit::exit_usage);
         CHECK(r.err.find("--since: expected an ISO 8601 timestamp, got \"yesterday\"") != std::string::npos);
     }
-    SECTION("missing value") {
-        CHECK(run({"--since"}).err.find("--since: needs a value") != std::string::npos);
-    }
+    SECTION("missing value") { CHECK(run({"--since"}).err.find("--since: needs a value") != std::string::npos); }
     SECTION("with --status, which would hide the keys that just expired") {
         const auto r = run({"--since", "2026-11-21T00:00:00Z", "--status", "all"});
         CHECK(r.exit_code == key_audit::exit_usage);

@@ -37,13 +37,16 @@ json full_record() {
 }
 
 json minimal_record() {
-    return json{{"id", "k1"}, {"name", "n"}, {"status", "Active"},
-                {"activeFrom", "2025-01-02T00:00:00Z"}, {"expireAt", "2025-02-01T00:00:00Z"}};
+    return json{{"id", "k1"},
+                {"name", "n"},
+                {"status", "Active"},
+                {"activeFrom", "2025-01-02T00:00:00Z"},
+                {"expireAt", "2025-02-01T00:00:00Z"}};
 }
 
 const char* const required_members[] = {"id", "name", "status", "activeFrom", "expireAt"};
-const char* const optional_members[] = {"userId", "description", "masked", "type", "groups",
-                                        "createdAt", "createdBy", "updatedAt", "lastUsedAt"};
+const char* const optional_members[] = {"userId",    "description", "masked",    "type",      "groups",
+                                        "createdAt", "createdBy",   "updatedAt", "lastUsedAt"};
 
 }  // namespace
 
@@ -70,7 +73,10 @@ TEST_CASE("L2: each required member, missing or null, is an error naming it", "[
         INFO(name);
         for (const bool as_null : {false, true}) {
             auto j = minimal_record();
-            if (as_null) j[name] = nullptr; else j.erase(name);
+            if (as_null)
+                j[name] = nullptr;
+            else
+                j.erase(name);
             const auto r = try_api_key_from_json(j, "data.result[3]");
             REQUIRE_FALSE(r.has_value());
             CHECK(r.error().code == errc::missing_member);
@@ -86,7 +92,10 @@ TEST_CASE("L2: every other member may be missing or null", "[L2][api_key]") {
     for (const bool as_null : {false, true}) {
         auto j = full_record();
         for (const char* name : optional_members) {
-            if (as_null) j[name] = nullptr; else j.erase(name);
+            if (as_null)
+                j[name] = nullptr;
+            else
+                j.erase(name);
         }
         const auto r = try_api_key_from_json(j);
         REQUIRE(r.has_value());
@@ -240,8 +249,8 @@ TEST_CASE("L2: JSON round trip keeps every member", "[L2][T4][api_key]") {
         CHECK(keyhook::api_key_from_json(written) == k);
     }
     SECTION("every listed status survives") {
-        for (const auto s : {key_status::active, key_status::active_in_future, key_status::expired,
-                             key_status::revoked}) {
+        for (const auto s :
+             {key_status::active, key_status::active_in_future, key_status::expired, key_status::revoked}) {
             const auto k = keyhook::testing::key_builder().status(s).build();
             CHECK(keyhook::api_key_from_json(json(k)) == k);
         }

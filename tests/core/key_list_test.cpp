@@ -14,6 +14,7 @@
 
 #include "keyhook/testing.hpp"
 
+using date::days;
 using keyhook::errc;
 using keyhook::key_list_mode;
 using keyhook::key_list_options;
@@ -23,7 +24,6 @@ using keyhook::try_parse_key_list;
 using keyhook::testing::fixed_now;
 using keyhook::testing::key_builder;
 using keyhook::testing::list_response_builder;
-using date::days;
 using nlohmann::json;
 
 namespace {
@@ -47,9 +47,7 @@ std::string response_with(const json& records, const std::string& status = "succ
     return j.dump();
 }
 
-json valid_record(int n) {
-    return json(key_builder::numbered(static_cast<std::uint64_t>(n)).build());
-}
+json valid_record(int n) { return json(key_builder::numbered(static_cast<std::uint64_t>(n)).build()); }
 
 template <class T>
 std::string printed(const T& v) {
@@ -102,7 +100,8 @@ TEST_CASE("L1: trailing slashes on base_url, tenant percent-encoded", "[L1][key_
     q.base_url = "https://utilities.example.com/prefix/";
     q.tenant = "my tenant/ü";
     CHECK(keyhook::list_keys_request(q).url ==
-          "https://utilities.example.com/prefix/my%20tenant%2F%C3%BC/api/v1/key/apikeys?_page=1&_size=100&type=synthetic");
+          "https://utilities.example.com/prefix/my%20tenant%2F%C3%BC/api/v1/key/"
+          "apikeys?_page=1&_size=100&type=synthetic");
 }
 
 TEST_CASE("L1: page and size are at least 1", "[L1][key_list]") {
@@ -234,7 +233,10 @@ TEST_CASE("L2: count, page and pageSize are required non-negative integers", "[L
         INFO(name);
         const auto with = [&](const json& v) {
             json j = json::parse(response_with(json::array()));
-            if (v.is_discarded()) j["data"].erase(name); else j["data"][name] = v;
+            if (v.is_discarded())
+                j["data"].erase(name);
+            else
+                j["data"][name] = v;
             return try_parse_key_list(j.dump());
         };
         const auto path = "data." + name;
@@ -297,7 +299,8 @@ TEST_CASE("L2: the top level must be an object", "[L2][key_list]") {
 }
 
 TEST_CASE("L2: an empty page", "[L2][key_list]") {
-    const auto p = keyhook::parse_key_list(R"({"status":"success","data":{"count":0,"page":1,"pageSize":100,"result":[]}})");
+    const auto p =
+        keyhook::parse_key_list(R"({"status":"success","data":{"count":0,"page":1,"pageSize":100,"result":[]}})");
     CHECK(p.count == 0);
     CHECK(p.page == 1);
     CHECK(p.page_size == 100);
@@ -318,9 +321,9 @@ TEST_CASE("L2: unknown members are ignored at every level", "[L2][key_list]") {
 }
 
 TEST_CASE("L2: records read as try_api_key_from_json reads them", "[L2][key_list]") {
-    const auto keys = std::vector<keyhook::api_key>{key_builder::numbered(1).build(),
-                                                    key_builder::numbered(2).minimal().build(),
-                                                    key_builder::numbered(3).revoked().groups({"a", "b", "c", "d", "e"}).build()};
+    const auto keys =
+        std::vector<keyhook::api_key>{key_builder::numbered(1).build(), key_builder::numbered(2).minimal().build(),
+                                      key_builder::numbered(3).revoked().groups({"a", "b", "c", "d", "e"}).build()};
     const auto body = list_response_builder().add(keys).count(42).page(2).page_size(3).build();
     const auto p = keyhook::parse_key_list(body);
     CHECK(p.count == 42);
@@ -348,8 +351,8 @@ namespace {
 // Variations of each member: present, absent, null, and values of every JSON
 // type, to compare the SAX decoder with the DOM reader on each.
 std::vector<json> variations(const std::string& member) {
-    std::vector<json> v = {json(json::value_t::discarded), nullptr, 7, -1.5, true, json::object(),
-                           json::array({1, {{"a", 1}}}), "", "x"};
+    std::vector<json> v = {json(json::value_t::discarded), nullptr, 7,  -1.5, true, json::object(),
+                           json::array({1, {{"a", 1}}}),   "",      "x"};
     if (member == "status")
         for (const char* s : {"Active", "deactivated", "Active in the future", "Bogus"}) v.emplace_back(s);
     if (member == "groups")
@@ -364,16 +367,18 @@ std::vector<json> variations(const std::string& member) {
 
 }  // namespace
 
-TEST_CASE("L2: the SAX decoder agrees with try_api_key_from_json on every single-member fault",
-          "[L2][key_list]") {
-    const std::vector<std::string> members = {"id", "userId", "name", "description", "masked", "status", "type",
-                                              "groups", "createdAt", "createdBy", "updatedAt", "activeFrom",
-                                              "expireAt", "lastUsedAt"};
+TEST_CASE("L2: the SAX decoder agrees with try_api_key_from_json on every single-member fault", "[L2][key_list]") {
+    const std::vector<std::string> members = {"id",        "userId",     "name",     "description", "masked",
+                                              "status",    "type",       "groups",   "createdAt",   "createdBy",
+                                              "updatedAt", "activeFrom", "expireAt", "lastUsedAt"};
     std::size_t compared = 0;
     for (const auto& member : members) {
         for (const auto& value : variations(member)) {
             auto rec = valid_record(5);
-            if (value.is_discarded()) rec.erase(member); else rec[member] = value;
+            if (value.is_discarded())
+                rec.erase(member);
+            else
+                rec[member] = value;
             INFO(member << " = " << (value.is_discarded() ? std::string("(absent)") : value.dump()));
             const auto dom = keyhook::try_api_key_from_json(rec, "data.result[1]");
             const auto body = response_with(json::array({valid_record(1), rec}));
@@ -405,9 +410,9 @@ TEST_CASE("L2: with several faults, the same one as try_api_key_from_json is rep
     const auto dom = keyhook::try_api_key_from_json(json::parse(rec), "data.result[0]");
     REQUIRE_FALSE(dom.has_value());
     CHECK(dom.error().path == "data.result[0].id");
-    const auto sax = try_parse_key_list(
-        R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)" + rec + "]}}",
-        {key_list_mode::strict});
+    const auto sax =
+        try_parse_key_list(R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)" + rec + "]}}",
+                           {key_list_mode::strict});
     REQUIRE_FALSE(sax.has_value());
     CHECK(sax.error() == dom.error());
 }
@@ -442,7 +447,8 @@ TEST_CASE("L2: lenient mode (the default) keeps the valid records and sets the b
     CHECK(p.records[2].id.str() == keyhook::testing::test_uuid(5));
     REQUIRE(p.rejected.size() == 4);
     CHECK(p.rejected[0].what() == "data.result[2]: expected an object, got string");
-    CHECK(p.rejected[1].what() == "data.result[3].expireAt: expected an ISO 8601 timestamp, got \"2026-02-30T00:00:00Z\"");
+    CHECK(p.rejected[1].what() ==
+          "data.result[3].expireAt: expected an ISO 8601 timestamp, got \"2026-02-30T00:00:00Z\"");
     CHECK(p.rejected[2].what() == "data.result[5].name: required member is missing");
     CHECK(p.rejected[3].what() == "data.result[6]: expected an object, got array");
 }
@@ -505,7 +511,8 @@ TEST_CASE("L2: nesting is limited to 64 levels", "[L2][key_list]") {
     CHECK(try_parse_key_list(nested(4), small).has_value());
     CHECK_FALSE(try_parse_key_list(nested(5), small).has_value());
     // Inside a record: the record is at depth 4, its unknown member's arrays below.
-    const std::string deep_record = R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[{"x":[]}]}})";
+    const std::string deep_record =
+        R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[{"x":[]}]}})";
     CHECK(try_parse_key_list(deep_record, small).has_value());
     small.max_depth = 4;
     const auto in_record = try_parse_key_list(deep_record, small);

@@ -56,8 +56,8 @@ TEST_CASE("M2: an empty key stays empty", "[M2][secret]") {
 }
 
 TEST_CASE("M1: characters are Unicode code points, not bytes", "[M1][secret]") {
-    const std::string e = "\xC3\xA9";          // U+00E9, 2 bytes
-    const std::string euro = "\xE2\x82\xAC";   // U+20AC, 3 bytes
+    const std::string e = "\xC3\xA9";              // U+00E9, 2 bytes
+    const std::string euro = "\xE2\x82\xAC";       // U+20AC, 3 bytes
     const std::string smile = "\xF0\x9F\x98\x80";  // U+1F600, 4 bytes
     SECTION("12 multi-byte code points: first 3 and last 3 kept whole") {
         std::string key;

@@ -7,13 +7,13 @@
 
 #include "keyhook/testing.hpp"
 
+using date::days;
 using keyhook::api_key;
 using keyhook::key_status;
 using keyhook::microseconds;
 using keyhook::status_at;
 using keyhook::timestamp;
 using keyhook::warning_band;
-using date::days;
 
 namespace {
 
@@ -185,9 +185,7 @@ TEST_CASE("W2: policy for more than 31 days: from expireAt - 8 days", "[W2][stat
     check_warning_starts(days{365}, t0 + days{357});
 }
 
-TEST_CASE("W2: the final stretch is 8 days", "[W2][status]") {
-    CHECK(keyhook::final_warning_stretch == days{8});
-}
+TEST_CASE("W2: the final stretch is 8 days", "[W2][status]") { CHECK(keyhook::final_warning_stretch == days{8}); }
 
 TEST_CASE("W3: the warning shows only while the key is Active", "[W3][status]") {
     SECTION("not before activeFrom, even for a 1-day key") {

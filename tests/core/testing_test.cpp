@@ -11,11 +11,11 @@
 #include "keyhook/key_list.hpp"
 #include "keyhook/status.hpp"
 
+using date::days;
 using keyhook::key_status;
 using keyhook::testing::fixed_now;
 using keyhook::testing::key_builder;
 using keyhook::testing::list_response_builder;
-using date::days;
 
 TEST_CASE("testing: fixed_now is 2026-01-15T10:00:00Z", "[T1][T4][testing]") {
     CHECK(fixed_now == keyhook::parse_timestamp("2026-01-15T10:00:00Z"));
@@ -169,7 +169,8 @@ TEST_CASE("testing: raw records and failures", "[L2][testing]") {
     CHECK(page.rejected[0].path == "data.result[1].name");
     CHECK(page.rejected[1].path == "data.result[2]");
 
-    const auto failed = keyhook::try_parse_key_list(list_response_builder().failure("quota \"exceeded\"", "E42").build());
+    const auto failed =
+        keyhook::try_parse_key_list(list_response_builder().failure("quota \"exceeded\"", "E42").build());
     REQUIRE_FALSE(failed.has_value());
     CHECK(failed.error().code == keyhook::errc::not_success);
     CHECK(failed.error().message ==

@@ -204,8 +204,9 @@ TEST_CASE("H3: huge unknown names cost bounded work and are quoted shortened", "
     std::string longer = "NotificationPlatformReleaseDismissed";
     CHECK(keyhook::find_event_type(longer) == event_type::NotificationPlatformReleaseDismissed);
     CHECK_FALSE(keyhook::find_event_type(longer + "d"));
-    CHECK(suggestion_for(longer + "d") == "unknown event type \"NotificationPlatformReleaseDismissedd\"; did you mean "
-                                          "\"NotificationPlatformReleaseDismissed\"?");
+    CHECK(suggestion_for(longer + "d") ==
+          "unknown event type \"NotificationPlatformReleaseDismissedd\"; did you mean "
+          "\"NotificationPlatformReleaseDismissed\"?");
 }
 
 TEST_CASE("H3: control characters in an unknown name are escaped in the message", "[H3][events]") {

@@ -146,9 +146,12 @@ TEST_CASE("H6: the Data twins always equal their top-level members", "[H6][notif
     // Every member but RevisionId is a string.
     for (const auto& item : j.items()) {
         INFO(item.key());
-        if (item.key() == "RevisionId") CHECK(item.value().is_null());
-        else if (item.key() == "Data") CHECK(item.value().is_object());
-        else CHECK(item.value().is_string());
+        if (item.key() == "RevisionId")
+            CHECK(item.value().is_null());
+        else if (item.key() == "Data")
+            CHECK(item.value().is_object());
+        else
+            CHECK(item.value().is_string());
     }
     for (const auto& item : j["Data"].items()) CHECK(item.value().is_string());
 }
@@ -230,12 +233,9 @@ TEST_CASE("H6: invalid UTF-8 is refused naming the field and the byte", "[H6][no
         const char* path;
     };
     const field_case fields[] = {
-        {&notification::folder_name, "FolderName"},
-        {&notification::service_name, "ServiceName"},
-        {&notification::entity_id, "EntityId"},
-        {&notification::audit_type, "AuditType"},
-        {&notification::file_name, "Data.FileName"},
-        {&notification::service_version_id, "Data.ServiceVersionId"},
+        {&notification::folder_name, "FolderName"},  {&notification::service_name, "ServiceName"},
+        {&notification::entity_id, "EntityId"},      {&notification::audit_type, "AuditType"},
+        {&notification::file_name, "Data.FileName"}, {&notification::service_version_id, "Data.ServiceVersionId"},
         {&notification::tenant, "Tenant"},
     };
     for (const auto& f : fields) {
@@ -272,9 +272,9 @@ TEST_CASE("H6: UTF-8 well-formedness at every boundary, as nlohmann judges it", 
     };
     // Invalid, with the offset of the offending sequence after the "ab" prefix.
     const std::vector<std::string> invalid{
-        bytes({0x80}),                    // stray continuation
+        bytes({0x80}),  // stray continuation
         bytes({0xBF}),
-        bytes({0xC0, 0xAF}),              // overlong
+        bytes({0xC0, 0xAF}),  // overlong
         bytes({0xC1, 0xBF}),
         bytes({0xE0, 0x9F, 0xBF}),        // overlong three-byte
         bytes({0xED, 0xA0, 0x80}),        // a surrogate
@@ -282,10 +282,10 @@ TEST_CASE("H6: UTF-8 well-formedness at every boundary, as nlohmann judges it", 
         bytes({0xF4, 0x90, 0x80, 0x80}),  // past U+10FFFF
         bytes({0xF5, 0x80, 0x80, 0x80}),
         bytes({0xFF}),
-        bytes({0xC3}),                    // truncated at the end
+        bytes({0xC3}),  // truncated at the end
         bytes({0xE2, 0x82}),
         bytes({0xF0, 0x9F, 0x98}),
-        bytes({0xC3, 0x41}),              // continuation missing
+        bytes({0xC3, 0x41}),  // continuation missing
         bytes({0xE2, 0x41, 0x82}),
     };
     for (const auto& v : valid) {
@@ -319,7 +319,8 @@ TEST_CASE("H6: notification is a regular, printable value", "[H6][notification]"
     std::ostringstream os;
     os << a;
     CHECK(os.str() ==
-          "notification(AddProduct, tenant \"acme\", folder \"Loans\", service \"Pricing\", at 2026-03-04T05:06:07.123Z)");
+          "notification(AddProduct, tenant \"acme\", folder \"Loans\", service \"Pricing\", at "
+          "2026-03-04T05:06:07.123Z)");
 }
 
 // ---------------------------------------------------------------------------
@@ -366,8 +367,8 @@ TEST_CASE("H7: unknown members ignored, missing and null ones empty, RevisionId 
 }
 
 TEST_CASE("H7: an unknown UserAction is kept as sent", "[H7][H3][notification]") {
-    const auto r = keyhook::parse_notification(
-        R"({"UserAction":"AddProducts","RequestTimeStamp":"2026-03-04T05:06:07.123Z"})");
+    const auto r =
+        keyhook::parse_notification(R"({"UserAction":"AddProducts","RequestTimeStamp":"2026-03-04T05:06:07.123Z"})");
     CHECK(r.user_action == "AddProducts");
     CHECK_FALSE(r.event.has_value());
     REQUIRE(r.request_time.has_value());
@@ -409,9 +410,8 @@ TEST_CASE("H7: the top-level member wins over its Data twin; disagreements are l
         CHECK(r.mismatches.empty());
     }
     SECTION("both present and different: top level kept, Data path listed") {
-        const auto r = keyhook::parse_notification(
-            R"({"FolderName":"F","ServiceName":"S","EntityId":"1",)"
-            R"("Data":{"ProductName":"G","EngineName":"S","ProductId":"2"}})");
+        const auto r = keyhook::parse_notification(R"({"FolderName":"F","ServiceName":"S","EntityId":"1",)"
+                                                   R"("Data":{"ProductName":"G","EngineName":"S","ProductId":"2"}})");
         CHECK(r.folder_name == "F");
         CHECK(r.service_name == "S");
         CHECK(r.entity_id == "1");
@@ -435,8 +435,7 @@ TEST_CASE("H7: wrong JSON types are errors with paths", "[H7][notification]") {
     CHECK(error_of(R"({"Data":{"ProductName":["x"]}})").what() == "Data.ProductName: expected a string, got array");
     CHECK(error_of(R"({"FolderName":true})").what() == "FolderName: expected a string, got boolean");
     CHECK(error_of(R"({"UserAction":{}})").what() == "UserAction: expected a string, got object");
-    CHECK(error_of(R"({"RequestTimeStamp":1700000000})").what() ==
-          "RequestTimeStamp: expected a string, got number");
+    CHECK(error_of(R"({"RequestTimeStamp":1700000000})").what() == "RequestTimeStamp: expected a string, got number");
     CHECK(error_of(R"({"Data":"x"})").what() == "Data: expected an object, got string");
     CHECK(error_of(R"({"Data":[]})").code == keyhook::errc::wrong_type);
     CHECK(error_of("[]").what() == "expected a JSON object, got array");
@@ -444,8 +443,8 @@ TEST_CASE("H7: wrong JSON types are errors with paths", "[H7][notification]") {
 }
 
 TEST_CASE("H7: a body that is not JSON is a syntax error that quotes nothing", "[H7][notification]") {
-    for (const std::string body : {"", "{", "{\"FolderName\":\"secret-ish\"", "{} trailing", "not json",
-                                   "{\"a\":\"\xFF\"}"}) {
+    for (const std::string body :
+         {"", "{", "{\"FolderName\":\"secret-ish\"", "{} trailing", "not json", "{\"a\":\"\xFF\"}"}) {
         INFO(body);
         const auto r = keyhook::try_parse_notification(body);
         REQUIRE_FALSE(r.has_value());

@@ -85,11 +85,11 @@ TEST_CASE("H7: the key from query parameter api_key, percent-decoded", "[H7][rec
         CHECK(k.source == key_source::query);
     }
     CHECK(keyhook::extract_api_key(with_query("/hook?api_key=a%2Bb%20c+d")).key.reveal() == "a+b c d");
-    CHECK(keyhook::extract_api_key(with_query("/hook?api_key=" + keyhook::percent_encode("k&=?#%+ey")))
-              .key.reveal() == "k&=?#%+ey");
+    CHECK(keyhook::extract_api_key(with_query("/hook?api_key=" + keyhook::percent_encode("k&=?#%+ey"))).key.reveal() ==
+          "k&=?#%+ey");
     // Not the parameter: other names, the fragment, the path.
-    for (const std::string url : {"/hook?xapi_key=abc", "/hook?api_keys=abc", "/hook#api_key=abc",
-                                  "/api_key=abc", "https://h/api_key=abc", "/hook?api_key", "/hook?api_key="}) {
+    for (const std::string url : {"/hook?xapi_key=abc", "/hook?api_keys=abc", "/hook#api_key=abc", "/api_key=abc",
+                                  "https://h/api_key=abc", "/hook?api_key", "/hook?api_key="}) {
         INFO(url);
         const auto r = keyhook::try_extract_api_key(with_query(url));
         REQUIRE_FALSE(r.has_value());
@@ -108,15 +108,14 @@ TEST_CASE("H7: malformed percent-encoding of api_key is refused", "[H7][receivin
     CHECK(keyhook::try_extract_api_key(with_query("/hook?api_key=abc%41")).has_value());
 }
 
-TEST_CASE("H7: header and query both present: the same key is accepted, different keys refused",
-          "[H7][receiving]") {
+TEST_CASE("H7: header and query both present: the same key is accepted, different keys refused", "[H7][receiving]") {
     const auto same = keyhook::extract_api_key(with_header("x-api-key", the_key, "/hook?api_key=" + the_key));
     CHECK(same.key.reveal() == the_key);
     CHECK(same.source == key_source::header_and_query);
 
     // Differing in the last character only, or in length only.
-    for (const auto& query_key : std::vector<std::string>{other_key, the_key.substr(0, the_key.size() - 1) + "e", the_key + "0",
-                                        the_key.substr(0, the_key.size() - 1)}) {
+    for (const auto& query_key : std::vector<std::string>{other_key, the_key.substr(0, the_key.size() - 1) + "e",
+                                                          the_key + "0", the_key.substr(0, the_key.size() - 1)}) {
         INFO(query_key);
         const auto r = keyhook::try_extract_api_key(with_header("x-api-key", the_key, "/hook?api_key=" + query_key));
         REQUIRE_FALSE(r.has_value());
@@ -168,8 +167,9 @@ TEST_CASE("H7: the key is checked against the expected one", "[H7][receiving]") 
     CHECK(keyhook::authenticate(with_header("x-api-key", the_key), expected) == key_source::header);
     CHECK(keyhook::authenticate(with_query("/hook?api_key=" + the_key), expected) == key_source::query);
 
-    for (const auto& wrong : std::vector<std::string>{other_key, the_key.substr(0, the_key.size() - 1) + "e",
-                                    "0" + the_key.substr(1), the_key + "0", the_key.substr(0, the_key.size() - 1)}) {
+    for (const auto& wrong :
+         std::vector<std::string>{other_key, the_key.substr(0, the_key.size() - 1) + "e", "0" + the_key.substr(1),
+                                  the_key + "0", the_key.substr(0, the_key.size() - 1)}) {
         INFO(wrong);
         const auto by_header = keyhook::try_authenticate(with_header("x-api-key", wrong), expected);
         REQUIRE_FALSE(by_header.has_value());

@@ -118,8 +118,7 @@ TEST_CASE("K10: an authorization check allocates no heap memory", "[K10][allocat
     const auto b = authorize(index, unknown, family, resource_ref::in_folder(folder), access_level::write, now);
     const auto c = authorize(index, wrong_tenant, family, resource_ref::in_folder(folder), access_level::write, now);
     const auto d = authorize(index, missing, family, resource_ref::in_folder(folder), access_level::write, now);
-    const auto e = authorize(index, allowed, batch, resource_ref::of_service(folder, "svc"),
-                             access_level::admin, now);
+    const auto e = authorize(index, allowed, batch, resource_ref::of_service(folder, "svc"), access_level::admin, now);
     const auto f = authorize(index, allowed, family, resource_ref::all(), access_level::read, r.expire_at);
     const auto g = authorize(index, key, "a-tenant-name-longer-than-the-sso-buffer", family, resource_ref::all(),
                              access_level::read, now);

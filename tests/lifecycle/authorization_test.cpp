@@ -116,7 +116,9 @@ TEST_CASE("K10: a key of another tenant is denied", "[K10][authorization]") {
 TEST_CASE("K10: only an Active key may be used (S1 boundaries)", "[K10][S1][authorization]") {
     fixture f;
     const auto h = f.headers(f.key);
-    auto at_time = [&](timestamp t) { return authorize(f.index, h, api_family::execute(), resource_ref::all(), access_level::read, t); };
+    auto at_time = [&](timestamp t) {
+        return authorize(f.index, h, api_family::execute(), resource_ref::all(), access_level::read, t);
+    };
 
     auto before = at_time(f.from - one_us);
     CHECK(before.reason() == denial_reason::not_active);
@@ -169,8 +171,8 @@ TEST_CASE("K10: the key needs at least the level the call needs", "[K10][K9][aut
     CHECK(admin.reason() == denial_reason::insufficient_access);
     CHECK(admin.granted() == access_level::write);
     CHECK(admin.required() == access_level::admin);
-    CHECK(admin.message() == "denied: key \"" + f.record.id.str() +
-                                 "\" has write access to the resource, the call needs admin");
+    CHECK(admin.message() ==
+          "denied: key \"" + f.record.id.str() + "\" has write access to the resource, the call needs admin");
 
     CHECK(f.check(h, access_level::read, resource_ref::in_folder("HR")).allowed());
     CHECK(f.check(h, access_level::execute, resource_ref::in_folder("HR")).reason() ==
@@ -182,8 +184,8 @@ TEST_CASE("K10: the key needs at least the level the call needs", "[K10][K9][aut
 TEST_CASE("K10: the first failing check is the one reported", "[K10][authorization]") {
     fixture f;
     // Wrong tenant and expired: the tenant is checked first.
-    const auto a = authorize(f.index, f.key, "globex", api_family("Nope"), resource_ref::all(), access_level::admin,
-                             f.until);
+    const auto a =
+        authorize(f.index, f.key, "globex", api_family("Nope"), resource_ref::all(), access_level::admin, f.until);
     CHECK(a.reason() == denial_reason::wrong_tenant);
     // Expired and family not allowed: status first.
     CHECK(authorize(f.index, f.key, "acme", api_family("Nope"), resource_ref::all(), access_level::admin, f.until)

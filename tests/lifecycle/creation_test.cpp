@@ -95,8 +95,7 @@ TEST_CASE("K1: the new record's fields", "[K1][K3][creation]") {
         CHECK(create_key(r, tenant_kind::restricted, random, r.active_from - one_us).record.status ==
               key_status::active_in_future);
         CHECK(create_key(r, tenant_kind::restricted, random, r.active_from).record.status == key_status::active);
-        CHECK(create_key(r, tenant_kind::restricted, random, r.expire_at - one_us).record.status ==
-              key_status::active);
+        CHECK(create_key(r, tenant_kind::restricted, random, r.expire_at - one_us).record.status == key_status::active);
         CHECK(create_key(r, tenant_kind::restricted, random, r.expire_at).record.status == key_status::expired);
     }
     SECTION("an empty or blank description means none") {
@@ -148,18 +147,21 @@ TEST_CASE("K3: name is 1 to 128 code points after trimming, no control character
     CHECK(errors_for("a").empty());
     CHECK(errors_for(std::string(128, 'n')).empty());
     CHECK(errors_for("  " + std::string(128, 'n') + "\t ").empty());  // spaces around do not count
-    CHECK(errors_for(repeat("\xc3\xa9", 128)).empty());                 // 128 code points, 256 bytes
-    CHECK(errors_for(repeat("\xf0\x9f\x94\x91", 128)).empty());         // 4-byte code points
+    CHECK(errors_for(repeat("\xc3\xa9", 128)).empty());               // 128 code points, 256 bytes
+    CHECK(errors_for(repeat("\xf0\x9f\x94\x91", 128)).empty());       // 4-byte code points
 
     for (const auto& bad : {std::string(129, 'n'), repeat("\xc3\xa9", 129), std::string(), std::string("   "),
-                            std::string("a\x01" "b"), std::string("line\nbreak"), std::string("del\x7f"),
-                            std::string("c1\xc2\x85")}) {
+                            std::string("a\x01"
+                                        "b"),
+                            std::string("line\nbreak"), std::string("del\x7f"), std::string("c1\xc2\x85")}) {
         const auto errors = errors_for(bad);
         REQUIRE(errors.size() == 1);
         CHECK(errors[0].code == errc::invalid_name);
         CHECK(errors[0].path == "name");
     }
-    CHECK(errors_for("no\xc2\xa0" "break").empty());  // U+00A0 is not a control character
+    CHECK(errors_for("no\xc2\xa0"
+                     "break")
+              .empty());  // U+00A0 is not a control character
 
     const auto utf8 = errors_for("bad\xc3");
     REQUIRE(utf8.size() == 1);
@@ -214,7 +216,12 @@ TEST_CASE("K3: activeFrom must be before expireAt", "[K3][creation]") {
 
 TEST_CASE("K3: at least one group; defaults or custom user: groups", "[K3][creation]") {
     auto r = request();
-    r.groups = {"user:pf", "supervisor:pf", "tenant-admin", "tenant-moderator", "tenant-viewer", "user:finance",
+    r.groups = {"user:pf",
+                "supervisor:pf",
+                "tenant-admin",
+                "tenant-moderator",
+                "tenant-viewer",
+                "user:finance",
                 "user:" + std::string(123, 'g')};  // 128 characters in all
     CHECK(validate_key_request(r).empty());
 
@@ -224,8 +231,8 @@ TEST_CASE("K3: at least one group; defaults or custom user: groups", "[K3][creat
     CHECK(errors[0].code == errc::invalid_group);
     CHECK(errors[0].path == "groups");
 
-    for (const std::string bad : {"user:", "User:pf", "admin", "tenant-admin ", "user:two words", "user:tab\t",
-                                  "USER:PF", ""}) {
+    for (const std::string bad :
+         {"user:", "User:pf", "admin", "tenant-admin ", "user:two words", "user:tab\t", "USER:PF", ""}) {
         r.groups = {"user:pf", bad};
         errors = validate_key_request(r);
         REQUIRE(errors.size() == 1);

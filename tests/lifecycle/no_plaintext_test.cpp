@@ -105,9 +105,9 @@ TEST_CASE("M3, K5: a key's plaintext never appears in the library's output", "[M
             out.add(printed(h.front()));
         }
         // A near miss, denied as unknown.
-        out.add(authorize(index, plaintext + "z", "acme", api_family::batch(), resource_ref::all(),
-                          access_level::read, now)
-                    .message());
+        out.add(
+            authorize(index, plaintext + "z", "acme", api_family::batch(), resource_ref::all(), access_level::read, now)
+                .message());
 
         // The lifecycle's records, results and errors.
         const auto revoked = deactivate_key(created.record, now);

@@ -54,8 +54,8 @@ TEST_CASE("K9: the default API families", "[K9][permissions]") {
 TEST_CASE("K9: merging groups takes the greatest level per resource", "[K9][permissions]") {
     const auto policy = sample_policy();
     const auto finance = merge_permissions({"user:finance", "user:auditors"}, policy);
-    CHECK(finance.granted_on(resource::folder("Finance")) == access_level::write);  // write > read
-    CHECK(merge_permissions({"user:auditors", "user:finance"}, policy) == finance);   // order does not matter
+    CHECK(finance.granted_on(resource::folder("Finance")) == access_level::write);   // write > read
+    CHECK(merge_permissions({"user:auditors", "user:finance"}, policy) == finance);  // order does not matter
     CHECK(merge_permissions({"user:auditors"}, policy).granted_on(resource::folder("Finance")) == access_level::read);
     CHECK(finance.access_to(resource_ref::in_folder("HR")) == access_level::none);
 }

@@ -29,7 +29,8 @@ std::string printed(const T& v) {
 }  // namespace
 
 TEST_CASE("a notice carries the key's id, name, masked key, the change and expireAt", "[W2][notices]") {
-    const auto key = make_key("id-1", "billing sync", t0, t0 + days{5}, key_status::active, keyhook::mask_key(uuid_key));
+    const auto key =
+        make_key("id-1", "billing sync", t0, t0 + days{5}, key_status::active, keyhook::mask_key(uuid_key));
     const auto notices = keyhook::notices_between(key, t0 - days{1}, t0 + days{1});
     REQUIRE(notices.size() == 2);
     const auto& n = notices[1];
@@ -97,20 +98,20 @@ TEST_CASE("a notice never carries a full key, even from a record that wrongly ho
 TEST_CASE("digest: ordered by instant, then name, then id; one key's simultaneous changes in kind order",
           "[W2][W3][notices]") {
     const std::vector<api_key> page = {
-        make_key("b-1", "beta", t0, t0 + days{1}),               // activated and warning at t0
-        make_key("a-2", "alpha", t0, t0 + days{5}),              // activated at t0, warning a day later
-        make_key("a-1", "alpha", t0, t0 + days{30}),             // same name, smaller id
-        make_key("z-9", "zulu", t0 - days{3}, t0 - hours{1}),    // expired an hour before t0
+        make_key("b-1", "beta", t0, t0 + days{1}),             // activated and warning at t0
+        make_key("a-2", "alpha", t0, t0 + days{5}),            // activated at t0, warning a day later
+        make_key("a-1", "alpha", t0, t0 + days{30}),           // same name, smaller id
+        make_key("z-9", "zulu", t0 - days{3}, t0 - hours{1}),  // expired an hour before t0
         make_key("r-1", "revoked", t0, t0 + days{1}, key_status::revoked),
-        make_key("f-1", "future", t0 + days{2}, t0 + days{9}),   // nothing yet
+        make_key("f-1", "future", t0 + days{2}, t0 + days{9}),  // nothing yet
     };
     const auto d = keyhook::digest_between(page, t0 - hours{2}, t0);
     CHECK(d.since == t0 - hours{2});
     CHECK(d.now == t0);
     std::vector<std::string> got;
     for (const auto& n : d.notices) got.push_back(n.id.str() + " " + std::string(to_string(n.kind)));
-    CHECK(got == std::vector<std::string>{"z-9 expired", "a-1 activated", "a-2 activated", "b-1 activated",
-                                          "b-1 warning"});
+    CHECK(got ==
+          std::vector<std::string>{"z-9 expired", "a-1 activated", "a-2 activated", "b-1 activated", "b-1 warning"});
     // The page's order does not matter.
     std::vector<api_key> reversed(page.rbegin(), page.rend());
     CHECK(keyhook::digest_between(reversed, t0 - hours{2}, t0) == d);
@@ -127,7 +128,8 @@ TEST_CASE("digest: a record listed twice gives its notices once", "[notices]") {
     auto moved = key;
     moved.expire_at = t0 + hours{20};
     const auto both = keyhook::digest_between({key, moved}, t0 - hours{1}, t0 + days{1});
-    CHECK(both.notices.size() == once.notices.size() + keyhook::notices_between(moved, t0 - hours{1}, t0 + days{1}).size());
+    CHECK(both.notices.size() ==
+          once.notices.size() + keyhook::notices_between(moved, t0 - hours{1}, t0 + days{1}).size());
     CHECK(both.notices.size() == 6);
 }
 
@@ -155,6 +157,7 @@ TEST_CASE("notice values are regular", "[notices]") {
     CHECK(a != b);
     CHECK(keyhook::notice_order(a, b));
     CHECK_FALSE(keyhook::notice_order(b, a));
-    CHECK(printed(a) == "expiry_notice{activated at 2026-03-01T12:00:00.000Z, id=id, name=\"n\", masked=null, "
-                        "expireAt=2026-03-02T12:00:00.000Z}");
+    CHECK(printed(a) ==
+          "expiry_notice{activated at 2026-03-01T12:00:00.000Z, id=id, name=\"n\", masked=null, "
+          "expireAt=2026-03-02T12:00:00.000Z}");
 }

@@ -62,7 +62,8 @@ std::vector<timestamp> random_cuts(rng& r, timestamp start, timestamp end, const
     for (std::int64_t i = 0; i < n; ++i) {
         timestamp c = start + r.duration(microseconds{0}, end - start);
         if (!changes.empty() && r.chance(50)) {
-            const auto& ch = changes[static_cast<std::size_t>(r.between(0, static_cast<std::int64_t>(changes.size()) - 1))];
+            const auto& ch =
+                changes[static_cast<std::size_t>(r.between(0, static_cast<std::int64_t>(changes.size()) - 1))];
             c = ch.at + microseconds{r.between(-1, 1)};
         }
         cuts.push_back(std::clamp(c, start, end));
@@ -179,7 +180,6 @@ TEST_CASE("property: digests of consecutive polls add up to the digest of the wh
         // The digest holds each key's own notices, no more and no fewer.
         std::map<std::string, std::size_t> per_key;
         for (const auto& n : whole.notices) ++per_key[n.id.str()];
-        for (const auto& k : page)
-            REQUIRE(per_key[k.id.str()] == keyhook::notices_between(k, start, end).size());
+        for (const auto& k : page) REQUIRE(per_key[k.id.str()] == keyhook::notices_between(k, start, end).size());
     }
 }

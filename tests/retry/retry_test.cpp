@@ -332,17 +332,18 @@ TEST_CASE("B2: Retry-After header values", "[B2][retry_after]") {
     CHECK(keyhook::parse_retry_after("2147483648") == retry_after::delay(2147483648s));
     CHECK(keyhook::parse_retry_after("99999999999999999999999") == retry_after::delay(2147483648s));
 
-    for (const char* bad : {"", " ", "-1", "+5", "1.5", "5s", "1 2", "Thu, 21 Oct 2015 07:28:00 GMT",
-                            "Wed, 21 Oct 2015 07:28:00 UTC", "Wed, 21 Oct 2015 24:00:00 GMT",
-                            "Wed, 32 Oct 2015 07:28:00 GMT", "Sat, 29 Feb 2025 07:28:00 GMT",
-                            "Wed, 21 oct 2015 07:28:00 GMT", "Wed,  21 Oct 2015 07:28:00 GMT",
-                            "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "2015-10-21T07:28:00Z"}) {
+    for (const char* bad :
+         {"", " ", "-1", "+5", "1.5", "5s", "1 2", "Thu, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:28:00 UTC",
+          "Wed, 21 Oct 2015 24:00:00 GMT", "Wed, 32 Oct 2015 07:28:00 GMT", "Sat, 29 Feb 2025 07:28:00 GMT",
+          "Wed, 21 oct 2015 07:28:00 GMT", "Wed,  21 Oct 2015 07:28:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+          "Sun Nov  6 08:49:37 1994", "2015-10-21T07:28:00Z"}) {
         INFO(bad);
         const auto r = keyhook::try_parse_retry_after(bad);
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().code == errc::invalid_header);
         CHECK(r.error().path == "Retry-After");
-        CHECK(r.error().message == "expected delta-seconds or an IMF-fixdate, got " + keyhook::detail::quote_input(bad));
+        CHECK(r.error().message ==
+              "expected delta-seconds or an IMF-fixdate, got " + keyhook::detail::quote_input(bad));
         CHECK_THROWS_AS(keyhook::parse_retry_after(bad), keyhook::exception);
     }
 }

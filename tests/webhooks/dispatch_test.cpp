@@ -60,9 +60,10 @@ TEST_CASE("H4: fires only with the switch on, saved, and admitted by the filter"
         for (bool saved : {false, true})
             for (bool filtered_out : {false, true}) {
                 const tenant_settings tenant{"acme", enabled};
-                const auto w = keyhook::validate_webhook(
-                    hook("h", saved, filtered_out ? keyhook::event_filter{event_type::DeleteProduct}
-                                                  : keyhook::event_filter{event_type::AddProduct}));
+                const auto w =
+                    keyhook::validate_webhook(hook("h", saved,
+                                                   filtered_out ? keyhook::event_filter{event_type::DeleteProduct}
+                                                                : keyhook::event_filter{event_type::AddProduct}));
                 const bool expected = enabled && saved && !filtered_out;
                 INFO(enabled << saved << filtered_out);
                 CHECK(keyhook::fires(tenant, w, event_type::AddProduct) == expected);
@@ -154,8 +155,8 @@ TEST_CASE("H8: the delivery id is stable across retries, distinct across webhook
     }
     CHECK(first == retry);
     // Re-validating the same configuration (a host restart) gives the same ids.
-    const auto revalidated = keyhook::dispatch(acme, keyhook::validate_webhooks({hook("a"), hook("b"), hook("c")}),
-                                               event());
+    const auto revalidated =
+        keyhook::dispatch(acme, keyhook::validate_webhooks({hook("a"), hook("b"), hook("c")}), event());
     CHECK(revalidated[0].id() == first[0].id());
     // Distinct across webhooks.
     CHECK(first[0].id() != first[1].id());
@@ -299,8 +300,8 @@ TEST_CASE("reading a dispatch input from JSON", "[H3][dispatch]") {
          "event.ServiceVersionId"},
     };
     for (const auto& c : cases) {
-        const std::string text = std::string(R"({"tenant": {"name": "acme", "webhooksEnabled": true}, "webhooks": [])") +
-                                 c.event + "}";
+        const std::string text =
+            std::string(R"({"tenant": {"name": "acme", "webhooksEnabled": true}, "webhooks": [])") + c.event + "}";
         INFO(text);
         const auto r = keyhook::try_dispatch_input_from_json(nlohmann::json::parse(text), now);
         REQUIRE_FALSE(r);

@@ -63,7 +63,8 @@ TEST_CASE("H2: query parameters join an existing query", "[H2][webhook]") {
     auto w = sample_webhook();
     w.auth = {query("api_key", "abc"), query("tenant id", "t1")};
     w.endpoint = "https://example.com/hook?source=keyhook";
-    CHECK(keyhook::validate_webhook(w).target_url() == "https://example.com/hook?source=keyhook&api_key=abc&tenant%20id=t1");
+    CHECK(keyhook::validate_webhook(w).target_url() ==
+          "https://example.com/hook?source=keyhook&api_key=abc&tenant%20id=t1");
     w.endpoint = "https://example.com/hook?";
     CHECK(keyhook::validate_webhook(w).target_url() == "https://example.com/hook?api_key=abc&tenant%20id=t1");
     w.endpoint = "https://example.com/hook?a=1&";
@@ -78,8 +79,8 @@ TEST_CASE("H2: header names must be HTTP tokens", "[H2][webhook]") {
     auto w = sample_webhook();
     w.auth = {header("!#$%&'*+-.^_`|~09azAZ", "v")};
     CHECK(try_validate_webhook(w));
-    for (const auto& bad : {"x api key"s, "x-api-key:"s, "x(api)"s, "x/y"s, "x\"y"s, "x@y"s, "x,y"s, "x;y"s,
-                            "x=y"s, "x{y}"s, "x[y]"s, "x?y"s, "x\\y"s, "\xc3\xa9t\xc3\xa9"s, "x\ty"s, "x\x7fy"s}) {
+    for (const auto& bad : {"x api key"s, "x-api-key:"s, "x(api)"s, "x/y"s, "x\"y"s, "x@y"s, "x,y"s, "x;y"s, "x=y"s,
+                            "x{y}"s, "x[y]"s, "x?y"s, "x\\y"s, "\xc3\xa9t\xc3\xa9"s, "x\ty"s, "x\x7fy"s}) {
         INFO(keyhook::detail::quote_input(bad));
         const auto e = auth_error(header(bad, "value"));
         CHECK(e.code == errc::invalid_header);
@@ -91,9 +92,9 @@ TEST_CASE("H2: header names must be HTTP tokens", "[H2][webhook]") {
 }
 
 TEST_CASE("H2: framing headers and signing headers are refused in any case", "[H2][webhook]") {
-    for (const char* bad : {"Host", "host", "Content-Length", "content-length", "Content-Type", "CONTENT-TYPE",
-                            "Transfer-Encoding", "transfer-encoding", "Connection", "CONNECTION", "webhook-id",
-                            "Webhook-Timestamp", "WEBHOOK-SIGNATURE"}) {
+    for (const char* bad :
+         {"Host", "host", "Content-Length", "content-length", "Content-Type", "CONTENT-TYPE", "Transfer-Encoding",
+          "transfer-encoding", "Connection", "CONNECTION", "webhook-id", "Webhook-Timestamp", "WEBHOOK-SIGNATURE"}) {
         INFO(bad);
         const auto e = auth_error(header(bad, "value"));
         CHECK(e.code == errc::invalid_header);

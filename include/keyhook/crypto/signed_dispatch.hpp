@@ -76,8 +76,7 @@ namespace detail {
 // request is signed, so the call gives all deliveries or an error, never part.
 // `path_of` maps a webhook name to the path of its configuration.
 template <class PathOf>
-result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requests, timestamp now,
-                                              PathOf&& path_of) {
+result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requests, timestamp now, PathOf&& path_of) {
     std::vector<std::optional<signing_secret>> secrets;
     secrets.reserve(requests.size());
     for (const auto& r : requests) {

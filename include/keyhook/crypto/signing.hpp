@@ -117,7 +117,9 @@ inline signing_secret detail::signing_secret_access::make(std::string key) noexc
 [[nodiscard]] inline result<signing_secret> try_parse_signing_secret(const secret& s) {
     return try_parse_signing_secret(std::string_view(s.reveal()));
 }
-[[nodiscard]] inline signing_secret parse_signing_secret(const secret& s) { return try_parse_signing_secret(s).value(); }
+[[nodiscard]] inline signing_secret parse_signing_secret(const secret& s) {
+    return try_parse_signing_secret(s).value();
+}
 
 // A new secret of `key_bytes` random bytes (24 to 64) from the host's secure
 // random source, a callable `void(unsigned char* out, std::size_t n)` such as
@@ -205,8 +207,8 @@ inline bool valid_webhook_id(std::string_view id) noexcept {
 
 inline error invalid_webhook_id(std::string_view id) {
     return error{errc::invalid_header, std::string(webhook_id_header),
-                 "expected 1 to " + std::to_string(max_webhook_id_length) +
-                     " visible ASCII characters, got " + keyhook::detail::quote_input(id)};
+                 "expected 1 to " + std::to_string(max_webhook_id_length) + " visible ASCII characters, got " +
+                     keyhook::detail::quote_input(id)};
 }
 
 // Replaces every header named `name` with one header `name: value`.
@@ -265,8 +267,8 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
     return try_signature_headers(std::vector<signing_secret>{s}, webhook_id, now, body);
 }
 
-[[nodiscard]] inline http_headers signature_headers(const signing_secret& s, std::string_view webhook_id,
-                                                    timestamp now, std::string_view body) {
+[[nodiscard]] inline http_headers signature_headers(const signing_secret& s, std::string_view webhook_id, timestamp now,
+                                                    std::string_view body) {
     return try_signature_headers(s, webhook_id, now, body).value();
 }
 
@@ -298,7 +300,7 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
 
 // What a successful verification established.
 struct verified_webhook {
-    std::string id;      // webhook-id: deduplicate deliveries with it
+    std::string id;       // webhook-id: deduplicate deliveries with it
     timestamp signed_at;  // webhook-timestamp
 
     friend bool operator==(const verified_webhook& a, const verified_webhook& b) {

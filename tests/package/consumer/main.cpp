@@ -14,8 +14,7 @@ int main() {
 
     const bool ok = keyhook::status_at(key, now) == keyhook::key_status::active &&
                     keyhook::expiry_warning_at(key, now) &&
-                    keyhook::mask_key("0f8fad5b-d9cb-469f-a165-70867728950e") ==
-                        "0f8******************************50e";
+                    keyhook::mask_key("0f8fad5b-d9cb-469f-a165-70867728950e") == "0f8******************************50e";
     std::cout << key << (ok ? ": as expected\n" : ": NOT as expected\n");
     return ok ? 0 : 1;
 }
