@@ -50,7 +50,8 @@ void check_mask(std::string_view key) {
     os << s;
     fuzz::check(os.str() == "secret(" + masked + ")", "a secret prints more than its masked form");
     nlohmann::json j = s;
-    fuzz::check(j.is_string() && j.get_ref<const std::string&>() == masked, "a secret serializes more than its masked form");
+    fuzz::check(j.is_string() && j.get_ref<const std::string&>() == masked,
+                "a secret serializes more than its masked form");
 }
 
 }  // namespace

@@ -71,8 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             case 1: h.value = in.ConsumeBool() ? "acme" : "globex"; break;
             case 2: {
                 h.value = keys[in.ConsumeIntegralInRange<std::size_t>(0, 2)].key;
-                if (!h.value.empty()) h.value[in.ConsumeIntegralInRange<std::size_t>(0, h.value.size() - 1)] =
-                    static_cast<char>(in.ConsumeIntegral<std::uint8_t>());
+                if (!h.value.empty())
+                    h.value[in.ConsumeIntegralInRange<std::size_t>(0, h.value.size() - 1)] =
+                        static_cast<char>(in.ConsumeIntegral<std::uint8_t>());
                 if (in.ConsumeBool()) h.value += in.ConsumeRandomLengthString(4);
                 break;
             }
@@ -96,16 +97,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& k : keys)
             if (k.key == key_h->value) found = &k;
     std::optional<denial_reason> expected;
-    if (!key_h || key_h->value.empty()) expected = denial_reason::missing_key;
-    else if (!tenant_h || tenant_h->value.empty()) expected = denial_reason::missing_tenant;
-    else if (!found) expected = denial_reason::unknown_key;
-    else if (found->tenant != tenant_h->value) expected = denial_reason::wrong_tenant;
-    else if (found->revoked) expected = denial_reason::not_active;
-    else if (family != api_family::execute()) expected = denial_reason::family_not_allowed;
-    else if (needed > access_level::execute) expected = denial_reason::insufficient_access;
+    if (!key_h || key_h->value.empty())
+        expected = denial_reason::missing_key;
+    else if (!tenant_h || tenant_h->value.empty())
+        expected = denial_reason::missing_tenant;
+    else if (!found)
+        expected = denial_reason::unknown_key;
+    else if (found->tenant != tenant_h->value)
+        expected = denial_reason::wrong_tenant;
+    else if (found->revoked)
+        expected = denial_reason::not_active;
+    else if (family != api_family::execute())
+        expected = denial_reason::family_not_allowed;
+    else if (needed > access_level::execute)
+        expected = denial_reason::insufficient_access;
     fuzz::check(a.reason() == expected, "the decision differs from K10", a.message());
 
     const auto message = a.message();
-    for (const auto& k : keys) fuzz::check(message.find(k.key) == std::string::npos, "a decision's message holds a key");
+    for (const auto& k : keys)
+        fuzz::check(message.find(k.key) == std::string::npos, "a decision's message holds a key");
     return 0;
 }

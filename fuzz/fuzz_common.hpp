@@ -20,8 +20,8 @@ namespace fuzz {
 // A property failed: say which, and abort so libFuzzer saves the input.
 [[noreturn]] inline void fail(const char* what, std::string_view detail = {}) {
     std::fprintf(stderr, "property violated: %s\n", what);
-    if (!detail.empty()) std::fprintf(stderr, "  %.*s\n", static_cast<int>(detail.size() > 400 ? 400 : detail.size()),
-                                      detail.data());
+    if (!detail.empty())
+        std::fprintf(stderr, "  %.*s\n", static_cast<int>(detail.size() > 400 ? 400 : detail.size()), detail.data());
     std::abort();
 }
 
@@ -29,9 +29,7 @@ inline void check(bool ok, const char* what, std::string_view detail = {}) {
     if (!ok) fail(what, detail);
 }
 
-inline bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
+inline bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 inline bool has_cr_lf_nul(std::string_view s) {
     return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
@@ -46,15 +44,30 @@ inline std::size_t first_invalid_utf8(std::string_view s) {
         const unsigned char b = at(i);
         std::size_t n = 0;
         unsigned char lo = 0x80, hi = 0xBF;
-        if (b <= 0x7F) { ++i; continue; }
-        if (b >= 0xC2 && b <= 0xDF) n = 2;
-        else if (b == 0xE0) { n = 3; lo = 0xA0; }
-        else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) n = 3;
-        else if (b == 0xED) { n = 3; hi = 0x9F; }
-        else if (b == 0xF0) { n = 4; lo = 0x90; }
-        else if (b >= 0xF1 && b <= 0xF3) n = 4;
-        else if (b == 0xF4) { n = 4; hi = 0x8F; }
-        else return i;
+        if (b <= 0x7F) {
+            ++i;
+            continue;
+        }
+        if (b >= 0xC2 && b <= 0xDF)
+            n = 2;
+        else if (b == 0xE0) {
+            n = 3;
+            lo = 0xA0;
+        } else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF)
+            n = 3;
+        else if (b == 0xED) {
+            n = 3;
+            hi = 0x9F;
+        } else if (b == 0xF0) {
+            n = 4;
+            lo = 0x90;
+        } else if (b >= 0xF1 && b <= 0xF3)
+            n = 4;
+        else if (b == 0xF4) {
+            n = 4;
+            hi = 0x8F;
+        } else
+            return i;
         if (i + n > s.size()) return i;
         if (at(i + 1) < lo || at(i + 1) > hi) return i;
         for (std::size_t k = 2; k < n; ++k)
@@ -83,7 +96,8 @@ inline void collect_strings(const nlohmann::json& j, std::vector<std::string>& o
 // whole string longer than that.
 inline void check_no_long_quote(const keyhook::error& e, const std::vector<std::string>& strings) {
     for (const auto& s : strings)
-        if (s.size() > 64 && e.message.find(s) != std::string::npos) fail("an error message quotes more than 64 bytes", e.message);
+        if (s.size() > 64 && e.message.find(s) != std::string::npos)
+            fail("an error message quotes more than 64 bytes", e.message);
 }
 
 // Parses JSON without exceptions, refusing deep nesting first (nlohmann's DOM
@@ -93,14 +107,20 @@ inline bool parse_json(std::string_view text, nlohmann::json& out, std::size_t m
     bool in_string = false, escaped = false;
     for (char c : text) {
         if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
             continue;
         }
-        if (c == '"') in_string = true;
-        else if (c == '[' || c == '{') { if (++depth > deepest) deepest = depth; }
-        else if ((c == ']' || c == '}') && depth > 0) --depth;
+        if (c == '"')
+            in_string = true;
+        else if (c == '[' || c == '{') {
+            if (++depth > deepest) deepest = depth;
+        } else if ((c == ']' || c == '}') && depth > 0)
+            --depth;
     }
     if (deepest > max_depth) return false;
     out = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);

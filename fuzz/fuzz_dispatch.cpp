@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             fuzz::check(static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f,
                         "an outbound URL holds a space, control or non-ASCII byte");
         for (const auto& h : r.headers()) {
-            fuzz::check(!fuzz::has_cr_lf_nul(h.name) && !fuzz::has_cr_lf_nul(h.value), "an outbound header holds CR, LF or NUL");
+            fuzz::check(!fuzz::has_cr_lf_nul(h.name) && !fuzz::has_cr_lf_nul(h.value),
+                        "an outbound header holds CR, LF or NUL");
             fuzz::check(keyhook::is_http_token(h.name), "an outbound header name is not a token");
         }
         fuzz::check(keyhook::find_header(r.headers(), "Content-Type") != nullptr &&

@@ -49,8 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& k : keyhook::all_event_types()) listed = listed || k == suggestion;
     fuzz::check(listed, "the suggestion is not a known type");
     const std::string tail = "; did you mean \"" + std::string(keyhook::to_string(suggestion)) + "\"?";
-    fuzz::check(e.message.size() >= tail.size() && e.message.compare(e.message.size() - tail.size(), tail.size(), tail) == 0,
-                "the message does not end with the suggestion", e.message);
+    fuzz::check(
+        e.message.size() >= tail.size() && e.message.compare(e.message.size() - tail.size(), tail.size(), tail) == 0,
+        "the message does not end with the suggestion", e.message);
     if (folded) fuzz::check(suggestion == *folded, "a case-insensitive match is not the suggestion");
     fuzz::check(e.message.size() < 400, "the message grows with the input");
     return 0;

@@ -40,7 +40,8 @@ std::vector<std::string> masked_values(const nlohmann::json& j, const std::vecto
     const auto* data = j.is_object() && j.contains("data") ? &j["data"] : nullptr;
     if (!data || !data->is_object() || !data->contains("result") || !(*data)["result"].is_array()) return masked;
     for (const auto& r : (*data)["result"])
-        if (r.is_object() && r.contains("masked") && r["masked"].is_string() && r["masked"].get<std::string>().size() >= 16)
+        if (r.is_object() && r.contains("masked") && r["masked"].is_string() &&
+            r["masked"].get<std::string>().size() >= 16)
             masked.push_back(r["masked"].get<std::string>());
     std::vector<std::string> out;
     for (const auto& m : masked) {
@@ -59,9 +60,9 @@ std::vector<std::string> masked_values(const nlohmann::json& j, const std::vecto
 std::string write_page(const keyhook::key_list_page& p) {
     nlohmann::json result = nlohmann::json::array();
     for (const auto& r : p.records) result.push_back(r);  // to_json
-    nlohmann::json envelope = {{"status", "success"},
-                               {"data", {{"count", p.count}, {"page", p.page}, {"pageSize", p.page_size},
-                                         {"result", std::move(result)}}}};
+    nlohmann::json envelope = {
+        {"status", "success"},
+        {"data", {{"count", p.count}, {"page", p.page}, {"pageSize", p.page_size}, {"result", std::move(result)}}}};
     return envelope.dump();
 }
 
@@ -120,8 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 ++bad;
             }
         }
-        fuzz::check(good == lenient->records.size() && bad == lenient->rejected.size(),
-                    "the DOM reads fewer records");
+        fuzz::check(good == lenient->records.size() && bad == lenient->rejected.size(), "the DOM reads fewer records");
     }
 
     // Round trip through the writer.
@@ -129,9 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto again = keyhook::try_parse_key_list(written, strict_options);
     fuzz::check(again.has_value(), "a written page does not parse", again ? "" : again.error().what());
     fuzz::check(again->records == lenient->records, "parse, write, parse changed a record");
-    fuzz::check(again->count == lenient->count && again->page == lenient->page &&
-                    again->page_size == lenient->page_size,
-                "parse, write, parse changed the envelope");
+    fuzz::check(
+        again->count == lenient->count && again->page == lenient->page && again->page_size == lenient->page_size,
+        "parse, write, parse changed the envelope");
     fuzz::check(write_page(*again) == written, "writing is not stable");
     return 0;
 }

@@ -59,10 +59,11 @@ void fuzz_received(std::string_view body) {
 
 void fuzz_writer(FuzzedDataProvider& in) {
     keyhook::notification n;
-    std::string* fields[] = {&n.folder_name, &n.service_name, &n.entity_id, &n.audit_type,
+    std::string* fields[] = {&n.folder_name, &n.service_name,       &n.entity_id, &n.audit_type,
                              &n.file_name,   &n.service_version_id, &n.tenant};
     for (auto* f : fields) *f = in.ConsumeRandomLengthString(256);
-    n.user_action = keyhook::all_event_types()[in.ConsumeIntegralInRange<std::size_t>(0, keyhook::event_type_count - 1)];
+    n.user_action =
+        keyhook::all_event_types()[in.ConsumeIntegralInRange<std::size_t>(0, keyhook::event_type_count - 1)];
     n.request_time = keyhook::timestamp{std::chrono::microseconds{in.ConsumeIntegral<std::int64_t>()}};
 
     const auto written = keyhook::try_notification_body(n);
@@ -77,8 +78,8 @@ void fuzz_writer(FuzzedDataProvider& in) {
     }
 
     // The first invalid field, in the writer's order of checking.
-    const char* paths[] = {"FolderName", "ServiceName", "EntityId", "AuditType", "Data.FileName",
-                           "Data.ServiceVersionId", "Tenant"};
+    const char* paths[] = {"FolderName",    "ServiceName",           "EntityId", "AuditType",
+                           "Data.FileName", "Data.ServiceVersionId", "Tenant"};
     std::string expected_path;
     std::size_t expected_at = std::string::npos;
     for (std::size_t i = 0; i < 7 && expected_path.empty(); ++i) {

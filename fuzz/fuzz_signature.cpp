@@ -32,7 +32,8 @@ std::string base64(const unsigned char* p, std::size_t n) {
     return out;
 }
 
-std::string reference_signature(const std::string& key, std::string_view id, std::string_view ts, std::string_view body) {
+std::string reference_signature(const std::string& key, std::string_view id, std::string_view ts,
+                                std::string_view body) {
     std::string message;
     message.append(id).append(".").append(ts).append(".").append(body);
     unsigned char mac[EVP_MAX_MD_SIZE];
@@ -56,7 +57,8 @@ std::vector<std::string_view> entries(std::string_view header) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     FuzzedDataProvider in(data, size);
-    const std::size_t key_size = in.ConsumeIntegralInRange<std::size_t>(kc::min_signing_key_bytes, kc::max_signing_key_bytes);
+    const std::size_t key_size =
+        in.ConsumeIntegralInRange<std::size_t>(kc::min_signing_key_bytes, kc::max_signing_key_bytes);
     std::string key = in.ConsumeBytesAsString(key_size);
     key.resize(key_size, 'k');
     const std::string text = std::string(in.ConsumeBool() ? "whsec_" : "") +
@@ -68,8 +70,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     *kc::try_parse_signing_secret(secret->reveal()) == *secret,
                 "a secret's text does not read back");
     std::string other_key = key;
-    other_key[in.ConsumeIntegralInRange<std::size_t>(0, key.size() - 1)] ^= static_cast<char>(1 + in.ConsumeIntegral<std::uint8_t>() % 255);
-    const auto other = kc::parse_signing_secret(base64(reinterpret_cast<const unsigned char*>(other_key.data()), other_key.size()));
+    other_key[in.ConsumeIntegralInRange<std::size_t>(0, key.size() - 1)] ^=
+        static_cast<char>(1 + in.ConsumeIntegral<std::uint8_t>() % 255);
+    const auto other =
+        kc::parse_signing_secret(base64(reinterpret_cast<const unsigned char*>(other_key.data()), other_key.size()));
 
     const auto tolerance = std::chrono::seconds{in.ConsumeIntegralInRange<std::int64_t>(0, 3600)};
     const keyhook::timestamp now{std::chrono::seconds{in.ConsumeIntegralInRange<std::int64_t>(0, 99999999999)} +
@@ -91,17 +95,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::check(kc::try_verify_signature(*secret, *headers, body, whole + tolerance, tolerance).has_value() &&
                         kc::try_verify_signature(*secret, *headers, body, whole - tolerance, tolerance).has_value(),
                     "a signature exactly at the tolerance does not verify");
-        fuzz::check(!kc::try_verify_signature(*secret, *headers, body, whole + tolerance + std::chrono::seconds{1}, tolerance),
-                    "a signature past the tolerance verifies");
+        fuzz::check(
+            !kc::try_verify_signature(*secret, *headers, body, whole + tolerance + std::chrono::seconds{1}, tolerance),
+            "a signature past the tolerance verifies");
         const auto wrong = kc::try_verify_signature(other, *headers, body, now, tolerance);
         fuzz::check(!wrong && wrong.error().code == keyhook::errc::invalid_signature, "another secret verifies");
-        fuzz::check(kc::try_verify_signature(std::vector<kc::signing_secret>{other, *secret}, *headers, body, now, tolerance)
-                        .has_value(),
-                    "rotation: the second secret of a list does not verify");
+        fuzz::check(
+            kc::try_verify_signature(std::vector<kc::signing_secret>{other, *secret}, *headers, body, now, tolerance)
+                .has_value(),
+            "rotation: the second secret of a list does not verify");
         if (!body.empty()) {
             std::string changed = body;
             changed[0] ^= 1;
-            fuzz::check(!kc::try_verify_signature(*secret, *headers, changed, now, tolerance), "a changed body verifies");
+            fuzz::check(!kc::try_verify_signature(*secret, *headers, changed, now, tolerance),
+                        "a changed body verifies");
         }
     }
 
@@ -147,19 +154,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto shape = [](std::string_view m) {
             std::string out;
             for (char c : m)
-                if (!(c >= '0' && c <= '9')) out += c;
-                else if (out.empty() || out.back() != '#') out += '#';
+                if (!(c >= '0' && c <= '9'))
+                    out += c;
+                else if (out.empty() || out.back() != '#')
+                    out += '#';
             return out;
         };
         static const std::set<std::string> shapes = [&shape] {
             std::set<std::string> out;
-            for (const char* m : {"the secret is empty",
-                                  "not whsec_ + base64: base64 padding must complete a group of 4 characters",
-                                  "not whsec_ + base64: invalid base64 character at offset 0",
-                                  "not whsec_ + base64: invalid base64 character at offset 0 (padding before the end)",
-                                  "not whsec_ + base64: base64 text has an impossible length",
-                                  "not whsec_ + base64: base64 text has non-zero bits after its last byte",
-                                  "the key is 0 bytes; expected 24 to 64"})
+            for (const char* m :
+                 {"the secret is empty", "not whsec_ + base64: base64 padding must complete a group of 4 characters",
+                  "not whsec_ + base64: invalid base64 character at offset 0",
+                  "not whsec_ + base64: invalid base64 character at offset 0 (padding before the end)",
+                  "not whsec_ + base64: base64 text has an impossible length",
+                  "not whsec_ + base64: base64 text has non-zero bits after its last byte",
+                  "the key is 0 bytes; expected 24 to 64"})
                 out.insert(shape(m));
             return out;
         }();

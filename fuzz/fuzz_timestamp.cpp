@@ -49,7 +49,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     keyhook::timestamp by_date{};
     const auto digits = text.find('.') == std::string::npos ? 0 : text.size() - text.find('.') - 2;
     const bool leap = text.size() > 18 && text.compare(17, 2, "60") == 0;
-    if (!leap && digits <= 6 && date_parse(text, by_date) && by_date != *parsed)
-        fail("differs from date::parse");
+    if (!leap && digits <= 6 && date_parse(text, by_date) && by_date != *parsed) fail("differs from date::parse");
     return 0;
 }

@@ -67,10 +67,14 @@ std::optional<std::uint32_t> whatwg_ipv4(std::string_view host) {
         std::uint64_t v = 0;
         for (char c : p) {
             unsigned d = 0;
-            if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-            else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
-            else return std::nullopt;
+            if (c >= '0' && c <= '9')
+                d = static_cast<unsigned>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                d = static_cast<unsigned>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                d = static_cast<unsigned>(c - 'A' + 10);
+            else
+                return std::nullopt;
             if (d >= base) return std::nullopt;
             v = v * base + d;
             if (v > 0xFFFFFFFFull) v = 0x100000000ull;  // too large either way
@@ -97,7 +101,8 @@ void check_accepted_endpoint(std::string_view url, const keyhook::endpoint_url& 
     const auto scheme_end = url.find("://");
     fuzz::check(scheme_end != std::string_view::npos, "an accepted endpoint has no authority");
     const auto scheme = lower(url.substr(0, scheme_end));
-    fuzz::check(scheme == "https" || (policy.allow_http && scheme == "http"), "an accepted endpoint has another scheme");
+    fuzz::check(scheme == "https" || (policy.allow_http && scheme == "http"),
+                "an accepted endpoint has another scheme");
     const auto rest = url.substr(scheme_end + 3);
     const auto authority = rest.substr(0, rest.find_first_of("/?"));
     fuzz::check(authority.find('@') == std::string_view::npos, "an accepted endpoint has user-info");
@@ -105,14 +110,15 @@ void check_accepted_endpoint(std::string_view url, const keyhook::endpoint_url& 
     if (policy.allow_non_global_addresses) return;
     fuzz::check(e.host != "localhost" && !(e.host.size() > 10 && e.host.substr(e.host.size() - 10) == ".localhost"),
                 "an accepted endpoint names localhost");
-    if (e.address) fuzz::check(keyhook::classify_address(*e.address) == address_class::global,
-                               "an accepted endpoint's address is in a refused range");
+    if (e.address)
+        fuzz::check(keyhook::classify_address(*e.address) == address_class::global,
+                    "an accepted endpoint's address is in a refused range");
     if (!authority.empty() && authority[0] != '[') {
         const auto host = lower(authority.substr(0, authority.find(':')));
         if (const auto v4 = whatwg_ipv4(host)) {
-            fuzz::check(e.address.has_value() && e.address->family == keyhook::ip_family::v4 &&
-                            e.address->v4_value() == *v4,
-                        "a browser would read the host as another IPv4 address", host);
+            fuzz::check(
+                e.address.has_value() && e.address->family == keyhook::ip_family::v4 && e.address->v4_value() == *v4,
+                "a browser would read the host as another IPv4 address", host);
         }
     }
 }
@@ -156,8 +162,9 @@ void fuzz_endpoint(std::string_view url, const endpoint_policy& policy) {
     const auto e = keyhook::try_validate_endpoint(url, policy);
     if (!e) {
         fuzz::check(e.error().path == "endpoint", "an endpoint error names another path");
-        fuzz::check(e.error().code == keyhook::errc::invalid_endpoint || e.error().code == keyhook::errc::forbidden_address,
-                    "an endpoint error of another kind");
+        fuzz::check(
+            e.error().code == keyhook::errc::invalid_endpoint || e.error().code == keyhook::errc::forbidden_address,
+            "an endpoint error of another kind");
         fuzz::check(e.error().message.size() < 400, "an endpoint error message is long");
         return;
     }
@@ -226,8 +233,8 @@ void fuzz_address(std::string_view text, const endpoint_policy& policy) {
         fuzz::check(back && *back == *ip, "an address does not survive to_string", keyhook::to_string(*ip));
     }
     const auto checked = keyhook::try_check_address(text, policy);
-    fuzz::check(checked.has_value() ==
-                    (ip && (policy.allow_non_global_addresses || keyhook::classify_address(*ip) == address_class::global)),
+    fuzz::check(checked.has_value() == (ip && (policy.allow_non_global_addresses ||
+                                               keyhook::classify_address(*ip) == address_class::global)),
                 "check_address disagrees with parse and classify");
     if (!checked)
         fuzz::check(checked.error().code == (ip ? keyhook::errc::forbidden_address : keyhook::errc::invalid_value),

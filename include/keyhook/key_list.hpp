@@ -962,6 +962,12 @@ private:
 [[nodiscard]] inline result<key_list_page> try_parse_key_list(std::string_view json,
                                                               const key_list_options& options = {}) {
     detail::key_list_sax sax(options, json.size());
+    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
+    // what follows; JSON text never holds a raw NUL, so refuse it here.
+    if (const auto nul = json.find('\0'); nul != std::string_view::npos) {
+        sax.syntax_error(nul + 1, " - a NUL byte is not allowed in JSON text");
+        return sax.finish();
+    }
     try {
         // The JSON parser itself: json::sax_parse would also instantiate the
         // binary (CBOR, MessagePack, ...) readers for this handler.

@@ -48,8 +48,8 @@ inline std::vector<std::string> split(const std::string& s, char sep = '|') {
 
 inline void check_rows(const runner_map& runners, const std::vector<row>& rows) {
     for (const auto& r : rows) {
-        INFO("surface " << r.surface << ", rules " << r.rules << ", input (" << r.input.size()
-                        << " bytes) " << keyhook::detail::quote_input(r.input, 120));
+        INFO("surface " << r.surface << ", rules " << r.rules << ", input (" << r.input.size() << " bytes) "
+                        << keyhook::detail::quote_input(r.input, 120));
         const auto it = runners.find(r.surface);
         REQUIRE(it != runners.end());
         const auto e = it->second(r.input);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "keyhook/key_list.hpp"
 #include "keyhook/notification.hpp"
 #include "keyhook/receiving.hpp"
 
@@ -12,7 +13,9 @@ using namespace std::string_literals;
 TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile][H7]") {
     // nlohmann's lexer ends the input at a NUL byte, so a body could carry a
     // second document after one and have it silently ignored.
-    const auto body = R"({"FolderName":"a"})" "\0" R"({"FolderName":"b"})"s;
+    const auto body = R"({"FolderName":"a"})"
+                      "\0"
+                      R"({"FolderName":"b"})"s;
     const auto r = keyhook::try_parse_notification(body);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == keyhook::errc::syntax_error);
@@ -20,7 +23,8 @@ TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile
     CHECK(r.error().message == "expected a JSON body, syntax error at byte 19 (a NUL byte)");
 
     // A trailing NUL alone, and one at the very start.
-    CHECK_FALSE(keyhook::try_parse_notification(R"({"FolderName":"a"})" "\0"s));
+    CHECK_FALSE(keyhook::try_parse_notification(R"({"FolderName":"a"})"
+                                                "\0"s));
     CHECK_FALSE(keyhook::try_parse_notification("\0{}"s));
     // An escaped NUL inside a string is fine: it is not a raw NUL byte.
     const auto escaped = keyhook::try_parse_notification(R"({"FolderName":"a\u0000b"})");
@@ -49,4 +53,20 @@ TEST_CASE("fuzz finding: notification body with a number too large for a double"
     const auto received = keyhook::try_receive_notification(request, keyhook::secret("k-123"));
     REQUIRE_FALSE(received);
     CHECK(received.error().code == keyhook::errc::syntax_error);
+}
+
+TEST_CASE("hostile finding: key list response with bytes after a NUL", "[hostile][L2]") {
+    // The same lexer behaviour as for notifications: a valid envelope, a NUL,
+    // then anything was accepted and the rest ignored.
+    const auto envelope = R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[]}})"s;
+    const auto r = keyhook::try_parse_key_list(envelope + "\0garbage"s);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == keyhook::errc::syntax_error);
+    CHECK(r.error().path.empty());
+    CHECK(r.error().message.find("byte offset " + std::to_string(envelope.size())) != std::string::npos);
+    CHECK(r.error().message.find("garbage") == std::string::npos);
+    // Without the NUL the envelope parses, and an escaped NUL inside a string is fine.
+    CHECK(keyhook::try_parse_key_list(envelope));
+    CHECK(keyhook::try_parse_key_list(
+        R"({"status":"success","message":"a\u0000b","data":{"count":0,"page":1,"pageSize":1,"result":[]}})"));
 }
