@@ -1,6 +1,6 @@
 // key_audit's logic (examples/key_audit/key_audit.hpp): options, selection
 // and rendering. The program itself is run by the CTest tests beside this file.
-#include "key_audit.hpp"
+#include "key_audit_harness.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,35 +15,13 @@ using key_audit::options;
 using key_audit::output_format;
 using key_audit::parse_options;
 using key_audit::status_choice;
+using key_audit_test::read_file;
+using key_audit_test::run;
+using key_audit_test::sample;
+using key_audit_test::sample_now;
 using keyhook::key_status;
 
 namespace {
-
-const keyhook::timestamp sample_now = keyhook::parse_timestamp("2026-11-22T12:00:00Z");
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-const std::string& sample() {
-    static const std::string text = read_file(KEY_AUDIT_SAMPLE_FILE);
-    return text;
-}
-
-struct outcome {
-    int exit_code;
-    std::string out;
-    std::string err;
-};
-
-outcome run(const std::vector<std::string>& args, const std::string& input = {}) {
-    std::istringstream in(input);
-    std::ostringstream out, err;
-    const int code = key_audit::run(args, in, out, err, sample_now, sample());
-    return {code, out.str(), err.str()};
-}
 
 keyhook::api_key record(std::string name, std::string from, std::string until) {
     keyhook::api_key k;

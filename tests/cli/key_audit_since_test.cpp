@@ -1,6 +1,6 @@
 // key_audit --since T: the expiry notices of (T, now] for the bundled sample
 // (examples/key_audit/sample.json, written for now = 2026-11-22T12:00:00Z).
-#include "key_audit.hpp"
+#include "key_audit_harness.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,33 +12,11 @@
 
 namespace {
 
-const std::string sample_now_text = "2026-11-22T12:00:00Z";
-const keyhook::timestamp sample_now = keyhook::parse_timestamp(sample_now_text);
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-const std::string& sample() {
-    static const std::string text = read_file(KEY_AUDIT_SAMPLE_FILE);
-    return text;
-}
-
-struct outcome {
-    int exit_code;
-    std::string out;
-    std::string err;
-};
-
-// `clock` stands in for the system clock when --now is not given.
-outcome run(const std::vector<std::string>& args, keyhook::timestamp clock = sample_now) {
-    std::istringstream in;
-    std::ostringstream out, err;
-    const int code = key_audit::run(args, in, out, err, clock, sample());
-    return {code, out.str(), err.str()};
-}
+using key_audit_test::read_file;
+using key_audit_test::run;
+using key_audit_test::sample;
+using key_audit_test::sample_now;
+using key_audit_test::sample_now_text;
 
 nlohmann::json run_json(const std::string& since, const std::string& now) {
     const auto r = run({"--now", now, "--since", since, "--format", "json"});
@@ -165,8 +143,9 @@ TEST_CASE("--since: usage errors exit 2", "[notices][cli]") {
     SECTION("after the clock when --now is absent") {
         CHECK(run({"--since", "2026-11-22T12:00:00.000001Z"}).exit_code == key_audit::exit_usage);
         CHECK(run({"--since", sample_now_text}).exit_code == key_audit::exit_ok);
-        CHECK(run({"--since", "2026-11-22T12:00:00.000001Z"}, sample_now + std::chrono::microseconds{1}).exit_code ==
-              key_audit::exit_ok);
+        CHECK(
+            run({"--since", "2026-11-22T12:00:00.000001Z"}, {}, sample_now + std::chrono::microseconds{1}).exit_code ==
+            key_audit::exit_ok);
     }
     SECTION("not a timestamp") {
         const auto r = run({"--since", "yesterday"});
