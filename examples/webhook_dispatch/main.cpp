@@ -36,6 +36,7 @@
 
 #include "keyhook/dispatch.hpp"
 #include "keyhook/timestamps.hpp"
+#include "shared/dispatch_input.hpp"
 #include "webhook_dispatch_sample.hpp"
 
 namespace {
@@ -104,17 +105,6 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
     return args;
 }
 
-std::optional<std::string> read_input(const std::optional<std::string>& file) {
-    if (!file) return std::string(webhook_dispatch::bundled_sample);
-    if (*file == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    std::ifstream in(*file, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return std::nullopt;
-    return text.str();
-}
-
 // The output document. Header values are printed as they will be sent,
 // credentials included (see the header comment).
 nlohmann::ordered_json to_output(const std::vector<keyhook::outbound_request>& requests) {
@@ -148,29 +138,12 @@ int main(int argc, char** argv) {
                      "Without FILE, runs on the bundled sample. See docs/webhooks.md.\n";
         return exit_ok;
     }
-    const auto text = read_input(args->file);
+    const auto text = examples::read_input_text(args->file, webhook_dispatch::bundled_sample);
     if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*args->file, 256));
-    const std::string source = !args->file ? "<bundled sample>" : (*args->file == "-" ? "<stdin>" : *args->file);
-
-    nlohmann::json document;
-    try {
-        document = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::parse_error& e) {
-        const keyhook::error err{keyhook::errc::syntax_error,
-                                 {},
-                                 "expected one JSON object, syntax error at byte offset " + std::to_string(e.byte)};
-        std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
-        return exit_invalid;
-    } catch (const nlohmann::json::exception&) {
-        // out_of_range 406: a number too large for a double ("1e999").
-        const keyhook::error err{
-            keyhook::errc::syntax_error, {}, "expected one JSON object, found a number out of range"};
-        std::cerr << "webhook_dispatch: " << source << ": " << err << '\n';
-        return exit_invalid;
-    }
+    const std::string source = examples::input_name(args->file);
     // The example may read the clock; the library never does.
     const auto now = args->now ? *args->now : keyhook::to_timestamp(std::chrono::system_clock::now());
-    const auto input = keyhook::try_dispatch_input_from_json(document, now);
+    const auto input = examples::parse_dispatch_input(*text, now);
     if (!input) {
         std::cerr << "webhook_dispatch: " << source << ": " << input.error() << '\n';
         return exit_invalid;
