@@ -2,29 +2,40 @@
 # Installs, with apt-get, the Debian packages keyhook's build needs that are not
 # installed yet. Runs apt-get update once, and only when something is missing.
 #
-#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--all]
+#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]
 #
-#   (no flag)     compilers, CMake, Ninja, pkg-config and the libraries
+#   (no flag)     compilers, CMake, Ninja, pkg-config, ccache and the libraries;
+#                 libcurl and cpp-httplib are for the examples' HTTP parts only
+#                 (the core and the quick start build without them)
 #   --bench       Google Benchmark (benchmarks/)
 #   --sanitizers  clang's runtimes (LeakSanitizer and libFuzzer with clang)
 #   --valgrind    valgrind
+#   --interop     Node.js and npm, when `node` or `npm` is missing (tests/interop/)
 set -euo pipefail
 
-packages=(cmake ninja-build g++ clang nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config)
+interop=0
+packages=(cmake ninja-build g++ clang nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config ccache
+          libcurl4-openssl-dev libcpp-httplib-dev)
 for arg in "$@"; do
     case "$arg" in
         --bench) packages+=(libbenchmark-dev) ;;
         --sanitizers) packages+=(libclang-rt-14-dev) ;;
         --valgrind) packages+=(valgrind) ;;
-        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind) ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --interop) interop=1 ;;
+        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind); interop=1 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
-           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--all]" >&2
+           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]" >&2
            exit 2 ;;
     esac
 done
 
 missing=()
+# Node.js may come from elsewhere (NodeSource's nodejs bundles npm and
+# conflicts with Debian's npm): ask for Debian's only when a command is missing.
+if [ "$interop" -eq 1 ] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+    packages+=(nodejs npm)
+fi
 for p in "${packages[@]}"; do
     # dpkg -s also succeeds for a removed package whose configuration remains.
     if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed$'; then
