@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/receiving.hpp"
+#include "serve.hpp"
 
 namespace {
 
@@ -116,6 +117,8 @@ void print(const keyhook::received_notification& n, keyhook::key_source source) 
 }  // namespace
 
 int main(int argc, char** argv) {
+    // --listen HOST:PORT serves HTTP instead (serve.cpp).
+    if (const auto served = webhook_receiver::run_listen_mode(argc, argv)) return *served;
     std::string key_env = "KEYHOOK_RECEIVER_KEY";
     std::string path = "-";
     bool have_path = false;
