@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <sstream>
+
+#include "fetch.hpp"
 #include "key_audit.hpp"
 #include "key_audit_sample.hpp"
 
@@ -18,7 +21,33 @@ int main(int argc, char** argv) {
     // The one place that reads the clock: the library never does.
     const auto now = keyhook::to_timestamp(std::chrono::system_clock::now());
     try {
-        return key_audit::run(args, std::cin, std::cout, std::cerr, now, key_audit::bundled_sample);
+        // --url: fetch every page of the list call (fetch.hpp), then audit it as a file.
+        auto split = key_audit::fetch::take_options(args);
+        if (split.error) {
+            std::cerr << "key_audit: " << *split.error << '\n'
+                      << key_audit::usage << '\n'
+                      << key_audit::fetch::usage << '\n';
+            return key_audit::exit_usage;
+        }
+        if (split.url.url && !key_audit::fetch::asks_for_help(args)) {
+            if (const auto file = key_audit::fetch::input_file(split.rest)) {
+                std::cerr << "key_audit: --url reads the list call itself; drop the input "
+                          << keyhook::detail::quote_input(*file, 256) << '\n';
+                return key_audit::exit_usage;
+            }
+            if (key_audit::parse_options(split.rest)) {  // a usage error is reported by run() below
+                std::string text;
+                if (const int status = key_audit::fetch::fetch_all(split.url, std::cerr, text); status != 0)
+                    return status;
+                std::istringstream fetched(text);
+                split.rest.push_back("-");
+                return key_audit::run(split.rest, fetched, std::cout, std::cerr, now, key_audit::bundled_sample);
+            }
+        }
+        if (split.url.url) return key_audit::run(split.rest, std::cin, std::cout, std::cerr, now, {});
+        const int status = key_audit::run(args, std::cin, std::cout, std::cerr, now, key_audit::bundled_sample);
+        if (key_audit::fetch::asks_for_help(args)) std::cout << key_audit::fetch::usage << '\n';
+        return status;
     } catch (const std::exception& e) {
         std::cerr << "key_audit: " << e.what() << '\n';
         return key_audit::exit_bad_input;

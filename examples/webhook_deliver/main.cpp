@@ -49,12 +49,12 @@
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
-#include "http_client.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
+#include "shared/curl_client.hpp"
 #include "shared/dispatch_input.hpp"
 
 namespace {
@@ -189,6 +189,12 @@ struct delivery {
     bool ended = false;
 };
 
+examples::http::response error_response(std::string message) {
+    examples::http::response r;
+    r.error = std::move(message);
+    return r;
+}
+
 std::string_view outcome_name(keyhook::retry_decision::action a) {
     using action = keyhook::retry_decision::action;
     switch (a) {
@@ -238,8 +244,9 @@ int main(int argc, char** argv) {
         std::cerr << "webhook_deliver: libcurl could not be initialised\n";
         return exit_usage;
     }
-    webhook_deliver::client_options client;
-    client.policy = policy;
+    examples::http::client_options client;
+    client.allow_address = examples::http::h1_rule(policy);
+    client.allow_http = policy.allow_http;
     client.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout_seconds * 1000));
     client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
     client.resolve = args->resolve;
@@ -265,8 +272,7 @@ int main(int argc, char** argv) {
         const auto request = keyhook::crypto::try_signed_request(next->request, clock_now());
         const auto started = std::chrono::steady_clock::now();
         const auto sent_at = clock.now();
-        const auto answer = request ? webhook_deliver::send(*request, client)
-                                    : webhook_deliver::response{std::nullopt, std::nullopt, request.error().message};
+        const auto answer = request ? examples::http::send(*request, client) : error_response(request.error().message);
         clock.advance(std::chrono::steady_clock::now() - started);
 
         keyhook::delivery_attempt attempt{sent_at, keyhook::attempt_outcome::transport_failure(), std::nullopt};

@@ -1,8 +1,9 @@
-// webhook_deliver's HTTP client: one POST with libcurl under rule B4. No
-// redirect is followed, every address the host name resolves to is checked
-// against H1 just before the socket is opened (so DNS cannot rebind a delivery
-// into a refused range), TLS certificates and host names are verified, and
-// proxies from the environment are ignored (a proxy would hide the address).
+// The examples' HTTP client (webhook_deliver, key_audit --url): one request
+// with libcurl. No redirect is followed, every address the host name resolves
+// to is checked by the caller's rule just before the socket is opened (so DNS
+// cannot rebind a request into a refused range: rule B4), TLS certificates and
+// host names are verified, and proxies from the environment are ignored (a
+// proxy would hide the address).
 #pragma once
 
 #include <arpa/inet.h>
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,10 +24,25 @@
 #include "keyhook/endpoint.hpp"
 #include "keyhook/http.hpp"
 
-namespace webhook_deliver {
+namespace examples::http {
+
+// The H1 check of an address about to be connected to: nullopt to allow it,
+// else why not.
+using address_rule = std::function<std::optional<std::string>(const std::string& ip)>;
+
+// B4 for webhooks: the address must pass H1 under `policy`.
+inline address_rule h1_rule(keyhook::endpoint_policy policy) {
+    return [policy](const std::string& ip) -> std::optional<std::string> {
+        const auto checked = keyhook::try_check_address(ip, policy);
+        if (checked) return std::nullopt;
+        return checked.error().message;
+    };
+}
 
 struct client_options {
-    keyhook::endpoint_policy policy;  // allow_http and allow_non_global_addresses come from --allow-local
+    address_rule allow_address;  // required
+    bool allow_http = false;     // plain http besides https
+    std::size_t max_body = 0;    // response bytes kept in response::body; the rest is read and dropped
     std::chrono::milliseconds connect_timeout{10000};
     std::chrono::milliseconds total_timeout{30000};
     std::vector<std::string> resolve;  // curl's HOST:PORT:ADDRESS entries (--resolve)
@@ -36,15 +53,24 @@ struct client_options {
 struct response {
     std::optional<int> status;
     std::optional<std::string> retry_after;
+    std::string body;
+    bool body_truncated = false;
     std::string error;
     bool timed_out = false;
+    bool reset = false;  // the connection dropped or closed without an answer
+    std::optional<std::string> content_type;
 };
 
 namespace detail {
 
 struct socket_guard {
-    const keyhook::endpoint_policy* policy = nullptr;
+    const address_rule* allow = nullptr;
     std::string refused;  // why the last address was refused, for the error text
+};
+
+struct body_sink {
+    response* r = nullptr;
+    std::size_t max = 0;
 };
 
 // B4: the H1 address check on each address curl is about to connect to.
@@ -61,15 +87,21 @@ inline curl_socket_t open_checked_socket(void* clientp, curlsocktype purpose, cu
         guard.refused = "an address of an unknown family";
         return CURL_SOCKET_BAD;
     }
-    const auto checked = keyhook::try_check_address(text, *guard.policy);
-    if (!checked) {
-        guard.refused = checked.error().message;
+    if (auto why = (*guard.allow)(text)) {
+        guard.refused = std::move(*why);
         return CURL_SOCKET_BAD;
     }
     return socket(address->family, address->socktype, address->protocol);
 }
 
-inline std::size_t discard_body(char*, std::size_t size, std::size_t n, void*) { return size * n; }
+inline std::size_t keep_body(char* data, std::size_t size, std::size_t n, void* userdata) {
+    auto& sink = *static_cast<body_sink*>(userdata);
+    const std::size_t bytes = size * n;
+    const std::size_t room = sink.max - sink.r->body.size();
+    sink.r->body.append(data, bytes < room ? bytes : room);
+    if (bytes > room) sink.r->body_truncated = true;
+    return bytes;
+}
 
 inline std::size_t read_header(char* data, std::size_t size, std::size_t n, void* userdata) {
     auto& r = *static_cast<response*>(userdata);
@@ -77,11 +109,11 @@ inline std::size_t read_header(char* data, std::size_t size, std::size_t n, void
     // A new status line (after a 1xx) starts a new header block.
     if (line.substr(0, 5) == "HTTP/") r.retry_after.reset();
     const auto colon = line.find(':');
-    if (colon != std::string_view::npos && keyhook::header_name_equal(line.substr(0, colon), "Retry-After")) {
-        auto value = line.substr(colon + 1);
-        while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.remove_suffix(1);
-        r.retry_after = std::string(value);
-    }
+    if (colon == std::string_view::npos) return size * n;
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.remove_suffix(1);
+    if (keyhook::header_name_equal(line.substr(0, colon), "Retry-After")) r.retry_after = std::string(value);
+    if (keyhook::header_name_equal(line.substr(0, colon), "Content-Type")) r.content_type = std::string(value);
     return size * n;
 }
 
@@ -122,15 +154,20 @@ inline response send(const keyhook::http_request& request, const client_options&
         }
     }
 
-    detail::socket_guard guard{&options.policy, {}};
+    detail::socket_guard guard{&options.allow_address, {}};
+    detail::body_sink sink{&r, options.max_body};
     char message[CURL_ERROR_SIZE] = {};
     CURL* c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    if (request.method == "GET") {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, options.policy.allow_http ? "http,https" : "https");
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, options.allow_http ? "http,https" : "https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -140,7 +177,8 @@ inline response send(const keyhook::http_request& request, const client_options&
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options.total_timeout.count()));
     curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, &detail::open_checked_socket);
     curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &guard);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &detail::discard_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &detail::keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &detail::read_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, message);
@@ -155,6 +193,8 @@ inline response send(const keyhook::http_request& request, const client_options&
     }
     r.retry_after.reset();
     r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+    r.reset =
+        code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE;
     if (!guard.refused.empty())
         r.error = "refused before connecting: " + guard.refused;
     else
@@ -162,4 +202,4 @@ inline response send(const keyhook::http_request& request, const client_options&
     return r;
 }
 
-}  // namespace webhook_deliver
+}  // namespace examples::http

@@ -1,0 +1,305 @@
+// key_audit --url BASE_URL --tenant TENANT [--page-size N] [--timeout S]: the
+// list call (spec 4.1, L1, L2) made by key_audit itself, every page of it.
+//
+// The bearer token comes from the environment variable KEYHOOK_TOKEN, never
+// from the command line, and is never printed. Each request is built by the
+// library (try_list_keys_request, next_page_query); pages are fetched until
+// the first page's `count` is covered; records are merged by id (a record seen
+// on two pages counts once) and handed to the file-mode audit as one list-call
+// response, so every output is the one the same keys give from a file.
+//
+// Transport: https with certificate and host name verification; plain http
+// only when every address the host resolves to is a loopback address; no
+// redirects, no proxy from the environment; a connect limit of min(S, 10) s and
+// an overall limit of S s per request (--timeout, default 30). A 5xx answer, a
+// reset connection or an empty reply is retried up to 3 times, 0.25 s, 0.5 s
+// then 1 s apart. Exit status 3 for a network or HTTP failure (401/403 say
+// the token was refused for the tenant), 2 for a usage error (also: --url in
+// a build without libcurl), and the file mode's statuses otherwise.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/endpoint.hpp"
+#include "keyhook/key_list.hpp"
+#include "keyhook/secret.hpp"
+
+#if KEYHOOK_KEY_AUDIT_URL
+#include <unistd.h>
+
+#include "shared/curl_client.hpp"
+#endif
+
+namespace key_audit::fetch {
+
+inline constexpr int exit_network = 3;
+inline constexpr int exit_usage_error = 2;
+
+inline constexpr std::string_view usage =
+    "       key_audit --url BASE_URL --tenant TENANT [--page-size N] [--timeout S] [options] "
+    "(token in KEYHOOK_TOKEN)";
+
+struct url_options {
+    std::optional<std::string> url;
+    std::optional<std::string> tenant;
+    std::int64_t page_size = keyhook::default_list_page_size;
+    double timeout_seconds = 30;
+};
+
+// What take_options leaves for the file-mode parser, or a usage error.
+struct split_arguments {
+    url_options url;
+    std::vector<std::string> rest;
+    std::optional<std::string> error;
+};
+
+// Takes --url, --tenant, --page-size and --timeout ("--opt value" or
+// "--opt=value") out of `args`; the others stay, in order.
+inline split_arguments take_options(const std::vector<std::string>& args) {
+    using keyhook::detail::quote_input;
+    split_arguments out;
+    bool page_size_given = false, timeout_given = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--") {
+            out.rest.insert(out.rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+            break;
+        }
+        std::string name = arg;
+        std::optional<std::string> value;
+        if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+            name = arg.substr(0, eq);
+            value = arg.substr(eq + 1);
+        }
+        if (name != "--url" && name != "--tenant" && name != "--page-size" && name != "--timeout") {
+            out.rest.push_back(arg);
+            continue;
+        }
+        if (!value) {
+            if (i + 1 == args.size()) {
+                out.error = name + ": needs a value";
+                return out;
+            }
+            value = args[++i];
+        }
+        if (name == "--url") {
+            out.url.url = *value;
+        } else if (name == "--tenant") {
+            out.url.tenant = *value;
+        } else if (name == "--page-size") {
+            char* end = nullptr;
+            const long long n = std::strtoll(value->c_str(), &end, 10);
+            if (value->empty() || *end != '\0' || n < 1 || n > 10000) {
+                out.error = "--page-size: expected 1 to 10000, got " + quote_input(*value);
+                return out;
+            }
+            out.url.page_size = n;
+            page_size_given = true;
+        } else {
+            char* end = nullptr;
+            const double s = std::strtod(value->c_str(), &end);
+            if (value->empty() || *end != '\0' || !(s >= 0.001 && s <= 3600)) {
+                out.error = "--timeout: expected seconds from 0.001 to 3600, got " + quote_input(*value);
+                return out;
+            }
+            out.url.timeout_seconds = s;
+            timeout_given = true;
+        }
+    }
+    if (!out.url.url && (out.url.tenant || page_size_given || timeout_given))
+        out.error = "--tenant, --page-size and --timeout go with --url";
+    else if (out.url.url && !out.url.tenant)
+        out.error = "--url needs --tenant";
+    return out;
+}
+
+// The input file among the file-mode arguments, if any (values of the options
+// that take one are skipped).
+inline std::optional<std::string> input_file(const std::vector<std::string>& rest) {
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        const std::string& a = rest[i];
+        if (a == "--") return i + 1 < rest.size() ? std::optional<std::string>(rest[i + 1]) : std::nullopt;
+        if (a == "--now" || a == "--since" || a == "--status" || a == "--format") {
+            ++i;
+            continue;
+        }
+        if (a == "-" || a.empty() || a[0] != '-') return a;
+    }
+    return std::nullopt;
+}
+
+inline bool asks_for_help(const std::vector<std::string>& args) {
+    for (const auto& a : args) {
+        if (a == "--") return false;
+        if (a == "-h" || a == "--help") return true;
+    }
+    return false;
+}
+
+// The URL as it may be shown: no user-info, no query.
+inline std::string shown_url(std::string_view url) {
+    std::string s(url.substr(0, url.find_first_of("?#")));
+    const auto scheme = s.find("://");
+    const auto start = scheme == std::string::npos ? 0 : scheme + 3;
+    const auto at = s.find('@', start);
+    if (at != std::string::npos && at < s.find('/', start)) s.erase(start, at + 1 - start);
+    return keyhook::detail::quote_input(s, 256);
+}
+
+// Valid records of every page, merged by id, as one list-call response.
+inline std::string merged_response(std::int64_t count, std::int64_t page_size,
+                                   const std::vector<keyhook::api_key>& records) {
+    nlohmann::ordered_json result = nlohmann::ordered_json::array();
+    for (const auto& k : records) result.push_back(k);
+    nlohmann::ordered_json data;
+    data["count"] = count;
+    data["page"] = 1;
+    data["pageSize"] = page_size;
+    data["result"] = std::move(result);
+    nlohmann::ordered_json doc;
+    doc["status"] = "success";
+    doc["data"] = std::move(data);
+    return doc.dump();
+}
+
+// Every page of the list call, merged; `text` gets one list-call response.
+// Returns 0, or an exit status after writing the reason to `err`.
+inline int fetch_all(const url_options& o, std::ostream& err, std::string& text) {
+#if !KEYHOOK_KEY_AUDIT_URL
+    (void)o;
+    (void)text;
+    err << "key_audit: --url is not available: this build has no libcurl (Debian: libcurl4-openssl-dev); "
+           "reconfigure with it, or save the list call's response to a file and pass that\n";
+    return exit_usage_error;
+#else
+    using keyhook::detail::quote_input;
+    const char* token = std::getenv("KEYHOOK_TOKEN");
+    if (token == nullptr || *token == '\0') {
+        err << "key_audit: --url: set the bearer token in the environment variable KEYHOOK_TOKEN\n";
+        return exit_usage_error;
+    }
+    keyhook::key_list_query query;
+    query.base_url = *o.url;
+    query.tenant = *o.tenant;
+    query.size = o.page_size;
+    query.token = keyhook::secret(token);
+    auto first = keyhook::try_list_keys_request(query);
+    if (!first) {
+        err << "key_audit: --url: " << first.error() << '\n';
+        return exit_usage_error;
+    }
+    const bool https = keyhook::detail::starts_with_ascii_nocase(*o.url, "https://");
+
+    examples::http::client_options client;
+    client.allow_http = !https;
+    // Plain http carries the token in clear: only to this machine.
+    client.allow_address = [https](const std::string& ip) -> std::optional<std::string> {
+        if (https) return std::nullopt;
+        const auto parsed = keyhook::try_parse_ip_address(ip);
+        if (parsed && keyhook::classify_address(*parsed) == keyhook::address_class::loopback) return std::nullopt;
+        return "plain http is allowed only to a loopback address, and the host resolved to " + quote_input(ip) +
+               "; use https";
+    };
+    client.max_body = std::size_t{256} << 20;
+    client.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_seconds * 1000));
+    client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        err << "key_audit: libcurl could not be initialised\n";
+        return exit_network;
+    }
+    const bool progress = isatty(STDERR_FILENO) == 1;
+    const std::string where = "tenant " + quote_input(*o.tenant) + " at " + shown_url(*o.url);
+
+    std::vector<keyhook::api_key> records;
+    std::unordered_set<std::string> seen;
+    std::int64_t count = -1, page_size = o.page_size, total_pages = 1;
+    std::optional<keyhook::key_list_query> next = query;
+    int status = 0;
+    while (next) {
+        const auto request = keyhook::try_list_keys_request(*next);
+        if (!request) {
+            err << "key_audit: --url: " << request.error() << '\n';
+            status = exit_usage_error;
+            break;
+        }
+        examples::http::response r;
+        static constexpr std::chrono::milliseconds backoff[] = {
+            std::chrono::milliseconds(250), std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
+        for (std::size_t attempt = 0;; ++attempt) {
+            r = examples::http::send(*request, client);
+            const bool retryable = (r.status && *r.status >= 500 && *r.status <= 599) || (!r.status && r.reset);
+            if (!retryable || attempt == std::size(backoff)) break;
+            std::this_thread::sleep_for(backoff[attempt]);
+        }
+        const std::string page_name = "page " + std::to_string(next->page);
+        if (!r.status) {
+            err << "key_audit: " << where << ", " << page_name << ": " << r.error << '\n';
+            status = exit_network;
+            break;
+        }
+        if (*r.status == 401 || *r.status == 403) {
+            err << "key_audit: the platform refused the token in KEYHOOK_TOKEN for tenant " << quote_input(*o.tenant)
+                << " (HTTP " << *r.status << "): check that it is valid and may list that tenant's keys\n";
+            status = exit_network;
+            break;
+        }
+        if (*r.status != 200) {
+            err << "key_audit: " << where << ", " << page_name << ": HTTP " << *r.status << '\n';
+            status = exit_network;
+            break;
+        }
+        if (r.body_truncated) {
+            err << "key_audit: " << where << ", " << page_name << ": the response exceeds " << (client.max_body >> 20)
+                << " MiB\n";
+            status = exit_network;
+            break;
+        }
+        auto page = keyhook::try_parse_key_list(r.body);
+        if (!page) {
+            err << "key_audit: " << where << ", " << page_name << ": " << page.error() << '\n';
+            status = exit_network;
+            break;
+        }
+        if (!page->rejected.empty()) {
+            for (const auto& e : page->rejected)
+                err << "key_audit: " << where << ", " << page_name << ": " << e << '\n';
+            status = 1;  // bad input, as in file mode
+            break;
+        }
+        if (count < 0) {
+            count = page->count;
+            total_pages = page->total_pages();
+            if (page->page_size > 0) page_size = page->page_size;
+        }
+        for (auto& k : page->records)
+            if (seen.insert(k.id.str()).second) records.push_back(std::move(k));
+        if (progress && total_pages > 1)
+            err << "\rkey_audit: page " << next->page << " of " << total_pages << ", " << records.size() << " keys"
+                << std::flush;
+        // Stop once the first page's count is covered, or at a page with no
+        // records (a service whose count overstates must not loop forever).
+        if (static_cast<std::int64_t>(records.size()) >= count || page->records.empty() || next->page >= total_pages)
+            break;
+        next = keyhook::next_page_query(*next, *page);
+    }
+    if (progress && total_pages > 1) err << '\n';
+    curl_global_cleanup();
+    if (status != 0) return status;
+    text = merged_response(count, page_size, records);
+    return 0;
+#endif
+}
+
+}  // namespace key_audit::fetch
