@@ -26,9 +26,9 @@
 //                  the address is still checked. For tests and pinning.
 //
 // One JSON line per attempt on standard output:
-//   {"deliveryId", "webhook", "attempt" (from 1), "status" (HTTP status or
-//    null), "error" (null or what failed in transport), "outcome" ("delivered",
-//    "retry", "disabled" or "gave_up"), "retryAt" (for "retry": when, in UTC)}
+//   {"deliveryId", "webhook", "attempt" (from 1), "sentAt" (on the run's
+//    timeline, see --time-scale), "status" (HTTP status or null), "error" (null or what failed in transport), "outcome"
+//    ("delivered", "retry", "disabled" or "gave_up"), "retryAt" (for "retry": when)}
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
@@ -289,6 +289,7 @@ int main(int argc, char** argv) {
         line["deliveryId"] = to_string(next->request.id());
         line["webhook"] = next->request.webhook_name();
         line["attempt"] = next->history.size();
+        line["sentAt"] = keyhook::format_timestamp(sent_at);
         line["status"] = answer.status ? nlohmann::ordered_json(*answer.status) : nlohmann::ordered_json(nullptr);
         line["error"] = answer.status ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(answer.error);
         if (!decision) {

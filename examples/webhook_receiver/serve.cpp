@@ -10,7 +10,8 @@
 //        400 when both are present and differ, or api_key is malformed);
 //   401  when KEYHOOK_SIGNING_SECRET is set: a missing, stale (more than 5
 //        minutes either way) or wrong Standard Webhooks signature (B1; the
-//        svix-* header names are read too);
+//        library reads the older svix-* header names too; keys of any
+//        non-empty length verify);
 //   200  a webhook-id accepted before within the tolerance window: answered
 //        again, not processed again (H9);
 //   400  a body nested deeper than 16 (counted before parsing) or malformed;
@@ -32,7 +33,9 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -149,17 +152,9 @@ void answer(httplib::Response& res, int status, std::string_view text) {
 }
 
 // The request as keyhook sees it: method, target (path and query), headers.
-// Older senders use svix-* names for the signature headers: read them too.
 keyhook::http_request to_keyhook(const httplib::Request& req) {
     keyhook::http_request r{req.method, req.target, {}, req.body};
     for (const auto& [name, value] : req.headers) r.headers.push_back({name, value, true});
-    if (!req.has_header("webhook-id") && !req.has_header("webhook-timestamp") && !req.has_header("webhook-signature")) {
-        for (const auto* name : {"id", "timestamp", "signature"}) {
-            const std::string old = std::string("svix-") + name;
-            if (req.has_header(old))
-                r.headers.push_back({std::string("webhook-") + name, req.get_header_value(old), true});
-        }
-    }
     return r;
 }
 
@@ -265,7 +260,8 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     if (!split_listen(*listen, s.host, s.port))
         return usage("--listen: expected HOST:PORT, got " + keyhook::detail::quote_input(*listen));
     const char* key_text = std::getenv(key_env.c_str());
-    if (key_text == nullptr || *key_text == '\0') return usage("environment variable " + key_env + " is not set");
+    if (key_text == nullptr || *key_text == '\0')
+        return usage("environment variable " + keyhook::detail::quote_input(key_env) + " is not set");
     s.key = keyhook::secret(key_text);
     if (const char* secrets = std::getenv("KEYHOOK_SIGNING_SECRET"); secrets != nullptr) {
         std::string_view rest = secrets;
@@ -299,7 +295,8 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     server.set_payload_max_length(s.limits.max_bytes);
     server.set_read_timeout(s.read_timeout);
     server.set_write_timeout(s.read_timeout);
-    server.set_keep_alive_timeout(5);
+    // An idle kept-alive connection is closed as soon as a slow one would be.
+    server.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(std::ceil(read_timeout))));
     server.Post(".*", [&r](const httplib::Request& req, httplib::Response& res) { r.post(req, res); });
     const auto not_post = [](const httplib::Request& req, httplib::Response& res) {
         res.set_header("Allow", "POST");

@@ -1,0 +1,58 @@
+# The interop stage (issue 13): keyhook's programs over real loopback HTTP,
+# checked by software no one here wrote. Included from examples/CMakeLists.txt
+# once the programs are defined.
+#
+#   interop.platform   key_audit --url against a fake platform (Python's
+#                      standard library), and the failure paths of key_audit
+#                      --url and webhook_deliver: always, when Python 3 is found
+#   interop.deliver    webhook_deliver against a receiver on the npm package
+#   interop.receiver   webhook_receiver --listen against a sender on it
+#                      (standardwebhooks, pinned by package-lock.json): with
+#                      -DKEYHOOK_INTEROP=ON, which needs Node.js, npm and the
+#                      npm registry (.ci/run's interop stage turns it on)
+option(KEYHOOK_INTEROP "Run the interop tests that need Node.js and the npm registry (tests/interop)" OFF)
+
+set(_interop_src "${PROJECT_SOURCE_DIR}/tests/interop")
+if(NOT TARGET key_audit OR NOT TARGET webhook_deliver OR NOT TARGET webhook_receiver
+   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_HTTPLIB)
+    message(STATUS "keyhook: interop tests skipped (they need libcurl, cpp-httplib and keyhook::crypto)")
+    if(KEYHOOK_INTEROP)
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, cpp-httplib or OpenSSL is missing: "
+                            "run scripts/install-deps.sh")
+    endif()
+    return()
+endif()
+
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+    add_test(NAME interop.platform
+        COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/platform_interop.py" $<TARGET_FILE:key_audit>
+                $<TARGET_FILE:webhook_deliver>)
+    set_tests_properties(interop.platform PROPERTIES LABELS interop TIMEOUT 120)
+else()
+    message(STATUS "keyhook: interop.platform skipped (no Python 3)")
+endif()
+
+if(NOT KEYHOOK_INTEROP)
+    message(STATUS "keyhook: the Node.js interop tests are off (-DKEYHOOK_INTEROP=ON runs them)")
+    return()
+endif()
+find_program(KEYHOOK_NODE node)
+find_program(KEYHOOK_NPM npm)
+if(NOT KEYHOOK_NODE OR NOT KEYHOOK_NPM)
+    message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs node and npm: run scripts/install-deps.sh --interop")
+endif()
+# npm installs into the build tree, never into the sources.
+set(_interop_bin "${CMAKE_CURRENT_BINARY_DIR}/interop")
+configure_file("${_interop_src}/package.json" "${_interop_bin}/package.json" COPYONLY)
+configure_file("${_interop_src}/package-lock.json" "${_interop_bin}/package-lock.json" COPYONLY)
+add_test(NAME interop.npm_ci
+    COMMAND "${KEYHOOK_NPM}" ci --prefix "${_interop_bin}" --no-audit --no-fund --ignore-scripts)
+set_tests_properties(interop.npm_ci PROPERTIES LABELS interop FIXTURES_SETUP keyhook_npm TIMEOUT 300)
+foreach(_case deliver receiver)
+    set(_program webhook_${_case})
+    add_test(NAME interop.${_case}
+        COMMAND "${KEYHOOK_NODE}" "${_interop_src}/${_case}_interop.js" $<TARGET_FILE:${_program}>)
+    set_tests_properties(interop.${_case} PROPERTIES LABELS interop FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
+                         ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
+endforeach()

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""key_audit --url against fake_platform.py (a paged list call of 250 keys that
+checks every request's headers and parameters), and the failure paths of
+key_audit --url and webhook_deliver, none waiting more than about 2 s.
+
+    platform_interop.py PATH/TO/key_audit PATH/TO/webhook_deliver"""
+import json, os, subprocess, sys, tempfile, threading, time, urllib.request
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+
+KEY_AUDIT, DELIVER = sys.argv[1], sys.argv[2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOKEN = "interop-token-0123456789"
+NOW = "2026-11-22T12:00:00Z"
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    failures += 0 if ok else 1
+
+
+class Platform:
+    """fake_platform.py in a child process, on a free port."""
+
+    def __init__(self, *args):
+        self.dir = tempfile.mkdtemp()
+        port_file = os.path.join(self.dir, "port")
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_platform.py"), *args, port_file],
+                                     stderr=subprocess.PIPE, text=True)
+        for _ in range(200):
+            if os.path.exists(port_file):
+                break
+            time.sleep(0.05)
+        self.url = "http://127.0.0.1:" + open(port_file).read()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        return self.proc.stderr.read()
+
+
+def key_audit(*args, token=TOKEN, stdin=None):
+    env = dict(os.environ, KEYHOOK_TOKEN=token) if token else {k: v for k, v in os.environ.items()
+                                                               if k != "KEYHOOK_TOKEN"}
+    started = time.monotonic()
+    r = subprocess.run([KEY_AUDIT, *args], env=env, input=stdin, capture_output=True, text=True, timeout=20)
+    return r, time.monotonic() - started
+
+
+# --- key_audit --url: 250 keys over 3 pages, page 2 answered 503 first -------
+p = Platform("--keys", "250", "--fail-page", "2")
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--format", "json", "--status", "all")
+bad_requests = p.stop()
+check(r.returncode == 0, f"key_audit --url exits 0 (got {r.returncode}: {r.stderr.strip()})")
+check(bad_requests == "", f"every request had the right path, token and parameters ({bad_requests.strip()})")
+doc = json.loads(r.stdout) if r.returncode == 0 else {}
+check(doc.get("count") == 250 and doc.get("records") == 250 and len(doc.get("keys", [])) == 250,
+      "all 250 keys audited (count 250, records 250)")
+check(TOKEN not in r.stdout + r.stderr, "the token is never printed")
+
+# The same keys from a file give the same document (file mode, one page).
+p = Platform("--keys", "250")
+req = urllib.request.Request(p.url + "/acme%20lending/api/v1/key/apikeys?_page=1&_size=250&type=synthetic",
+                             headers={"Authorization": "Bearer " + TOKEN})
+whole = urllib.request.urlopen(req).read().decode()
+r_url, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--page-size", "100", "--now", NOW,
+                     "--format", "json", "--status", "all")
+r_file, _ = key_audit("--now", NOW, "--format", "json", "--status", "all", "-", stdin=whole)
+p.stop()
+check(r_url.returncode == 0 and r_url.stdout == r_file.stdout, "--url prints what the same keys give from a file")
+
+# A page that repeats a record of the page before: merged by id.
+p = Platform("--keys", "250", "--mode", "overlap")
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--format", "json", "--status", "all")
+p.stop()
+check(r.returncode == 0 and json.loads(r.stdout)["records"] == 250, "a record seen on two pages counts once")
+
+# Failure paths: exit 3, a clear message, quickly.
+p = Platform("--mode", "unauthorized")
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending")
+p.stop()
+check(r.returncode == 3 and '"acme lending"' in r.stderr and "401" in r.stderr, "401: exit 3, the tenant named")
+p = Platform("--mode", "always_503")
+r, took = key_audit("--url", p.url, "--tenant", "acme lending")
+p.stop()
+check(r.returncode == 3 and "503" in r.stderr and took < 3, f"503 every time: retried, then exit 3 ({took:.1f} s)")
+p = Platform("--mode", "not_json")
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending")
+p.stop()
+check(r.returncode == 3 and "syntax" in r.stderr, "an HTML answer: exit 3, a syntax error")
+p = Platform("--mode", "slow")
+r, took = key_audit("--url", p.url, "--tenant", "acme lending", "--timeout", "0.5")
+p.stop()
+check(r.returncode == 3 and took < 2.5, f"no answer in --timeout 0.5: exit 3 ({took:.1f} s; {r.stderr.strip()})")
+r, took = key_audit("--url", "http://10.255.255.1:9", "--tenant", "acme lending")
+check(r.returncode == 3 and "loopback" in r.stderr and took < 1, "plain http to a non-loopback address: refused")
+r, _ = key_audit("--url", "http://127.0.0.1:9", "--tenant", "acme lending", token=None)
+check(r.returncode == 2 and "KEYHOOK_TOKEN" in r.stderr, "no KEYHOOK_TOKEN: exit 2")
+
+
+# --- webhook_deliver failure paths -------------------------------------------
+class Hooks(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    hits = {}
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        route = self.path.split("?")[0]
+        Hooks.hits[route] = Hooks.hits.get(route, 0) + 1
+        if route == "/slow":
+            time.sleep(1)
+        status = {"/redirect": 302, "/error": 500, "/slow": 200}.get(route, 200)
+        self.send_response(status)
+        if status == 302:
+            self.send_header("Location", "http://127.0.0.1:%d/ok" % self.server.server_address[1])
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Hooks)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+port = server.server_address[1]
+
+
+def deliver(webhooks, *args):
+    doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": webhooks,
+           "event": {"UserAction": "PublishEngine"}}
+    started = time.monotonic()
+    r = subprocess.run([DELIVER, *args, "-"], input=json.dumps(doc), capture_output=True, text=True, timeout=20)
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    return r, lines, time.monotonic() - started
+
+
+hook = lambda name, path: {"name": name, "endpoint": "http://127.0.0.1:%d%s" % (port, path), "saved": True}
+r, lines, took = deliver([hook("redirect", "/redirect"), hook("error", "/error")], "--allow-local", "--time-scale", "0")
+check(r.returncode == 0, f"webhook_deliver exits 0 once every delivery ended ({r.stderr.strip()})")
+redirect = [l for l in lines if l["webhook"] == "redirect"]
+check(len(redirect) == 8 and all(l["status"] == 302 for l in redirect) and Hooks.hits.get("/ok") is None,
+      "302: never followed, retried, given up after attempt 8")
+error = [l for l in lines if l["webhook"] == "error"]
+check(len(error) == 8 and error[-1]["outcome"] == "gave_up" and [l["attempt"] for l in error] == list(range(1, 9)),
+      "500 every time: attempts 1 to 8, then gave_up")
+r, lines, took = deliver([hook("slow", "/slow")], "--allow-local", "--time-scale", "0", "--timeout", "0.2")
+check(len(lines) == 8 and lines[0]["status"] is None and "timed out" in lines[0]["error"].lower() and took < 4,
+      f"no answer within --timeout 0.2: a transport error each attempt ({took:.1f} s)")
+r, lines, took = deliver([{"name": "rebind", "endpoint": "https://hooks.example.com/x", "saved": True}],
+                         "--time-scale", "0", "--resolve", "hooks.example.com:443:127.0.0.1")
+check(len(lines) == 8 and all("loopback" in (l["error"] or "") for l in lines) and took < 2,
+      "a host name resolving to a loopback address: refused before connecting")
+r, lines, _ = deliver([hook("local", "/ok")], "--time-scale", "0")
+check(r.returncode == 1 and "http" in r.stderr and not lines, "plain http without --allow-local: exit 1")
+r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
+check(r.returncode == 2, "a negative --time-scale: exit 2")
+server.shutdown()
+
+print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,121 @@
+// webhook_receiver --listen against a sender built on the npm package
+// standardwebhooks: its signed requests are accepted, and a tampered body, a
+// wrong key, a stale timestamp and a replayed id are treated as H9 says; then
+// the failure paths (405, 413, 400 for depth, a slow client) and a clean stop.
+//
+//   node receiver_interop.js PATH/TO/webhook_receiver
+"use strict";
+const { spawn } = require("child_process");
+const net = require("net");
+const { Webhook } = require("standardwebhooks");
+const { check, done, jsonLines, need } = require("./common");
+
+const receiver = need(process.argv[2], "PATH/TO/webhook_receiver");
+// Svix's documented 18-byte example key (B1: any non-empty key verifies) and a 32-byte one.
+const shortSecret = "whsec_plJ3nmyCDGBKInavdOK15jsl";
+const longSecret = "whsec_" + Buffer.alloc(32, 9).toString("base64");
+const otherSecret = "whsec_" + Buffer.alloc(32, 1).toString("base64");
+const apiKey = "interop-receiver-key-42";
+
+function notification(action) {
+  return JSON.stringify({ FolderName: "Loans", ServiceName: "Quote", EntityId: "e1", UserAction: action,
+    AuditType: "ProductEngine", Data: { ProductName: "Loans", EngineName: "Quote", FileName: "q.xlsx",
+      ProductId: "e1", ServiceVersionId: "v1" }, Tenant: "acme", RequestTimeStamp: "2026-03-14T09:26:53.589Z",
+    RevisionId: null });
+}
+
+function signed(secret, id, body, when = new Date(), prefix = "webhook") {
+  return {
+    [`${prefix}-id`]: id,
+    [`${prefix}-timestamp`]: String(Math.floor(when.getTime() / 1000)),
+    [`${prefix}-signature`]: new Webhook(secret).sign(id, when, body),
+  };
+}
+
+async function post(port, path, body, headers, method = "POST") {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, body: method === "GET" ? undefined : body,
+    headers: { "content-type": "application/json", ...headers } });
+  await res.text();
+  return res.status;
+}
+
+(async () => {
+  const child = spawn(receiver, ["--listen", "127.0.0.1:0", "--read-timeout", "1"], {
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: `${shortSecret} ${longSecret}` },
+  });
+  let stdout = "", stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  const port = await new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(stderr);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on("close", () => reject(new Error(`webhook_receiver stopped: ${stderr}`)));
+  });
+  const key = { "x-api-key": apiKey };
+
+  const b1 = notification("PublishEngine");
+  check(await post(port, "/hook", b1, { ...key, ...signed(longSecret, "msg_interop_1", b1) }) === 200,
+        "a signed request (32-byte key) is accepted");
+  check(await post(port, "/hook", b1, { ...key, ...signed(longSecret, "msg_interop_1", b1) }) === 200,
+        "the same webhook-id again: 2xx (H9)");
+  const b2 = notification("UpdateEngine");
+  check(await post(port, "/hook?api_key=" + apiKey, b2, signed(shortSecret, "msg_interop_2", b2)) === 200,
+        "Svix's 18-byte example key, key in the query: accepted");
+  const b3 = notification("AddProduct");
+  check(await post(port, "/hook", b3, { ...key, ...signed(longSecret, "msg_interop_3", b3, new Date(), "svix") })
+        === 200, "svix-* header names: accepted");
+  const tampered = b1.replace("PublishEngine", "DeleteEngine");
+  check(await post(port, "/hook", tampered, { ...key, ...signed(longSecret, "msg_interop_4", b1) }) === 401,
+        "tampered body: 401");
+  check(await post(port, "/hook", b1, { ...key, ...signed(otherSecret, "msg_interop_5", b1) }) === 401,
+        "signed with another key: 401");
+  const stale = new Date(Date.now() - 10 * 60 * 1000);
+  check(await post(port, "/hook", b1, { ...key, ...signed(longSecret, "msg_interop_6", b1, stale) }) === 401,
+        "timestamp 10 minutes old: 401");
+  check(await post(port, "/hook", b1, { "x-api-key": "wrong-key", ...signed(longSecret, "msg_interop_7", b1) })
+        === 401, "wrong API key: 401");
+  check(await post(port, "/hook", b1, signed(longSecret, "msg_interop_8", b1)) === 401, "no API key: 401");
+  check(await post(port, "/hook", b1, { ...key }) === 401, "no signature: 401");
+  check(await post(port, "/hook", "", key, "GET") === 405, "GET: 405");
+  const big = "x".repeat((1 << 20) + 1);
+  check(await post(port, "/hook", big, { ...key, ...signed(longSecret, "msg_interop_9", big) }) === 413,
+        "a body over 1 MiB: 413");
+  const deep = "[".repeat(100000) + "]".repeat(100000);
+  check(await post(port, "/hook", deep, { ...key, ...signed(longSecret, "msg_interop_10", deep) }) === 400,
+        "a body nested 100,000 deep: 400");
+  const broken = "{\"UserAction\":";
+  check(await post(port, "/hook", broken, { ...key, ...signed(longSecret, "msg_interop_11", broken) }) === 400,
+        "malformed JSON: 400");
+
+  // A slow client (headers never finished) neither blocks others nor stays
+  // connected past the read timeout (1 s here).
+  const slow = net.connect(port, "127.0.0.1");
+  await new Promise((r) => slow.on("connect", r));
+  slow.on("data", () => {});
+  slow.write("POST /hook HTTP/1.1\r\nHost: x\r\n");
+  const started = Date.now();
+  const b4 = notification("DeleteProduct");
+  check(await post(port, "/hook", b4, { ...key, ...signed(longSecret, "msg_interop_12", b4) }) === 200,
+        "accepted while a slow client holds a connection");
+  const closedAfter = await new Promise((r) => {
+    slow.on("close", () => r(Date.now() - started));
+    slow.on("error", () => {});
+    setTimeout(() => r(-1), 3000);
+  });
+  check(closedAfter >= 0 && closedAfter < 2500, `the slow client is disconnected (after ${closedAfter} ms)`);
+
+  child.kill("SIGTERM");
+  const code = await new Promise((r) => child.on("close", (c) => r(c)));
+  check(code === 0, `SIGTERM: a clean stop, exit 0 (got ${code})`);
+  const lines = jsonLines(stdout);
+  const ids = lines.map((l) => l.id);
+  check(JSON.stringify(ids) === JSON.stringify(["msg_interop_1", "msg_interop_2", "msg_interop_3", "msg_interop_12"]),
+        `one line per accepted notification, the replay not processed again (got ${JSON.stringify(ids)})`);
+  check(lines.length > 0 && lines[0].notification.UserAction === "PublishEngine" &&
+        lines[0].notification.Data.ProductName === "Loans" && lines[0].notification.RevisionId === null,
+        "the notification is printed with the members of spec 6.2");
+  check(!stdout.includes(apiKey) && !stderr.includes(apiKey), "the key is never printed");
+  done();
+})();
