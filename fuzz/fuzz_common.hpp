@@ -93,11 +93,20 @@ inline void collect_strings(const nlohmann::json& j, std::vector<std::string>& o
 }
 
 // Messages quote at most 64 bytes of untrusted input: no message may hold a
-// whole string longer than that.
+// whole string longer than that. A string is quoted whole when its escaped
+// form (quote_input without a limit, quotes stripped) appears: the raw bytes
+// can appear by chance inside the escaping of a shorter prefix (64 '\' are
+// written as 128), whatever the escaping is (outside finding 15).
+inline bool quotes_whole(const keyhook::error& e, const std::string& s) {
+    if (s.size() <= 64) return false;
+    const std::string quoted = keyhook::detail::quote_input(s, static_cast<std::size_t>(-1));
+    if (quoted.size() < 2) return false;
+    const std::string_view escaped = std::string_view(quoted).substr(1, quoted.size() - 2);
+    return e.message.find(escaped) != std::string::npos;
+}
 inline void check_no_long_quote(const keyhook::error& e, const std::vector<std::string>& strings) {
     for (const auto& s : strings)
-        if (s.size() > 64 && e.message.find(s) != std::string::npos)
-            fail("an error message quotes more than 64 bytes", e.message);
+        if (quotes_whole(e, s)) fail("an error message quotes more than 64 bytes", e.message);
 }
 
 // Parses JSON without exceptions, refusing deep nesting first (nlohmann's DOM

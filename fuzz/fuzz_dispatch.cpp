@@ -1,10 +1,16 @@
 // The webhook_dispatch input ({"tenant", "webhooks", "event"}, the JSON the
 // example reads) through dispatch_input_from_json and dispatch (H4, H8).
 // Properties: never crashes; a request goes out exactly for each webhook that
-// fires(), in order, and none while the switch is off; every URL and header
-// is free of CR, LF and NUL; the method is POST; every body is the same bytes
-// and parses back to the event; delivery ids are the same on a second dispatch
-// (retries) and differ between webhooks.
+// should fire, in order, and none while the switch is off, where "should
+// fire" is decided here from the JSON by H4 and H3 (switch on, saved, filter
+// empty or naming the event), not by the library's fires() (outside finding
+// 20); each request's URL is the endpoint with the query parameters appended,
+// encoded here, and its headers are Content-Type then the header parameters,
+// in order; every URL and header is free of CR, LF and NUL; the method is
+// POST; every body is the same bytes and parses back to the event; delivery
+// ids are the same on a second dispatch (retries) and differ between
+// webhooks; an error message quotes no input string whole beyond 64 bytes
+// (fuzz_common's property, robust to escaping: finding 15).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +23,65 @@
 #include "fuzz_common.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/notification.hpp"
+
+namespace {
+
+// H4 and H3 read straight from the accepted JSON: the tenant's switch is on,
+// the webhook is saved, and its filter is missing, null or empty, or names
+// the event.
+bool should_fire(const nlohmann::json& j, const nlohmann::json& hook) {
+    if (!j["tenant"]["webhooksEnabled"].get<bool>()) return false;
+    if (!hook["saved"].get<bool>()) return false;
+    const auto events = hook.find("events");
+    if (events == hook.end() || events->is_null() || events->empty()) return true;
+    const auto& action = j["event"]["UserAction"];
+    for (const auto& e : *events)
+        if (e == action) return true;
+    return false;
+}
+
+// RFC 3986 unreserved characters stay; every other byte becomes %XX.
+std::string encode(const std::string& s) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~') {
+            out += ch;
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
+        }
+    }
+    return out;
+}
+
+// The URL and the headers a webhook's request must have, from its JSON.
+void expected_request(const nlohmann::json& hook, std::string& url, keyhook::http_headers& headers) {
+    url = hook["endpoint"].get<std::string>();
+    headers = {{"Content-Type", "application/json", false}};
+    const auto auth = hook.find("auth");
+    if (auth == hook.end() || auth->is_null()) return;
+    bool first = true;
+    for (const auto& p : *auth) {
+        const auto name = p["name"].get<std::string>();
+        const auto value = p["value"].get<std::string>();
+        if (p["in"] == "header") {
+            headers.push_back({name, value, true});
+            continue;
+        }
+        if (first && url.find('?') == std::string::npos)
+            url += '?';
+        else if (!(first && (url.back() == '?' || url.back() == '&')))
+            url += '&';
+        url += encode(name) + "=" + encode(value);
+        first = false;
+    }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
@@ -41,11 +106,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     std::size_t next = 0;
     std::set<std::string> ids;
-    for (const auto& w : hooks) {
-        if (!keyhook::fires(tenant, w, input->event.user_action)) continue;
-        fuzz::check(next < requests->size(), "a webhook that fires got no request");
+    const auto& hooks_json = j["webhooks"];
+    fuzz::check(hooks_json.size() == hooks.size(), "the webhooks read differ in number from the input");
+    for (std::size_t i = 0; i < hooks.size(); ++i) {
+        const auto& w = hooks[i];
+        const bool fire = should_fire(j, hooks_json[i]);
+        // Two-sided: the library agrees with the oracle on every webhook.
+        fuzz::check(keyhook::fires(tenant, w, input->event.user_action) == fire, "fires() disagrees with H4/H3");
+        if (!fire) continue;
+        fuzz::check(next < requests->size(), "a webhook that should fire got no request");
         const auto& r = (*requests)[next++];
-        fuzz::check(r.webhook_name() == w.name(), "requests are out of order");
+        fuzz::check(r.webhook_name() == hooks_json[i]["name"].get<std::string>(), "requests are out of order");
+        std::string url;
+        keyhook::http_headers headers;
+        expected_request(hooks_json[i], url, headers);
+        fuzz::check(r.url() == url, "the URL is not the endpoint with the encoded query parameters", r.url());
+        fuzz::check(r.headers() == headers, "the headers are not Content-Type and the header parameters");
         fuzz::check(r.method() == "POST", "the method is not POST");
         fuzz::check(!fuzz::has_cr_lf_nul(r.url()), "an outbound URL holds CR, LF or NUL");
         for (char c : r.url())
@@ -67,7 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto http = r.request();
         fuzz::check(http.method == "POST" && http.url == r.url() && http.body == r.body(), "request() differs");
     }
-    fuzz::check(next == requests->size(), "a request went to a webhook that does not fire");
+    fuzz::check(next == requests->size(), "a request went to a webhook that should not fire");
     if (!tenant.webhooks_enabled) fuzz::check(requests->empty(), "a request while the switch is off");
 
     if (!requests->empty()) {

@@ -64,7 +64,9 @@ struct ip_address {
 };
 
 // What kind of network an address belongs to. Every class but `global` is
-// refused as a webhook destination by default (H1).
+// refused as a webhook destination by default (H1): together they cover every
+// entry of IANA's IPv4 and IPv6 Special-Purpose Address Registries that is not
+// globally reachable, plus multicast and the deprecated site-local range.
 enum class address_class {
     global,             // none of the below: a public address
     unspecified,        // 0.0.0.0/8, ::
@@ -75,6 +77,11 @@ enum class address_class {
     multicast,          // 224/4, ff00::/8
     unique_local,       // fc00::/7
     reserved,           // 240/4 (with 255.255.255.255), fec0::/10, the rest of ::/8
+    documentation,      // 192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20
+    benchmarking,       // 198.18/15, 2001:2::/48
+    special_purpose,    // other registry entries that are not globally reachable: 192.0.0/24,
+                        // 192.88.99/24, 64:ff9b:1::/48, 100::/64, 100:0:0:1::/64, 2001::/23
+                        // (but its global entries), 5f00::/16
 };
 
 [[nodiscard]] constexpr std::string_view to_string(address_class c) noexcept {
@@ -88,6 +95,9 @@ enum class address_class {
         case address_class::multicast: return "multicast";
         case address_class::unique_local: return "unique_local";
         case address_class::reserved: return "reserved";
+        case address_class::documentation: return "documentation";
+        case address_class::benchmarking: return "benchmarking";
+        case address_class::special_purpose: return "special_purpose";
     }
     return "reserved";
 }
@@ -95,6 +105,9 @@ inline std::ostream& operator<<(std::ostream& os, address_class c) { return os <
 
 namespace detail::hooks {
 
+// IPv4 (H1). The IANA IPv4 Special-Purpose Address Registry entries that are
+// not globally reachable, with multicast. 192.0.0.0/24 is refused whole (H1
+// names it), including its two anycast /32s.
 [[nodiscard]] constexpr address_class classify_v4(std::uint32_t a) noexcept {
     const auto in = [a](std::uint32_t prefix, int bits) {
         const std::uint32_t mask = bits == 0 ? 0u : ~std::uint32_t{0} << (32 - bits);
@@ -105,8 +118,11 @@ namespace detail::hooks {
     if (in(0x0A000000u, 8) || in(0xAC100000u, 12) || in(0xC0A80000u, 16)) return address_class::private_network;
     if (in(0xA9FE0000u, 16)) return address_class::link_local;
     if (in(0x64400000u, 10)) return address_class::carrier_grade_nat;
+    if (in(0xC0000200u, 24) || in(0xC6336400u, 24) || in(0xCB007100u, 24)) return address_class::documentation;
+    if (in(0xC6120000u, 15)) return address_class::benchmarking;
+    if (in(0xC0000000u, 24) || in(0xC0586300u, 24)) return address_class::special_purpose;  // 192.0.0/24, 192.88.99/24
     if (in(0xE0000000u, 4)) return address_class::multicast;
-    if (in(0xF0000000u, 4)) return address_class::reserved;
+    if (in(0xF0000000u, 4)) return address_class::reserved;  // with 255.255.255.255 (limited broadcast)
     return address_class::global;
 }
 
@@ -115,33 +131,57 @@ namespace detail::hooks {
            static_cast<std::uint32_t>(o[at + 2]) << 8 | static_cast<std::uint32_t>(o[at + 3]);
 }
 
+// The first `bits` bits of o equal those of `prefix` (given as 16 bytes).
+[[nodiscard]] constexpr bool in_v6(const std::array<std::uint8_t, 16>& o, const std::array<std::uint8_t, 16>& prefix,
+                                   unsigned bits) noexcept {
+    for (std::size_t i = 0; i < 16 && bits > 0; ++i) {
+        const unsigned take = bits < 8 ? bits : 8;
+        const auto mask = static_cast<std::uint8_t>(0xFFu << (8 - take));
+        if ((o[i] & mask) != (prefix[i] & mask)) return false;
+        bits -= take;
+    }
+    return true;
+}
+
+// The globally reachable entries inside 2001::/23 (IANA): 2001:1::1/128,
+// 2001:1::2/128, 2001:1::3/128, 2001:3::/32, 2001:4:112::/48, 2001:20::/28,
+// 2001:30::/28. Everything else in 2001::/23 (Teredo, benchmarking, ORCHID,
+// unassigned) is not.
+[[nodiscard]] constexpr bool global_in_2001_23(const std::array<std::uint8_t, 16>& o) noexcept {
+    using b = std::array<std::uint8_t, 16>;
+    for (std::uint8_t last = 1; last <= 3; ++last)
+        if (in_v6(o, b{0x20, 0x01, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, last}, 128)) return true;
+    return in_v6(o, b{0x20, 0x01, 0x00, 0x03}, 32) || in_v6(o, b{0x20, 0x01, 0x00, 0x04, 0x01, 0x12}, 48) ||
+           in_v6(o, b{0x20, 0x01, 0x00, 0x20}, 28) || in_v6(o, b{0x20, 0x01, 0x00, 0x30}, 28);
+}
+
 }  // namespace detail::hooks
 
-// The class of an address. IPv6 forms that carry an IPv4 address a gateway
-// would reach (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4
+// The class of an address (H1). IPv6 forms that carry an IPv4 address a
+// gateway would reach (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4
 // 2002::/16) are classified by that IPv4 address.
 [[nodiscard]] constexpr address_class classify_address(const ip_address& ip) noexcept {
     if (ip.family == ip_family::v4) return detail::hooks::classify_v4(ip.v4_value());
+    using b = std::array<std::uint8_t, 16>;
+    using detail::hooks::in_v6;
     const auto& o = ip.octets;
-    bool zero_first_15 = true;
-    for (std::size_t i = 0; i < 15; ++i)
-        if (o[i] != 0) zero_first_15 = false;
-    if (zero_first_15 && o[15] == 0) return address_class::unspecified;
-    if (zero_first_15 && o[15] == 1) return address_class::loopback;
-    bool mapped = o[10] == 0xFF && o[11] == 0xFF;
-    for (std::size_t i = 0; i < 10; ++i)
-        if (o[i] != 0) mapped = false;
-    if (mapped) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 12));
-    bool nat64 = o[0] == 0x00 && o[1] == 0x64 && o[2] == 0xFF && o[3] == 0x9B;
-    for (std::size_t i = 4; i < 12; ++i)
-        if (o[i] != 0) nat64 = false;
-    if (nat64) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 12));
-    if (o[0] == 0x20 && o[1] == 0x02) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 2));
+    if (in_v6(o, b{}, 128)) return address_class::unspecified;
+    if (in_v6(o, b{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 128)) return address_class::loopback;
+    if (in_v6(o, b{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF}, 96) || in_v6(o, b{0x00, 0x64, 0xFF, 0x9B}, 96))
+        return detail::hooks::classify_v4(detail::hooks::read_be32(o, 12));
+    if (in_v6(o, b{0x20, 0x02}, 16)) return detail::hooks::classify_v4(detail::hooks::read_be32(o, 2));
+    if (in_v6(o, b{0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01}, 48)) return address_class::special_purpose;  // local-use NAT64
     if (o[0] == 0x00) return address_class::reserved;  // ::/8 besides the forms above (IPv4-compatible, ...)
-    if (o[0] == 0xFE && (o[1] & 0xC0) == 0x80) return address_class::link_local;
-    if (o[0] == 0xFE && (o[1] & 0xC0) == 0xC0) return address_class::reserved;  // deprecated site-local
-    if ((o[0] & 0xFE) == 0xFC) return address_class::unique_local;
-    if (o[0] == 0xFF) return address_class::multicast;
+    if (in_v6(o, b{0x01, 0x00}, 64) || in_v6(o, b{0x01, 0x00, 0, 0, 0, 0, 0, 0x01}, 64))
+        return address_class::special_purpose;  // discard-only, dummy prefix
+    if (in_v6(o, b{0x20, 0x01, 0x0D, 0xB8}, 32) || in_v6(o, b{0x3F, 0xFF}, 20)) return address_class::documentation;
+    if (in_v6(o, b{0x20, 0x01, 0x00, 0x02, 0x00, 0x00}, 48)) return address_class::benchmarking;
+    if (in_v6(o, b{0x20, 0x01}, 23) && !detail::hooks::global_in_2001_23(o)) return address_class::special_purpose;
+    if (in_v6(o, b{0x5F, 0x00}, 16)) return address_class::special_purpose;  // SRv6 SIDs
+    if (in_v6(o, b{0xFE, 0x80}, 10)) return address_class::link_local;
+    if (in_v6(o, b{0xFE, 0xC0}, 10)) return address_class::reserved;  // deprecated site-local
+    if (in_v6(o, b{0xFC}, 7)) return address_class::unique_local;
+    if (in_v6(o, b{0xFF}, 8)) return address_class::multicast;
     return address_class::global;
 }
 

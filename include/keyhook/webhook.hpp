@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
+#include "keyhook/receiving.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/detail/signing_secret.hpp"
 
@@ -112,11 +114,35 @@ struct tenant_settings {
 // Limits keyhook sets where the spec shows none (spec 2.2: "not shown").
 inline constexpr std::size_t max_webhook_name_length = 128;  // characters (code points)
 
-// Headers an authentication parameter may not set: HTTP framing (H2), and the
-// Standard Webhooks headers that signing adds (B1).
+// H2 policy limits on authentication parameters. They are checked before
+// anything is built, so an oversized input costs no more than its own bytes.
+inline constexpr std::size_t max_auth_parameters = 32;      // per webhook
+inline constexpr std::size_t max_auth_name_length = 128;    // bytes
+inline constexpr std::size_t max_auth_value_length = 4096;  // bytes
+inline constexpr std::size_t max_target_url_length = 8192;  // the endpoint with the query parameters appended
+
+// Headers an authentication parameter may not set (H2): HTTP framing,
+// hop-by-hop and connection-control headers, and the signing headers of B1,
+// including the older svix-* names that receivers also accept.
 inline constexpr std::string_view reserved_header_names[] = {
-    "Host",       "Content-Length", "Content-Type",      "Transfer-Encoding",
-    "Connection", "webhook-id",     "webhook-timestamp", "webhook-signature",
+    "Host",
+    "Content-Length",
+    "Content-Type",
+    "Transfer-Encoding",
+    "Connection",
+    "Keep-Alive",
+    "Upgrade",
+    "TE",
+    "Trailer",
+    "Expect",
+    "Proxy-Connection",
+    "Proxy-Authorization",
+    "webhook-id",
+    "webhook-timestamp",
+    "webhook-signature",
+    "svix-id",
+    "svix-timestamp",
+    "svix-signature",
 };
 
 // RFC 9110 tchar: the characters of a header name.
@@ -215,10 +241,14 @@ inline std::size_t find_line_break_or_nul(std::string_view s) noexcept {
     return std::string_view::npos;
 }
 
-// Collects problems into `out`; `stop` tells the checks to give up after the first.
+// Collects problems into `out`; `first_only` tells the checks to give up
+// after the first. `steps` counts the work of the checks whose cost depends on
+// how many items there are (name lookups: bytes hashed and compared), so tests
+// can assert J3's linear growth on counts rather than on time.
 struct problem_sink {
     std::vector<error>& out;
     bool first_only;
+    std::size_t steps = 0;
 
     [[nodiscard]] bool done() const noexcept { return first_only && !out.empty(); }
     void add(errc code, std::string path, std::string message) {
@@ -255,6 +285,10 @@ inline void check_auth_parameter(const auth_parameter& p, std::size_t index, con
     // Name. Names are configuration, not secrets, so they may be quoted.
     if (p.name.empty()) {
         sink.add(code, name_path, "is empty; a " + std::string(what) + " needs a name");
+    } else if (p.name.size() > max_auth_name_length) {
+        sink.add(errc::limit_exceeded, name_path,
+                 "is " + std::to_string(p.name.size()) + " bytes long; at most " +
+                     std::to_string(max_auth_name_length) + " are allowed");
     } else if (const auto bad = find_line_break_or_nul(p.name); bad != std::string_view::npos) {
         sink.add(
             code, name_path,
@@ -278,6 +312,8 @@ inline void check_auth_parameter(const auth_parameter& p, std::size_t index, con
         }
     }
     if (sink.done()) return;
+    // Quadratic in the count, which validation caps at max_auth_parameters
+    // before calling this: at most 32 x 31 / 2 comparisons of 128 bytes.
     for (std::size_t j = 0; j < index && !p.name.empty(); ++j) {
         const auto& q = all[j];
         if (q.in != p.in) continue;
@@ -293,6 +329,10 @@ inline void check_auth_parameter(const auth_parameter& p, std::size_t index, con
     // Value: a secret, so messages say what is wrong and where, never what it is.
     const std::string& v = p.value.reveal();
     if (v.empty()) return sink.add(code, value_path, "is empty; an authentication value is required");
+    if (v.size() > max_auth_value_length)
+        return sink.add(errc::limit_exceeded, value_path,
+                        "is " + std::to_string(v.size()) + " bytes long; at most " +
+                            std::to_string(max_auth_value_length) + " are allowed");
     if (const auto bad = find_line_break_or_nul(v); bad != std::string_view::npos)
         return sink.add(
             code, value_path,
@@ -429,6 +469,122 @@ static_assert(event_type_count <= 64, "the event mask of validated_webhook holds
 
 namespace detail::hooks {
 
+// The names of a list's webhooks seen so far, for the uniqueness check: one
+// hash lookup per name, so a list of n names sharing a long prefix costs time
+// in proportion to its bytes (the pairwise comparison it replaces was
+// quadratic). Holds views: the names must outlive it and stay in place.
+class name_index {
+public:
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+    name_index(std::size_t expected, std::size_t& steps) : seen_(expected, hasher{&steps}, equal{&steps}) {}
+
+    // The index of an earlier element named `name`, or `none` after recording `index` for it.
+    std::size_t add(std::string_view name, std::size_t index) {
+        const auto [it, inserted] = seen_.emplace(name, index);
+        return inserted ? none : it->second;
+    }
+
+private:
+    struct hasher {
+        std::size_t* steps;
+        // Not noexcept, so that the standard library keeps each hash and
+        // compares names only when their hashes are equal.
+        std::size_t operator()(std::string_view s) const {
+            *steps += s.size() + 1;
+            return std::hash<std::string_view>{}(s);
+        }
+    };
+    struct equal {
+        std::size_t* steps;
+        bool operator()(std::string_view a, std::string_view b) const noexcept {
+            *steps += (a.size() < b.size() ? a.size() : b.size()) + 1;
+            return a == b;
+        }
+    };
+    std::unordered_map<std::string_view, std::size_t, hasher, equal> seen_;
+};
+
+// The bytes percent_encode(s) writes, without writing them.
+inline std::size_t percent_encoded_length(std::string_view s) noexcept {
+    std::size_t n = 0;
+    for (char c : s) n += is_unreserved(static_cast<unsigned char>(c)) ? 1 : 3;
+    return n;
+}
+
+// The separator before the first appended query parameter: '?' when the
+// endpoint has no query, nothing when it ends in '?' or '&', else '&'.
+inline std::string_view first_query_separator(std::string_view endpoint) noexcept {
+    if (endpoint.find('?') == std::string_view::npos) return "?";
+    if (endpoint.back() == '?' || endpoint.back() == '&') return "";
+    return "&";
+}
+
+// The length of the final URL, computed before anything is built (H2).
+inline std::size_t target_url_length(std::string_view endpoint, const std::vector<auth_parameter>& auth) noexcept {
+    std::size_t n = endpoint.size();
+    bool first = true;
+    for (const auto& p : auth) {
+        if (p.in != auth_location::query) continue;
+        n += (first ? first_query_separator(endpoint).size() : 1) + percent_encoded_length(p.name) + 1 +
+             percent_encoded_length(p.value.reveal());
+        first = false;
+    }
+    return n;
+}
+
+// The endpoint (validated: no fragment) with the query parameters appended,
+// percent-encoded, in one pass.
+inline std::string build_target_url(std::string_view endpoint, const std::vector<auth_parameter>& auth,
+                                    std::size_t length) {
+    std::string url;
+    url.reserve(length);
+    url += endpoint;
+    bool first = true;
+    for (const auto& p : auth) {
+        if (p.in != auth_location::query) continue;
+        url += first ? first_query_separator(endpoint) : std::string_view("&");
+        url += percent_encode(p.name);
+        url += '=';
+        url += percent_encode(p.value.reveal());
+        first = false;
+    }
+    return url;
+}
+
+// H2 with H7: the API keys a delivery would carry must all be equal, or the
+// receiver refuses every delivery. The endpoint's query is read by H7's own
+// code (find_query_key: api_key percent-decoded, an empty value counts as
+// absent); then each query parameter named api_key and each header named
+// x-api-key of `auth` must equal the key found first. Refused with
+// errc::conflicting_keys at the parameter's value (or the endpoint, when its
+// own query disagrees with itself); no value is quoted.
+inline void check_key_conflicts(std::string_view endpoint, const std::vector<auth_parameter>& auth,
+                                const std::string& base, problem_sink& sink) {
+    auto found = find_query_key(endpoint);
+    if (found.conflicting)
+        return sink.add(errc::conflicting_keys, path_member(base, "endpoint"),
+                        "has query parameter api_key more than once with different values; the receiver refuses "
+                        "a request whose keys differ (H7)");
+    std::string first_where = found.value ? "the endpoint's query parameter api_key" : "";
+    for (std::size_t i = 0; i < auth.size(); ++i) {
+        const auto& p = auth[i];
+        const bool query = p.in == auth_location::query;
+        if (!(query ? p.name == api_key_query_parameter : header_name_equal(p.name, api_key_header))) continue;
+        const std::string where = query ? "query parameter api_key" : "header x-api-key";
+        const std::string& value = p.value.reveal();
+        if (!found.value) {
+            found.value = value;
+            first_where = "the " + where + " of " + path_index(path_member(base, "auth"), i);
+        } else if (!constant_time_equal(*found.value, value)) {
+            return sink.add(errc::conflicting_keys, path_member(path_index(path_member(base, "auth"), i), "value"),
+                            "the " + where + " differs from the API key in " + first_where +
+                                "; the receiver refuses a request whose keys differ (H7), so every delivery "
+                                "would fail");
+        }
+    }
+}
+
 struct webhook_validator {
     // Checks w (paths under `base`: "" for a lone webhook, "webhooks[1]" in a
     // list); returns the validated form when no problem was found.
@@ -440,8 +596,26 @@ struct webhook_validator {
         auto ep = validate_endpoint_at(w.endpoint, policy, path_member(base, "endpoint"));
         if (!ep) sink.add(ep.error().code, ep.error().path, ep.error().message);
         if (sink.done()) return std::nullopt;
-        for (std::size_t i = 0; i < w.auth.size() && !sink.done(); ++i)
-            check_auth_parameter(w.auth[i], i, w.auth, base, sink);
+        // The count first (H2): nothing of an oversized list is looked at.
+        if (w.auth.size() > max_auth_parameters)
+            sink.add(errc::limit_exceeded, path_member(base, "auth"),
+                     "has " + std::to_string(w.auth.size()) + " authentication parameters; at most " +
+                         std::to_string(max_auth_parameters) + " are allowed");
+        else
+            for (std::size_t i = 0; i < w.auth.size() && !sink.done(); ++i)
+                check_auth_parameter(w.auth[i], i, w.auth, base, sink);
+        if (sink.done()) return std::nullopt;
+        // Checks of the parameters together, once each one is sound.
+        std::size_t url_length = 0;
+        if (ep && sink.out.size() == before) {
+            check_key_conflicts(w.endpoint, w.auth, base, sink);
+            url_length = target_url_length(w.endpoint, w.auth);
+            if (url_length > max_target_url_length)
+                sink.add(errc::limit_exceeded, path_member(base, "auth"),
+                         "makes a final URL of " + std::to_string(url_length) +
+                             " bytes (the endpoint with the query parameters appended); at most " +
+                             std::to_string(max_target_url_length) + " are allowed");
+        }
         if (sink.done()) return std::nullopt;
         if (w.signing_secret) {
             const auto key = try_decode_signing_secret(w.signing_secret->reveal(), path_member(base, "signingSecret"));
@@ -452,15 +626,11 @@ struct webhook_validator {
         auto state = std::make_shared<detail::hooks::prepared_webhook>();
         state->config = w;
         state->endpoint = std::move(*ep);
-        state->target_url = w.endpoint;
+        state->target_url = build_target_url(w.endpoint, w.auth, url_length);
         state->headers.reserve(1 + w.auth.size());
         state->headers.push_back(http_header{"Content-Type", "application/json", false});
-        for (const auto& p : w.auth) {
-            if (p.in == auth_location::query)
-                append_query_parameter(state->target_url, p.name, p.value.reveal());
-            else
-                state->headers.push_back(http_header{p.name, p.value.reveal(), true});
-        }
+        for (const auto& p : w.auth)
+            if (p.in == auth_location::header) state->headers.push_back(http_header{p.name, p.value.reveal(), true});
         if (w.events.empty()) {
             state->event_mask = ~std::uint64_t{0};
         } else {
@@ -471,20 +641,19 @@ struct webhook_validator {
     }
 
     // Element i of a list, under base[i]: as above, and its name must differ
-    // from those of the elements before it.
-    static std::optional<validated_webhook> run_item(const std::vector<webhook>& list, std::size_t i,
-                                                     const endpoint_policy& policy, std::string_view base,
-                                                     problem_sink& sink) {
+    // from those of the elements before it. `w` must stay where it is while
+    // `names` is used (names holds views of it).
+    static std::optional<validated_webhook> run_item(const webhook& w, std::size_t i, const endpoint_policy& policy,
+                                                     std::string_view base, name_index& names, problem_sink& sink) {
         const std::string at = path_index(base, i);
-        auto v = run(list[i], policy, at, sink);
+        auto v = run(w, policy, at, sink);
         if (sink.done()) return std::nullopt;
-        for (std::size_t j = 0; j < i; ++j)
-            if (list[j].name == list[i].name) {
-                sink.add(errc::invalid_name, path_member(at, "name"),
-                         quote_input(list[i].name) + " is already the name of " + path_index(base, j) +
-                             "; names identify webhooks and must be unique");
-                return std::nullopt;
-            }
+        if (const auto earlier = names.add(w.name, i); earlier != name_index::none) {
+            sink.add(errc::invalid_name, path_member(at, "name"),
+                     quote_input(w.name) + " is already the name of " + path_index(base, earlier) +
+                         "; names identify webhooks and must be unique");
+            return std::nullopt;
+        }
         return v;
     }
 
@@ -492,8 +661,9 @@ struct webhook_validator {
                                                    std::string_view base, problem_sink& sink) {
         std::vector<validated_webhook> out;
         out.reserve(list.size());
+        name_index names(list.size(), sink.steps);
         for (std::size_t i = 0; i < list.size() && !sink.done(); ++i)
-            if (auto v = run_item(list, i, policy, base, sink)) out.push_back(std::move(*v));
+            if (auto v = run_item(list[i], i, policy, base, names, sink)) out.push_back(std::move(*v));
         return out;
     }
 };
@@ -680,6 +850,10 @@ template <class Json = nlohmann::json>
         const std::string auth_path = detail::path_member(base, "auth");
         if (!auth->is_array())
             return detail::hooks::wrong_type(auth_path, "an array of authentication parameters", *auth);
+        if (auth->size() > max_auth_parameters)
+            return error{errc::limit_exceeded, auth_path,
+                         "has " + std::to_string(auth->size()) + " authentication parameters; at most " +
+                             std::to_string(max_auth_parameters) + " are allowed"};
         w.auth.reserve(auth->size());
         for (std::size_t i = 0; i < auth->size(); ++i) {
             const auto& item = (*auth)[i];
@@ -722,19 +896,22 @@ template <class Json = nlohmann::json>
                                                                             std::string_view path = "webhooks") {
     const std::string base(path);
     if (!j.is_array()) return detail::hooks::wrong_type(base, "an array of webhooks", j);
-    std::vector<webhook> list;
     std::vector<validated_webhook> out;
-    list.reserve(j.size());
     out.reserve(j.size());
     std::vector<error> problems;
     detail::hooks::problem_sink sink{problems, true};
+    detail::hooks::name_index names(j.size(), sink.steps);
     // Read and validate element by element, so the first problem in document order is the one reported.
     for (std::size_t i = 0; i < j.size(); ++i) {
         auto w = try_webhook_from_json<Json>(j[i], detail::path_index(base, i));
         if (!w) return w.error();
-        list.push_back(std::move(*w));
-        auto v = detail::hooks::webhook_validator::run_item(list, i, policy, base, sink);
+        auto v = detail::hooks::webhook_validator::run(*w, policy, detail::path_index(base, i), sink);
         if (!problems.empty()) return std::move(problems.front());
+        // The name is looked up by a view of the validated copy, which stays in place.
+        if (const auto earlier = names.add(v->name(), i); earlier != detail::hooks::name_index::none)
+            return error{errc::invalid_name, detail::path_member(detail::path_index(base, i), "name"),
+                         detail::quote_input(v->name()) + " is already the name of " +
+                             detail::path_index(base, earlier) + "; names identify webhooks and must be unique"};
         out.push_back(std::move(*v));
     }
     return out;

@@ -106,14 +106,14 @@ TEST_CASE("H8: the request: POST, final URL, headers, body", "[H8][H2][dispatch]
     auto w = hook("orders");
     w.endpoint = "https://hooks.example.com/in?source=keyhook";
     w.auth = {auth_parameter{auth_location::header, "x-api-key", secret("header-key-0123456789")},
-              auth_parameter{auth_location::query, "api_key", secret("query key/1")}};
+              auth_parameter{auth_location::query, "token", secret("query key/1")}};
     w.signing_secret = secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     const auto n = event();
     const auto requests = keyhook::dispatch(acme, keyhook::validate_webhooks({w}), n);
     REQUIRE(requests.size() == 1);
     const auto& r = requests[0];
     CHECK(r.method() == "POST");
-    CHECK(r.url() == "https://hooks.example.com/in?source=keyhook&api_key=query%20key%2F1");
+    CHECK(r.url() == "https://hooks.example.com/in?source=keyhook&token=query%20key%2F1");
     REQUIRE(r.headers().size() == 2);
     CHECK(r.headers()[0] == keyhook::http_header{"Content-Type", "application/json", false});
     CHECK(r.headers()[1] == keyhook::http_header{"x-api-key", "header-key-0123456789", true});
@@ -257,7 +257,7 @@ TEST_CASE("dispatch from webhooks as configured validates them first", "[H1][H4]
 TEST_CASE("printing an outbound request shows no secret", "[H8][dispatch]") {
     auto w = hook("orders");
     w.auth = {auth_parameter{auth_location::header, "x-api-key", secret("header-key-0123456789")},
-              auth_parameter{auth_location::query, "api_key", secret("query-key-0123456789")}};
+              auth_parameter{auth_location::query, "token", secret("query-key-0123456789")}};
     const auto r = keyhook::dispatch(acme, keyhook::validate_webhooks({w}), event());
     REQUIRE(r.size() == 1);
     std::ostringstream os;

@@ -117,7 +117,7 @@ TEST_CASE("H1: IPv6 forms that carry an IPv4 address are classified by it", "[H1
     // NAT64 and 6to4
     CHECK(class_of("64:ff9b::127.0.0.1") == address_class::loopback);
     CHECK(class_of("64:ff9b::8.8.8.8") == address_class::global);
-    CHECK(class_of("64:ff9b:1::127.0.0.1") == address_class::reserved);  // local-use NAT64 lies in ::/8
+    CHECK(class_of("64:ff9b:1::127.0.0.1") == address_class::special_purpose);  // local-use NAT64, refused whole
     CHECK(class_of("2002:7f00:1::") == address_class::loopback);
     CHECK(class_of("2002:c0a8:101::1") == address_class::private_network);
     CHECK(class_of("2002:808:808::") == address_class::global);
@@ -234,9 +234,9 @@ TEST_CASE("H1: accepted endpoints and their parts", "[H1][endpoint]") {
     const auto v4 = keyhook::validate_endpoint("https://93.184.216.34/hook");
     REQUIRE(v4.address);
     CHECK(*v4.address == ip_address::v4(93, 184, 216, 34));
-    const auto v6 = keyhook::validate_endpoint("https://[2001:DB8::1]:9000/");
+    const auto v6 = keyhook::validate_endpoint("https://[2606:4700:4700::1111]:9000/");
     REQUIRE(v6.address);
-    CHECK(v6.host == "2001:db8::1");
+    CHECK(v6.host == "2606:4700:4700::1111");
     CHECK(v6.port == 9000);
     for (const char* good : {"https://a.b-c.example/x_y/~z;p=1,2!$'()*+@:/", "https://xn--bcher-kva.example/",
                              "https://under_score.example/", "https://example.com/?", "https://example.com:1/",

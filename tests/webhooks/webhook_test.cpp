@@ -48,12 +48,13 @@ keyhook::error auth_error(const auth_parameter& p) {
 
 TEST_CASE("H2: usual header and query authentication", "[H2][webhook]") {
     auto w = sample_webhook();
-    w.auth = {header("x-api-key", "k3y-value-0123456789"), query("api_key", "q value/&=?")};
+    // Both usual places with one key: the receiver accepts a request whose keys agree (H7).
+    w.auth = {header("x-api-key", "q value/&=?"), query("api_key", "q value/&=?")};
     const auto v = keyhook::validate_webhook(w);
     CHECK(v.target_url() == "https://hooks.example.com/in?api_key=q%20value%2F%26%3D%3F");
     REQUIRE(v.headers().size() == 2);
     CHECK(v.headers()[0] == keyhook::http_header{"Content-Type", "application/json", false});
-    CHECK(v.headers()[1] == keyhook::http_header{"x-api-key", "k3y-value-0123456789", true});
+    CHECK(v.headers()[1] == keyhook::http_header{"x-api-key", "q value/&=?", true});
     CHECK(v.config() == w);
     CHECK(v.name() == "Orders");
     CHECK(v.endpoint().host == "hooks.example.com");
@@ -296,7 +297,7 @@ TEST_CASE("H3: filters given as names; an unknown name suggests the closest", "[
 TEST_CASE("webhook values print without secrets", "[webhook]") {
     auto w = sample_webhook();
     w.endpoint = "https://example.com/in?token=typed-in-secret";
-    w.auth = {header("x-api-key", "abcdefghijklmnop"), query("api_key", "qrstuvwxyz012345")};
+    w.auth = {header("x-api-key", "abcdefghijklmnop"), query("token", "qrstuvwxyz012345")};
     w.events = {event_type::AddProduct};
     w.signing_secret = secret("whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0");
     std::ostringstream os;
@@ -318,7 +319,7 @@ TEST_CASE("reading webhooks from JSON: shapes and paths", "[H1][H2][H3][webhook]
             {"name": "A", "endpoint": "https://a.example.com/", "saved": true,
              "events": ["AddProduct", "DeleteProduct"],
              "auth": [{"in": "header", "name": "x-api-key", "value": "key-a-0123456789"},
-                      {"in": "query", "name": "api_key", "value": "key-b"}],
+                      {"in": "query", "name": "token", "value": "key-b"}],
              "signingSecret": "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", "comment": "unknown members are ignored"},
             {"name": "B", "endpoint": "https://b.example.com/", "saved": false, "events": null, "auth": []}
         ]})");
@@ -328,10 +329,10 @@ TEST_CASE("reading webhooks from JSON: shapes and paths", "[H1][H2][H3][webhook]
     const auto& a = settings.webhooks[0].config();
     CHECK(a.events == keyhook::event_filter{event_type::AddProduct, event_type::DeleteProduct});
     REQUIRE(a.auth.size() == 2);
-    CHECK(a.auth[1] == query("api_key", "key-b"));
+    CHECK(a.auth[1] == query("token", "key-b"));
     REQUIRE(a.signing_secret);
     CHECK(a.signing_secret->reveal() == "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0");
-    CHECK(settings.webhooks[0].target_url() == "https://a.example.com/?api_key=key-b");
+    CHECK(settings.webhooks[0].target_url() == "https://a.example.com/?token=key-b");
     CHECK_FALSE(settings.webhooks[1].saved());
     CHECK(settings.webhooks[1].config().events.empty());
 
