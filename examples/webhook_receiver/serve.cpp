@@ -107,7 +107,10 @@ public:
 private:
     void prune(keyhook::timestamp now) {
         for (auto it = ids_.begin(); it != ids_.end();)
-            it = it->second + 2 * window_ < now ? ids_.erase(it) : std::next(it);
+            // Saturating (outside finding 10): a window of seconds::max() keeps every id, never wraps.
+            it = keyhook::detail::add_saturating(keyhook::detail::add_saturating(it->second, window_), window_) < now
+                     ? ids_.erase(it)
+                     : std::next(it);
     }
     std::chrono::seconds window_;
     std::size_t capacity_;

@@ -134,7 +134,7 @@ template <class RandomSource>
                                                  timestamp now, const key_author& author = {}) {
     static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
                   "a random source is callable as void(unsigned char*, std::size_t)");
-    const auto length = key.expire_at - key.active_from;
+    const auto length = detail::difference_saturating(key.expire_at, key.active_from);  // no overflow at the ends
     if (length <= microseconds::zero())
         return error{errc::invalid_period, std::string(member::expire_at),
                      "cannot rotate a key whose period is empty or inverted (activeFrom " +
@@ -148,7 +148,7 @@ template <class RandomSource>
     if (author.user_id) who.user_id = author.user_id;
     auto record =
         detail::keys::new_record(generate_uuid_v4(random), plaintext, key.name, key.description.value_or(std::string()),
-                                 key.groups, start, start + length, who, now);
+                                 key.groups, start, detail::add_saturating(start, length), who, now);
     return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
 }
 

@@ -33,9 +33,10 @@ public:
     [[nodiscard]] constexpr std::chrono::seconds delay_value() const noexcept { return delay_; }
     [[nodiscard]] constexpr timestamp time_value() const noexcept { return time_; }
 
-    // The instant it names, a delay being counted from `response_time`.
+    // The instant it names, a delay being counted from `response_time`
+    // (saturating: a delay of seconds::max() is the end of time, not the past).
     [[nodiscard]] constexpr timestamp resolve(timestamp response_time) const noexcept {
-        return absolute_ ? time_ : response_time + delay_;
+        return absolute_ ? time_ : detail::add_saturating(response_time, delay_);
     }
 
     friend constexpr bool operator==(const retry_after& a, const retry_after& b) noexcept {
@@ -93,7 +94,9 @@ inline bool parse_imf_fixdate(std::string_view s, timestamp& out) noexcept {
     if (weekday == 7 || month == 0 || !read_digits(p + 5, 2, day) || !read_digits(p + 12, 4, year) ||
         !read_digits(p + 17, 2, hour) || !read_digits(p + 20, 2, minute) || !read_digits(p + 23, 2, second))
         return false;
-    if (year < 1 || hour > 23 || minute > 59 || second > 60) return false;
+    // GMT is UTC: a leap second only at 23:59:60 (T2, as for timestamps).
+    if (year < 1 || hour > 23 || minute > 59 || second > 60 || (second == 60 && (hour != 23 || minute != 59)))
+        return false;
     const date::year_month_day ymd{date::year{year}, date::month{month}, date::day{static_cast<unsigned>(day)}};
     if (!ymd.ok()) return false;
     const date::sys_days d{ymd};
@@ -311,14 +314,17 @@ template <class RandomSource>
                                 (std::uint32_t{bytes[2]} << 8) | std::uint32_t{bytes[3]};
         const std::int64_t max_extra =
             wait.count() / 100 * policy.max_jitter_percent + wait.count() % 100 * policy.max_jitter_percent / 100;
-        wait += retry_policy::duration{detail::scale_jitter(max_extra, u)};
+        wait = detail::add_saturating(wait, retry_policy::duration{detail::scale_jitter(max_extra, u)});
     }
-    timestamp at = from + wait;
+    // Saturating sums (outside finding 10): a wait or a cap of duration::max()
+    // means "not before the end of time", never a time in the past.
+    timestamp at = detail::add_saturating(from, wait);
     if (made > 0) {
         const auto& last = history.back();
         if (last.outcome.asks_to_wait() && last.retry_after) {
             timestamp asked = last.retry_after->resolve(last.sent_at);
-            if (asked > last.sent_at + policy.max_retry_after) asked = last.sent_at + policy.max_retry_after;
+            const timestamp cap = detail::add_saturating(last.sent_at, policy.max_retry_after);
+            if (asked > cap) asked = cap;
             if (asked > at) at = asked;
         }
     }

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/constant_time.hpp"
+
 namespace keyhook {
 
 // Keys shorter than this are masked entirely (M2).
@@ -75,17 +77,9 @@ void for_each_code_point(std::string_view s, F&& f) {
 
 // Equality whose running time depends only on the lengths, never on where the
 // inputs first differ (K10, H7, B1).
+// The loop and its test probe are in detail/constant_time.hpp (finding 19).
 [[nodiscard]] inline bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
-    const std::size_t n = a.size() > b.size() ? a.size() : b.size();
-    unsigned char diff = a.size() == b.size() ? 0 : 1;
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-        const auto y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-        diff |= static_cast<unsigned char>(x ^ y);
-    }
-    // Keep the compiler from short-circuiting the loop on the first difference.
-    volatile unsigned char sink = diff;
-    return sink == 0;
+    return detail::constant_time_equal_bytes(a, b);
 }
 
 // A secret (an API key, a webhook's authentication value, a signing secret).

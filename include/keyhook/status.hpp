@@ -61,7 +61,8 @@ inline std::ostream& operator<<(std::ostream& os, warning_band b) { return os <<
 inline constexpr date::days final_warning_stretch{8};
 
 [[nodiscard]] constexpr warning_band warning_band_for(timestamp active_from, timestamp expire_at) noexcept {
-    const auto d = expire_at - active_from;
+    // Saturating: a period from near timestamp::min() to near max() does not fit (outside finding 10).
+    const auto d = detail::difference_saturating(expire_at, active_from);
     if (d <= microseconds::zero()) return warning_band::none;
     if (d <= date::days{1}) return warning_band::one_day;
     if (d <= date::days{5}) return warning_band::five_days;
@@ -82,11 +83,11 @@ inline constexpr date::days final_warning_stretch{8};
     switch (warning_band_for(active_from, expire_at)) {
         case warning_band::none: return std::nullopt;
         case warning_band::one_day: return active_from;
-        case warning_band::five_days: return active_from + date::days{1};
-        case warning_band::seven_days: return active_from + date::days{4};
-        case warning_band::thirty_one_days: return active_from + date::days{23};
+        case warning_band::five_days: return detail::add_saturating(active_from, date::days{1});
+        case warning_band::seven_days: return detail::add_saturating(active_from, date::days{4});
+        case warning_band::thirty_one_days: return detail::add_saturating(active_from, date::days{23});
         case warning_band::short_month:
-        case warning_band::longer: return expire_at - final_warning_stretch;
+        case warning_band::longer: return detail::sub_saturating(expire_at, final_warning_stretch);
     }
     return std::nullopt;
 }

@@ -5,8 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
+#include <ratio>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <date/date.h>
 
@@ -31,6 +34,91 @@ inline constexpr timestamp max_timestamp{date::sys_days{date::year{9999} / 12 / 
                                          std::chrono::hours{24} - microseconds{1}};
 
 namespace detail {
+
+// --- Saturating time arithmetic ----------------------------------------------
+// Every sum of a time and a duration a caller supplies (a tolerance, a retry
+// delay, Retry-After, a period's length) goes through these: at the ends of
+// the 64-bit microsecond range they stop there instead of overflowing (which
+// is undefined behaviour and wraps to the far past). See docs/security.md.
+
+inline constexpr std::int64_t micros_max = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::int64_t micros_min = std::numeric_limits<std::int64_t>::min();
+
+// d in microseconds; a value beyond microseconds' range gives its max() or
+// min(). Finer durations (nanoseconds) are truncated towards zero, as
+// duration_cast does.
+template <class Rep, class Period>
+constexpr microseconds saturating_micros(std::chrono::duration<Rep, Period> d) noexcept {
+    static_assert(std::is_integral_v<Rep> && std::is_signed_v<Rep>, "a signed integral duration");
+    using factor = std::ratio_divide<Period, std::micro>;
+    static_assert(factor::num == 1 || factor::den == 1, "a period that is a multiple or a fraction of 1 us");
+    const auto v = static_cast<std::int64_t>(d.count());  // every signed Rep of std::chrono fits
+    if constexpr (factor::den == 1) {
+        if (v > micros_max / factor::num) return microseconds::max();
+        if (v < micros_min / factor::num) return microseconds::min();
+        return microseconds{v * factor::num};
+    } else {
+        return microseconds{v / factor::den};
+    }
+}
+
+constexpr microseconds add_saturating(microseconds a, microseconds b) noexcept {
+    const std::int64_t x = a.count(), y = b.count();
+    if (y > 0 && x > micros_max - y) return microseconds::max();
+    if (y < 0 && x < micros_min - y) return microseconds::min();
+    return microseconds{x + y};
+}
+
+// t + sign * d, exact when it fits, else timestamp::min() or max(). A coarse d
+// (seconds::max()) does not fit in microseconds, so it is added in at most
+// three pieces that each fit: partial sums of one sign only move one way, so
+// saturating each step gives the saturated exact sum. What is left after three
+// pieces is more than 2^64 us, beyond any timestamp's reach.
+template <class Rep, class Period>
+constexpr timestamp shift_saturating(timestamp t, std::chrono::duration<Rep, Period> d, int sign) noexcept {
+    static_assert(std::is_integral_v<Rep> && std::is_signed_v<Rep>, "a signed integral duration");
+    using factor = std::ratio_divide<Period, std::micro>;
+    static_assert(factor::num == 1 || factor::den == 1, "a period that is a multiple or a fraction of 1 us");
+    microseconds acc = t.time_since_epoch();
+    if constexpr (factor::den == 1) {
+        static_assert(factor::num < micros_max / 4, "a period shorter than 2^61 us");
+        constexpr std::int64_t limit = micros_max / factor::num;  // the largest count whose product fits
+        auto v = static_cast<std::int64_t>(d.count());
+        for (int i = 0; i < 3 && v != 0; ++i) {
+            const std::int64_t piece = v > limit ? limit : (v < -limit ? -limit : v);
+            acc = add_saturating(acc, microseconds{sign * piece * factor::num});
+            v -= piece;
+        }
+        if (v != 0) return (v > 0) == (sign > 0) ? timestamp::max() : timestamp::min();
+    } else {
+        const auto v = static_cast<std::int64_t>(d.count()) / factor::den;  // truncated, fits
+        acc = add_saturating(acc, microseconds{sign * v});
+    }
+    return timestamp{acc};
+}
+
+// t + d, saturating at timestamp::min() and timestamp::max().
+template <class Rep, class Period>
+constexpr timestamp add_saturating(timestamp t, std::chrono::duration<Rep, Period> d) noexcept {
+    return shift_saturating(t, d, 1);
+}
+
+// t - d, saturating likewise (d = min() is never negated, which would overflow).
+template <class Rep, class Period>
+constexpr timestamp sub_saturating(timestamp t, std::chrono::duration<Rep, Period> d) noexcept {
+    return shift_saturating(t, d, -1);
+}
+
+// a - b, saturating at microseconds::min() and max() (timestamps ~584,000
+// years apart do not fit).
+constexpr microseconds difference_saturating(timestamp a, timestamp b) noexcept {
+    const std::int64_t x = a.time_since_epoch().count(), y = b.time_since_epoch().count();
+    if (y < 0 && x > micros_max + y) return microseconds::max();
+    if (y > 0 && x < micros_min + y) return microseconds::min();
+    return microseconds{x - y};
+}
+
+// --- Text ----------------------------------------------------------------------
 
 inline constexpr std::size_t max_timestamp_text = 32;
 
@@ -91,7 +179,6 @@ inline bool parse_timestamp_into(std::string_view s, timestamp& out) noexcept {
     if (year < 1 || month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
         minute > 59 || second > 60)
         return false;
-    if (second == 60) second = 59;  // T2: a leap second reads as the second before it
 
     std::size_t i = 19;
     std::int64_t micros = 0;
@@ -124,6 +211,15 @@ inline bool parse_timestamp_into(std::string_view s, timestamp& out) noexcept {
         return false;
     }
     if (i != n) return false;
+    if (second == 60) {
+        // T2: a leap second only where the instant in UTC is 23:59:60, on any
+        // day (no table of the days that had one); it reads as 23:59:59 with
+        // its fraction kept, as java.time's Instant parser does.
+        const std::int64_t local_minute = static_cast<std::int64_t>(hour * 60 + minute);
+        const std::int64_t utc_minute = ((local_minute - offset_minutes) % 1440 + 1440) % 1440;
+        if (utc_minute != 23 * 60 + 59) return false;
+        second = 59;
+    }
 
     const std::int64_t secs = days_from_civil(year, month, day) * 86400 + static_cast<std::int64_t>(hour) * 3600 +
                               (static_cast<std::int64_t>(minute) - offset_minutes) * 60 + second;

@@ -2,9 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <sstream>
 #include <string>
 
+#include "keyhook/expiry_notices.hpp"
 #include "keyhook/testing.hpp"
 
 using date::days;
@@ -216,4 +218,56 @@ TEST_CASE("W2: warning bands print readably", "[W2][status]") {
     os << warning_band::short_month << ' ' << warning_band::none;
     CHECK(os.str() == "short_month none");
     CHECK(keyhook::to_string(warning_band::thirty_one_days) == "thirty_one_days");
+}
+
+// --- outside finding 10: periods at the ends of the range ----------------------
+
+TEST_CASE("outside finding 10: a period from timestamp::min() to max() has the longest band, not an overflow",
+          "[W1][W2][status]") {
+    const timestamp lo = timestamp::min(), hi = timestamp::max();
+    // expireAt - activeFrom does not fit in 64 bits: it saturates (before, it
+    // wrapped, and the inverted period below read as a 1-microsecond key).
+    CHECK(keyhook::warning_band_for(lo, hi) == warning_band::longer);
+    CHECK(keyhook::warning_band_for(hi, lo) == warning_band::none);
+    CHECK(keyhook::warning_band_for(hi - us, lo) == warning_band::none);
+    CHECK(keyhook::warning_start_for(hi, lo) == std::nullopt);
+    const auto key = key_for(lo, hi);
+    REQUIRE(keyhook::warning_start(key).has_value());
+    CHECK(*keyhook::warning_start(key) == hi - days{8});
+    CHECK_FALSE(keyhook::expiry_warning_at(key, hi - days{8} - us));
+    CHECK(keyhook::expiry_warning_at(key, hi - days{8}));
+    CHECK(status_at(key, lo) == key_status::active);
+    CHECK(status_at(key, hi) == key_status::expired);
+    // An inverted period across the whole range is never Active (S1) and never warns (W3).
+    const auto inverted = key_for(hi, lo);
+    CHECK_FALSE(keyhook::expiry_warning_at(inverted, keyhook::testing::fixed_now));
+    CHECK(status_at(inverted, keyhook::testing::fixed_now) == key_status::active_in_future);
+}
+
+TEST_CASE("outside finding 10: warning starts of short keys at the end of the range", "[W2][status]") {
+    const timestamp hi = timestamp::max();
+    // Each band with its period ending at the last representable instant.
+    CHECK(keyhook::warning_start_for(hi - days{5}, hi) == hi - days{4});
+    CHECK(keyhook::warning_start_for(hi - days{7}, hi) == hi - days{3});
+    CHECK(keyhook::warning_start_for(hi - days{31}, hi) == hi - days{8});
+    CHECK(keyhook::warning_start_for(hi - days{20}, hi) == hi - days{8});
+    CHECK(keyhook::warning_start_for(hi - days{400}, hi) == hi - days{8});
+    // And starting at the first one.
+    const timestamp lo = timestamp::min();
+    CHECK(keyhook::warning_start_for(lo, lo + days{5}) == lo + days{1});
+    CHECK(keyhook::warning_start_for(lo, lo + days{10}) == lo + days{2});
+    CHECK(keyhook::warning_start_for(lo, lo + days{31}) == lo + days{23});
+}
+
+TEST_CASE("outside finding 10: expiry notices of a key spanning the whole range", "[W2][W3][status]") {
+    const timestamp lo = timestamp::min(), hi = timestamp::max();
+    const auto all = keyhook::key_transitions(key_for(lo, hi));
+    REQUIRE(all.size() == 3);
+    CHECK(all[0] == keyhook::key_transition{keyhook::notice_kind::activated, lo});
+    CHECK(all[1] == keyhook::key_transition{keyhook::notice_kind::warning, hi - days{8}});
+    CHECK(all[2] == keyhook::key_transition{keyhook::notice_kind::expired, hi});
+    CHECK(keyhook::transitions_between(key_for(lo, hi), lo, hi).size() == 2);  // (lo, hi]: not the activation
+    const auto inverted = keyhook::key_transitions(key_for(hi, lo));
+    REQUIRE(inverted.size() == 1);
+    CHECK(inverted[0] == keyhook::key_transition{keyhook::notice_kind::expired, hi});
 }

@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <limits>
 #include <string>
+#include <utility>
 
 using keyhook::format_timestamp;
 using keyhook::parse_timestamp;
@@ -68,7 +71,65 @@ TEST_CASE("T2: rejected forms name the input", "[T2][timestamps]") {
 
 TEST_CASE("T2: a leap second reads as the second before it", "[T2][timestamps]") {
     CHECK(parse_timestamp("2016-12-31T23:59:60Z") == at(2016, 12, 31, 23, 59, 59));
+    // The fraction is kept: 23:59:60.5 reads as 23:59:59.5 (as java.time does).
     CHECK(parse_timestamp("2016-12-31T23:59:60.5Z") == at(2016, 12, 31, 23, 59, 59, 500000));
+    CHECK(parse_timestamp("2016-12-31T23:59:60.999999999Z") == at(2016, 12, 31, 23, 59, 59, 999999));
+    // So it is written as 23:59:59, and reads back to the same instant.
+    CHECK(format_timestamp(parse_timestamp("2016-12-31T23:59:60.5Z")) == "2016-12-31T23:59:59.500Z");
+}
+
+TEST_CASE("outside finding 9: a leap second only where the instant in UTC is 23:59:60", "[T2][timestamps]") {
+    SECTION("accepted: 23:59:60 in UTC, whatever the offset that writes it") {
+        CHECK(parse_timestamp("2016-12-31T23:59:60Z") == at(2016, 12, 31, 23, 59, 59));
+        CHECK(parse_timestamp("2016-12-31t23:59:60z") == at(2016, 12, 31, 23, 59, 59));
+        CHECK(parse_timestamp("2016-12-31T23:59:60+00:00") == at(2016, 12, 31, 23, 59, 59));
+        CHECK(parse_timestamp("2016-12-31T18:59:60-05:00") == at(2016, 12, 31, 23, 59, 59));
+        // The local day differs from the UTC day: the rule is on the UTC instant.
+        CHECK(parse_timestamp("2017-01-01T05:29:60+05:30") == at(2016, 12, 31, 23, 59, 59));
+        CHECK(parse_timestamp("2016-12-31T00:29:60+00:30") == at(2016, 12, 30, 23, 59, 59));
+        CHECK(parse_timestamp("2016-12-31T23:58:60-00:01") == at(2017, 1, 1, 0, 0, 0) - std::chrono::seconds{1});
+        CHECK(parse_timestamp("2016-12-31T23:59:60.5-00:00") == at(2016, 12, 31, 23, 59, 59, 500000));
+        // Any day: keyhook has no table of the days that had a leap second.
+        CHECK(parse_timestamp("2026-03-15T23:59:60Z") == at(2026, 3, 15, 23, 59, 59));
+        CHECK(parse_timestamp("2024-02-29T23:59:60Z") == at(2024, 2, 29, 23, 59, 59));
+        // At the end of the range it is still inside it (23:59:59 of 9999-12-31).
+        CHECK(parse_timestamp("9999-12-31T23:59:60Z") == at(9999, 12, 31, 23, 59, 59));
+        CHECK(parse_timestamp("9999-12-31T23:59:60.999999Z") == keyhook::max_timestamp);
+        CHECK(parse_timestamp("9999-12-31T18:59:60-05:00") == at(9999, 12, 31, 23, 59, 59));
+    }
+    SECTION("refused: :60 at any other UTC minute, naming the input") {
+        for (const char* bad : {"2026-01-02T12:34:60Z", "2026-01-02T00:00:60Z", "2026-01-02T23:58:60Z",
+                                "2026-01-02T22:59:60Z", "2026-01-02T00:59:60Z", "2026-01-02T23:00:60Z",
+                                "2026-01-02T23:59:60+05:00", "2026-01-02T23:59:60-05:00", "2026-01-02T23:59:60+00:01",
+                                "2026-01-02T23:59:60-00:01", "2026-01-02T18:59:60-04:59", "2026-01-02T18:59:60-05:01",
+                                "2026-01-02T18:58:60-05:00", "2026-01-02T12:34:60.5Z", "2026-01-02T00:00:60.000001Z",
+                                // UTC 23:59:60 of 0000-12-31: outside the range (T3)
+                                "0001-01-01T00:29:60+00:30", "2026-01-02T23:59:61Z"}) {
+            INFO(bad);
+            const auto r = try_parse_timestamp(bad);
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error().code == keyhook::errc::invalid_timestamp);
+            CHECK(r.error().message == "expected an ISO 8601 timestamp, got \"" + std::string(bad) + "\"");
+        }
+    }
+    SECTION("both sides of each boundary") {
+        const std::pair<const char*, const char*> pairs[] = {
+            {"2026-01-02T23:59:60Z", "2026-01-02T23:58:60Z"},            // minute
+            {"2026-01-02T23:59:60Z", "2026-01-02T22:59:60Z"},            // hour
+            {"2026-01-02T23:59:60Z", "2026-01-02T23:59:61Z"},            // second
+            {"2026-01-02T18:59:60-05:00", "2026-01-02T18:59:60-05:01"},  // offset minutes
+            {"2026-01-02T18:59:60-05:00", "2026-01-02T18:59:60-04:59"},
+            {"2026-01-02T18:59:60-05:00", "2026-01-02T18:59:60+05:00"},  // offset sign
+            {"2026-01-03T05:29:60+05:30", "2026-01-03T05:29:60+05:29"},
+            {"0001-01-01T23:59:60Z", "0001-01-01T00:29:60+00:30"},  // range start
+            {"9999-12-31T23:59:60Z", "9999-12-31T23:59:60-00:01"},  // range end
+        };
+        for (const auto& [good, bad] : pairs) {
+            INFO(good << " / " << bad);
+            CHECK(try_parse_timestamp(good).has_value());
+            CHECK_FALSE(try_parse_timestamp(bad).has_value());
+        }
+    }
 }
 
 TEST_CASE("T3: microsecond precision, digits past the sixth truncated", "[T3][timestamps]") {
@@ -127,7 +188,10 @@ TEST_CASE("T2: calendar limits on both sides", "[T2][timestamps]") {
         {"2026-12-01T00:00:00Z", "2026-13-01T00:00:00Z"},
         {"2026-01-02T23:00:00Z", "2026-01-02T24:00:00Z"},
         {"2026-01-02T00:59:00Z", "2026-01-02T00:60:00Z"},
-        {"2026-01-02T00:00:60Z", "2026-01-02T00:00:61Z"},
+        // outside finding 9: this pair used to accept 00:00:60; a leap second
+        // exists only at 23:59:60 UTC (T2).
+        {"2026-01-02T23:59:60Z", "2026-01-02T23:59:61Z"},
+        {"2026-01-02T00:00:59Z", "2026-01-02T00:00:60Z"},
         {"2026-01-02T00:00:00+23:59", "2026-01-02T00:00:00+24:00"},
         {"2026-01-02T00:00:00-00:59", "2026-01-02T00:00:00-00:60"},
         {"0001-01-01T00:00:00Z", "0000-12-31T00:00:00Z"},
@@ -184,4 +248,81 @@ TEST_CASE("T1, T3, T4: every 37th day of years 0001 to 9999 agrees with date's c
         ++checked;
     }
     CHECK(checked == static_cast<std::size_t>((last - first).count() / 37 + 1));
+}
+
+// --- outside finding 10: saturating time arithmetic (T3) ---------------------
+
+TEST_CASE("outside finding 10: durations convert to microseconds saturating", "[T3][timestamps][saturating]") {
+    using keyhook::detail::saturating_micros;
+    using std::chrono::microseconds;
+    CHECK(saturating_micros(std::chrono::seconds::max()) == microseconds::max());
+    CHECK(saturating_micros(std::chrono::seconds::min()) == microseconds::min());
+    CHECK(saturating_micros(std::chrono::hours::max()) == microseconds::max());
+    CHECK(saturating_micros(std::chrono::hours::min()) == microseconds::min());
+    CHECK(saturating_micros(microseconds::max()) == microseconds::max());
+    CHECK(saturating_micros(std::chrono::nanoseconds::max()) ==
+          microseconds{std::chrono::nanoseconds::max().count() / 1000});
+    CHECK(saturating_micros(std::chrono::nanoseconds{-1999}) == microseconds{-1});
+    // Both sides of the largest whole number of seconds that fits.
+    constexpr auto fits = std::numeric_limits<std::int64_t>::max() / 1000000;
+    CHECK(saturating_micros(std::chrono::seconds{fits}) == microseconds{fits * 1000000});
+    CHECK(saturating_micros(std::chrono::seconds{fits + 1}) == microseconds::max());
+    CHECK(saturating_micros(std::chrono::seconds{-fits}) == microseconds{-fits * 1000000});
+    CHECK(saturating_micros(std::chrono::seconds{-fits - 1}) == microseconds::min());
+    CHECK(saturating_micros(date::days{3}) == std::chrono::hours{72});
+}
+
+TEST_CASE("outside finding 10: a time plus a duration stops at the ends of the range", "[T3][timestamps][saturating]") {
+    using keyhook::detail::add_saturating;
+    using keyhook::detail::difference_saturating;
+    using keyhook::detail::sub_saturating;
+    using std::chrono::microseconds;
+    constexpr microseconds one{1};
+    const timestamp hi = timestamp::max(), lo = timestamp::min();
+    const timestamp t = at(2026, 1, 2, 3, 4, 5);
+
+    // Ordinary sums are exact.
+    CHECK(add_saturating(t, std::chrono::hours{1}) == t + std::chrono::hours{1});
+    CHECK(add_saturating(t, -std::chrono::hours{1}) == t - std::chrono::hours{1});
+    CHECK(sub_saturating(t, date::days{8}) == t - date::days{8});
+    CHECK(difference_saturating(keyhook::max_timestamp, keyhook::min_timestamp) ==
+          keyhook::max_timestamp - keyhook::min_timestamp);
+    // Both sides of each end: the last exact sum, then saturation.
+    CHECK(add_saturating(hi - one, one) == hi);
+    CHECK(add_saturating(hi - one, 2 * one) == hi);
+    CHECK(add_saturating(lo + one, -one) == lo);
+    CHECK(add_saturating(lo + one, -2 * one) == lo);
+    CHECK(sub_saturating(lo + one, one) == lo);
+    CHECK(sub_saturating(lo + one, 2 * one) == lo);
+    CHECK(sub_saturating(hi - one, -one) == hi);
+    CHECK(sub_saturating(hi - one, -2 * one) == hi);
+    // Caller-supplied extremes.
+    CHECK(add_saturating(t, std::chrono::seconds::max()) == hi);
+    CHECK(add_saturating(t, std::chrono::seconds::min()) == lo);
+    CHECK(add_saturating(keyhook::max_timestamp, microseconds::max()) == hi);
+    CHECK(add_saturating(lo, microseconds::max()) == timestamp{microseconds{-1}});
+    CHECK(sub_saturating(t, microseconds::min()) == hi);  // -min() does not exist: not negated
+    CHECK(sub_saturating(t, std::chrono::seconds::max()) == lo);
+    CHECK(sub_saturating(hi, microseconds::max()) == timestamp{microseconds{0}});
+    // A duration that does not fit in microseconds, whose sum does: exact.
+    constexpr auto fits = std::numeric_limits<std::int64_t>::max() / 1000000;
+    const auto beyond = std::chrono::seconds{fits + 1};
+    CHECK(add_saturating(hi, -beyond) == hi - std::chrono::seconds{fits} - std::chrono::seconds{1});
+    CHECK(sub_saturating(hi, beyond) == hi - std::chrono::seconds{fits} - std::chrono::seconds{1});
+    CHECK(add_saturating(lo, beyond) == lo + std::chrono::seconds{fits} + std::chrono::seconds{1});
+    CHECK(sub_saturating(lo, -beyond) == lo + std::chrono::seconds{fits} + std::chrono::seconds{1});
+    CHECK(add_saturating(hi, std::chrono::seconds::min()) < timestamp{microseconds{0}});
+    CHECK(add_saturating(hi, std::chrono::seconds::min()) == lo);
+    CHECK(add_saturating(lo, std::chrono::hours::max()) == hi);
+    // Differences of timestamps too far apart.
+    CHECK(difference_saturating(hi, lo) == microseconds::max());
+    CHECK(difference_saturating(lo, hi) == microseconds::min());
+    CHECK(difference_saturating(hi, timestamp{microseconds{-1}}) == microseconds::max());
+    CHECK(difference_saturating(hi, timestamp{microseconds{0}}) == microseconds::max());
+    CHECK(difference_saturating(lo, timestamp{microseconds{0}}) == microseconds::min());
+    CHECK(difference_saturating(lo, timestamp{microseconds{1}}) == microseconds::min());
+    CHECK(difference_saturating(lo + one, timestamp{microseconds{1}}) == microseconds::min());
+    CHECK(difference_saturating(lo + 2 * one, timestamp{microseconds{1}}) == microseconds::min() + one);
+    // Usable in constant expressions.
+    static_assert(keyhook::detail::add_saturating(timestamp::max(), std::chrono::seconds{1}) == timestamp::max());
 }

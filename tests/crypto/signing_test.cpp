@@ -6,11 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -185,7 +189,7 @@ TEST_CASE("B1: a missing header is refused, naming it", "[B1][signing][headers]"
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().code == errc::missing_member);
         CHECK(r.error().path == name);
-        CHECK(r.error().message == "header is missing");
+        CHECK(r.error().message == "header is missing (nor is svix-" + std::string(name).substr(8) + " present)");
         CHECK_THROWS_AS(kc::verify_signature(s, headers, kat_body, now), keyhook::exception);
     }
 }
@@ -318,28 +322,38 @@ TEST_CASE("B1: signing a request sets the three headers and keeps the rest", "[B
     CHECK_THROWS_AS(kc::sign_request(req, s, "", unix_time(kat_unix)), keyhook::exception);
 }
 
-TEST_CASE("B1: reading a secret: base64 after an optional whsec_, 24 to 64 bytes", "[B1][signing][secret]") {
-    auto refused = [](const std::string& text, errc code, const std::string& message) {
+TEST_CASE("B1: reading a secret: base64 after an optional whsec_; any length to verify, 24 to 64 to sign",
+          "[B1][signing][secret]") {
+    auto refused = [](const std::string& text, errc code, const std::string& message,
+                      kc::signing_key_use use = kc::signing_key_use::verify) {
         INFO(text);
-        const auto r = kc::try_parse_signing_secret(text);
+        const auto r = kc::try_parse_signing_secret(text, use);
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().code == code);
         CHECK(r.error().path == "signing_secret");
         CHECK(r.error().message == message);
-        CHECK_THROWS_AS(kc::parse_signing_secret(text), keyhook::exception);
+        CHECK_THROWS_AS(kc::parse_signing_secret(text, use), keyhook::exception);
     };
-    for (std::size_t n : {std::size_t{24}, std::size_t{33}, std::size_t{64}}) {
+    // To verify: any non-empty key (1 byte, 18 as Svix's documentation, 23, 65, 1000).
+    for (std::size_t n : {std::size_t{1}, std::size_t{18}, std::size_t{23}, std::size_t{24}, std::size_t{33},
+                          std::size_t{64}, std::size_t{65}, std::size_t{1000}}) {
+        INFO(n);
         const auto text = "whsec_" + keyhook::base64_encode(counting_bytes(n));
         const auto s = kc::parse_signing_secret(text);
         CHECK(s.key_size() == n);
         CHECK(s.key().reveal() == counting_bytes(n));
         CHECK(s.reveal() == text);
+        CHECK(kc::can_sign_with(s) == (n >= 24 && n <= 64));
+        // To sign: 24 to 64 bytes, both sides of each end.
+        const auto for_signing = kc::try_parse_signing_secret(text, kc::signing_key_use::sign);
+        CHECK(for_signing.has_value() == (n >= 24 && n <= 64));
     }
     refused("whsec_" + keyhook::base64_encode(counting_bytes(23)), errc::out_of_range,
-            "the key is 23 bytes; expected 24 to 64");
+            "the key is 23 bytes; expected 24 to 64 to sign with", kc::signing_key_use::sign);
     refused("whsec_" + keyhook::base64_encode(counting_bytes(65)), errc::out_of_range,
-            "the key is 65 bytes; expected 24 to 64");
+            "the key is 65 bytes; expected 24 to 64 to sign with", kc::signing_key_use::sign);
     refused("", errc::invalid_value, "the secret is empty");
+    refused("", errc::invalid_value, "the secret is empty", kc::signing_key_use::sign);
     refused("whsec_", errc::invalid_value, "the secret is empty");
     refused("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS!", errc::invalid_value,
             "not whsec_ + base64: invalid base64 character at offset 31");
@@ -407,4 +421,166 @@ TEST_CASE("B1: generated secrets come from the host's random source", "[B1][sign
         CHECK(kc::try_verify_signature(a, headers, kat_body, now).has_value());
         CHECK_FALSE(kc::try_verify_signature(b, headers, kat_body, now).has_value());
     }
+}
+
+// --- outside finding 17: interoperability with other senders (B1) -----------
+
+namespace {
+// Svix's documentation secret (18 key bytes) and a delivery signed with it. The
+// signature was computed outside keyhook, twice, and agreed:
+//   printf '%s' 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W.1674087231.{"type":"invoice.paid","id":"evt_123"}' |
+//     openssl dgst -sha256 -mac HMAC -macopt hexkey:$(printf plJ3nmyCDGBKInavdOK15jsl | base64 -d | xxd -p) -binary |
+//     base64
+//   node -e "crypto.createHmac('sha256', Buffer.from('plJ3nmyCDGBKInavdOK15jsl',
+//   'base64')).update(msg).digest('base64')"
+constexpr const char* svix_doc_secret = "whsec_plJ3nmyCDGBKInavdOK15jsl";
+constexpr const char* svix_id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
+constexpr std::int64_t svix_unix = 1674087231;
+constexpr const char* svix_body = R"({"type":"invoice.paid","id":"evt_123"})";
+constexpr const char* svix_signature = "v1,ViPI08BCJVSFVIpuO00tDHHPRWiYGt9+9xGDqWe8iMg=";
+// The reference message signed with a 1-byte key and a 72-byte key (longer
+// than SHA-256's block, so HMAC hashes it first), computed with Node's crypto.
+constexpr const char* one_byte_secret = "whsec_AQ==";
+constexpr const char* one_byte_signature = "v1,4gSWYImObezboYN8eiWmJrHLHwevX4yElXAPnG5R4ns=";
+constexpr const char* long_secret =
+    "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+constexpr const char* long_signature = "v1,MtVV97h40YOo8umawg/oQi7rYuMspG5e1JQ92yHKEd0=";
+
+http_headers svix_headers(const char* id_name = "svix-id", const char* ts_name = "svix-timestamp",
+                          const char* sig_name = "svix-signature") {
+    return {{id_name, svix_id, false}, {ts_name, std::to_string(svix_unix), false}, {sig_name, svix_signature, false}};
+}
+}  // namespace
+
+TEST_CASE("outside finding 17: Svix's documentation secret (18 bytes) verifies its delivery",
+          "[B1][signing][interop]") {
+    const auto s = kc::try_parse_signing_secret(svix_doc_secret);
+    REQUIRE(s.has_value());
+    CHECK(s->key_size() == 18);
+    const auto now = unix_time(svix_unix);
+    CHECK(kc::compute_signature(*s, svix_id, now, svix_body) == svix_signature);
+    for (const auto& headers : {svix_headers("webhook-id", "webhook-timestamp", "webhook-signature"), svix_headers()}) {
+        const auto v = kc::try_verify_signature(*s, headers, svix_body, now);
+        REQUIRE(v.has_value());
+        CHECK(v->id == svix_id);
+        CHECK(v->signed_at == now);
+    }
+    // Not a key keyhook signs with: sending refuses it, naming the sizes.
+    CHECK_FALSE(kc::can_sign_with(*s));
+    const auto sign = kc::try_signature_headers(*s, svix_id, now, svix_body);
+    REQUIRE_FALSE(sign.has_value());
+    CHECK(sign.error().code == errc::out_of_range);
+    CHECK(sign.error().path == "signing_secret");
+    CHECK(sign.error().message == "the key is 18 bytes; expected 24 to 64 to sign with");
+    CHECK_FALSE(kc::try_sign_request(http_request{"POST", "https://example.com/", {}, svix_body}, *s, svix_id, now)
+                    .has_value());
+    // Nor does the configured-for-sending reading accept it.
+    CHECK_FALSE(kc::try_parse_signing_secret(svix_doc_secret, kc::signing_key_use::sign).has_value());
+}
+
+TEST_CASE("B1: verification works with keys of 1 byte and of more than 64 bytes", "[B1][signing][interop]") {
+    const auto now = unix_time(kat_unix);
+    for (const auto& [secret, signature] :
+         {std::pair{one_byte_secret, one_byte_signature}, std::pair{long_secret, long_signature},
+          std::pair{kat_secret, kat_signature}}) {
+        INFO(secret);
+        const auto s = kc::parse_signing_secret(secret);
+        CHECK(kc::try_verify_signature(s, kat_headers(kat_id, std::to_string(kat_unix), signature), kat_body, now)
+                  .has_value());
+        // and only that key: the other vectors' signatures are refused
+        for (const char* other : {one_byte_signature, long_signature, kat_signature})
+            if (std::string_view(other) != signature)
+                CHECK_FALSE(
+                    kc::try_verify_signature(s, kat_headers(kat_id, std::to_string(kat_unix), other), kat_body, now)
+                        .has_value());
+    }
+    CHECK(kc::parse_signing_secret(one_byte_secret).key_size() == 1);
+    CHECK(kc::parse_signing_secret(long_secret).key_size() == 72);
+}
+
+TEST_CASE("outside finding 17: the older svix-* header names are accepted when receiving", "[B1][signing][headers]") {
+    const auto s = kc::parse_signing_secret(svix_doc_secret);
+    const auto now = unix_time(svix_unix);
+    SECTION("any mix of the two spellings, any case") {
+        CHECK(
+            kc::try_verify_signature(s, svix_headers("Svix-Id", "webhook-timestamp", "SVIX-SIGNATURE"), svix_body, now)
+                .has_value());
+        CHECK(kc::try_verify_signature(s, svix_headers("webhook-id", "svix-timestamp", "webhook-signature"), svix_body,
+                                       now)
+                  .has_value());
+    }
+    SECTION("both spellings with the same value: accepted") {
+        auto headers = svix_headers();
+        for (const auto& h : svix_headers("webhook-id", "webhook-timestamp", "webhook-signature")) headers.push_back(h);
+        CHECK(kc::try_verify_signature(s, headers, svix_body, now).has_value());
+    }
+    SECTION("both spellings with different values: refused, whichever would verify") {
+        struct variant {
+            const char* svix_name;
+            const char* standard_name;
+            std::string other_value;
+        };
+        for (const auto& v : {variant{"svix-id", "webhook-id", "msg_other"},
+                              variant{"svix-timestamp", "webhook-timestamp", std::to_string(svix_unix + 1)},
+                              variant{"svix-signature", "webhook-signature", "v1,AAAA"}}) {
+            INFO(v.svix_name);
+            for (bool svix_first : {true, false}) {
+                auto headers = svix_headers();
+                headers.push_back(http_header{v.standard_name, v.other_value, false});
+                if (!svix_first) std::reverse(headers.begin(), headers.end());
+                const auto r = kc::try_verify_signature(s, headers, svix_body, now);
+                REQUIRE_FALSE(r.has_value());
+                CHECK(r.error().code == errc::invalid_header);
+                CHECK(r.error().path == v.standard_name);
+                CHECK(r.error().message ==
+                      std::string(v.standard_name) + " and " + v.svix_name + " are both present and differ");
+            }
+        }
+    }
+    SECTION("one name repeated with different values: refused") {
+        auto headers = kat_headers();
+        headers.push_back(http_header{"webhook-id", "msg_other", false});
+        const auto r =
+            kc::try_verify_signature(kc::parse_signing_secret(kat_secret), headers, kat_body, unix_time(kat_unix));
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::invalid_header);
+        CHECK(r.error().path == "webhook-id");
+        CHECK(r.error().message == "the header is repeated with different values");
+        // repeated with the same value: accepted
+        headers.back().value = kat_id;
+        CHECK(kc::try_verify_signature(kc::parse_signing_secret(kat_secret), headers, kat_body, unix_time(kat_unix))
+                  .has_value());
+    }
+    SECTION("keyhook sends the webhook-* names only") {
+        const auto mine = kc::generate_signing_secret(counting_source{});
+        const auto headers = kc::signature_headers(mine, svix_id, now, svix_body);
+        for (const auto& h : headers) CHECK(h.name.rfind("webhook-", 0) == 0);
+    }
+}
+
+// --- outside finding 10: the tolerance never overflows --------------------------
+
+TEST_CASE("outside finding 10: a tolerance of seconds::max() accepts a fresh valid signature",
+          "[B1][signing][tolerance]") {
+    const auto s = kc::parse_signing_secret(kat_secret);
+    const auto signed_at = unix_time(kat_unix);
+    const auto huge = std::chrono::seconds::max();
+    // Before the fix, now + tolerance overflowed (UBSan) and this was refused.
+    CHECK(kc::try_verify_signature(s, kat_headers(), kat_body, signed_at, huge).has_value());
+    CHECK(kc::try_verify_signature(s, kat_headers(), kat_body, signed_at + 1h, huge).has_value());
+    // At the ends of time: no overflow either way, and the distance still counts.
+    for (const auto now :
+         {keyhook::timestamp::min(), keyhook::timestamp::max(), keyhook::min_timestamp, keyhook::max_timestamp}) {
+        CHECK(kc::try_verify_signature(s, kat_headers(), kat_body, now, huge).has_value());
+        const auto r = kc::try_verify_signature(s, kat_headers(), kat_body, now, 300s);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::timestamp_out_of_tolerance);
+    }
+    // The largest timestamp the header can carry (12 digits), both sides of a tolerance.
+    const std::string far = "999999999999";
+    const auto far_sig = kc::compute_signature(s, kat_id, unix_time(999999999999), kat_body);
+    const auto far_headers = kat_headers(kat_id, far, far_sig);
+    CHECK(kc::try_verify_signature(s, far_headers, kat_body, unix_time(999999999999 - 300), 300s).has_value());
+    CHECK_FALSE(kc::try_verify_signature(s, far_headers, kat_body, unix_time(999999999999 - 301), 300s).has_value());
+    CHECK(kc::try_verify_signature(s, far_headers, kat_body, keyhook::timestamp::min(), huge).has_value());
 }

@@ -267,8 +267,17 @@ TEST_CASE("H7: a presented key prints masked", "[H7][M3][receiving]") {
     os << k;
     CHECK(os.str() == "secret(" + keyhook::mask_key(the_key) + ") from header x-api-key and query parameter api_key");
     CHECK(os.str().find(the_key) == std::string::npos);
-    CHECK(k == k);
+    // outside finding 21: equality compared with copies and changed copies,
+    // not with itself (k == k cannot fail).
+    const auto same = k;
+    CHECK(k == same);
+    CHECK_FALSE(k != same);
     auto other = k;
     other.source = key_source::header;
     CHECK(k != other);
+    CHECK_FALSE(k == other);
+    auto other_key = k;
+    other_key.key = keyhook::secret(the_key + "x");
+    CHECK(k != other_key);
+    CHECK_FALSE(k == other_key);
 }

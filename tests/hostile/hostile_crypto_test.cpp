@@ -42,6 +42,12 @@ hostile::runner_map runners() {
         if (s) return std::nullopt;
         return s.error();
     };
+    // B1: keyhook signs only with 24 to 64 bytes; any non-empty key verifies.
+    m["signing_secret_to_sign"] = [](const std::string& in) -> std::optional<keyhook::error> {
+        auto s = kc::try_parse_signing_secret(in, kc::signing_key_use::sign);
+        if (s) return std::nullopt;
+        return s.error();
+    };
     m["verify_header"] = [](const std::string& in) {
         const auto bar = in.find('|');
         const auto name = in.substr(0, bar);
@@ -82,11 +88,11 @@ std::vector<row> rows() {
          "B1"},
         {"signing_secret", "whsec_" + keyhook::base64_encode(key_bytes) + "\0"s, errc::invalid_value, "signing_secret",
          "B1"},
-        {"signing_secret", "whsec_" + keyhook::base64_encode(std::string(23, 'k')), errc::out_of_range,
+        {"signing_secret_to_sign", "whsec_" + keyhook::base64_encode(std::string(23, 'k')), errc::out_of_range,
          "signing_secret", "B1"},
-        {"signing_secret", "whsec_" + keyhook::base64_encode(std::string(65, 'k')), errc::out_of_range,
+        {"signing_secret_to_sign", "whsec_" + keyhook::base64_encode(std::string(65, 'k')), errc::out_of_range,
          "signing_secret", "B1"},
-        {"signing_secret", ten_mb, errc::out_of_range, "signing_secret", "B1"},
+        {"signing_secret_to_sign", ten_mb, errc::out_of_range, "signing_secret", "B1"},
         {"verify_header", "webhook-id|<absent>", errc::missing_member, "webhook-id", "B1"},
         {"verify_header", "webhook-timestamp|<absent>", errc::missing_member, "webhook-timestamp", "B1"},
         {"verify_header", "webhook-signature|<absent>", errc::missing_member, "webhook-signature", "B1"},

@@ -267,3 +267,40 @@ TEST_CASE("record_use moves lastUsedAt forward only", "[lifecycle]") {
     CHECK(record_use(used, t - one_us).last_used_at == std::optional<timestamp>(t));
     CHECK(record_use(used, t + one_us).last_used_at == std::optional<timestamp>(t + one_us));
 }
+
+TEST_CASE("outside finding 10: rotating a period too long to measure is refused, not overflowed",
+          "[K7][T3][lifecycle]") {
+    test_support::seeded_random random(81);
+    auto key = stored_key();
+    const auto now = at("2024-03-10T00:00:00Z");
+    // expireAt - activeFrom does not fit in 64 bits: it saturates, and no new
+    // period of that length fits before the year 10000.
+    key.active_from = timestamp::min();
+    key.expire_at = timestamp::max();
+    for (const auto policy : {rotation_policy::from_now, rotation_policy::handover}) {
+        const auto r = try_rotate_key(key, policy, random, now);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::invalid_period);
+        CHECK(r.error().path == "expireAt");
+    }
+    // Inverted across the whole range (the wrapped difference used to be positive).
+    key.active_from = timestamp::max();
+    key.expire_at = timestamp::min();
+    const auto inverted = try_rotate_key(key, rotation_policy::from_now, random, now);
+    REQUIRE_FALSE(inverted);
+    CHECK(inverted.error().message.find("empty or inverted") != std::string::npos);
+}
+
+TEST_CASE("K7: from now, the new period may end exactly at the last representable instant", "[K7][T3][lifecycle]") {
+    test_support::seeded_random random(82);
+    auto key = stored_key();
+    const auto now = at("2024-03-10T00:00:00Z");
+    key.active_from = min_timestamp;
+    key.expire_at = min_timestamp + (max_timestamp - now);
+    const auto r = try_rotate_key(key, rotation_policy::from_now, random, now);
+    REQUIRE(r);
+    CHECK(r->record.active_from == now);
+    CHECK(r->record.expire_at == max_timestamp);
+    key.expire_at += one_us;
+    CHECK_FALSE(try_rotate_key(key, rotation_policy::from_now, random, now));
+}

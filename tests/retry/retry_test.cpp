@@ -355,3 +355,70 @@ TEST_CASE("B2: a Retry-After resolves against the response time", "[B2][retry_af
     CHECK(retry_after::delay(30s).is_delay());
     CHECK_FALSE(retry_after::at(t0).is_delay());
 }
+
+// --- outside finding 10: every sum of a time and a caller's duration saturates --
+
+TEST_CASE("outside finding 10: a Retry-After delay of seconds::max() resolves to the end of time",
+          "[B2][retry_after]") {
+    CHECK(retry_after::delay(std::chrono::seconds::max()).resolve(t0) == timestamp::max());
+    CHECK(retry_after::delay(std::chrono::seconds::min()).resolve(t0) == timestamp::min());
+    CHECK(retry_after::delay(1s).resolve(timestamp::max()) == timestamp::max());
+    // one step before the end: exact
+    CHECK(retry_after::delay(1s).resolve(timestamp::max() - 1s) == timestamp::max());
+    CHECK(retry_after::delay(2s).resolve(timestamp::max() - 1s) == timestamp::max());
+}
+
+TEST_CASE("outside finding 10: waits and caps of duration::max() plan for the end of time, never the past",
+          "[B2][retry][policy]") {
+    SECTION("a wait of duration::max(), with the largest jitter") {
+        retry_policy p;
+        p.schedule = {duration::max()};
+        const auto d = keyhook::plan_next_attempt({}, t0, fixed_source{u_max}, p);
+        CHECK(d.what == action::send);
+        CHECK(d.send_at == timestamp::max());
+    }
+    SECTION("a wait that fits, whose jitter would not") {
+        retry_policy p;
+        p.schedule = {0s, duration::max() - duration{1}};
+        const auto d = plan({delivery_attempt{t0, attempt_outcome::http(500), std::nullopt}}, u_max, p);
+        CHECK(d.send_at == timestamp::max());
+        // without jitter the same wait is exact only if it fits after t0: it does not, so it saturates too
+        CHECK(plan({delivery_attempt{t0, attempt_outcome::http(500), std::nullopt}}, 0, p).send_at == timestamp::max());
+    }
+    SECTION("attempts sent at the end of time") {
+        const std::vector<delivery_attempt> h{{timestamp::max() - 1s, attempt_outcome::http(500), std::nullopt}};
+        const auto d = keyhook::plan_next_attempt(h, timestamp::max() - 1s, fixed_source{u_max});
+        CHECK(d.what == action::send);
+        CHECK(d.send_at == timestamp::max());
+    }
+    SECTION("Retry-After of seconds::max() with a cap of duration::max()") {
+        retry_policy p;
+        p.max_retry_after = duration::max();
+        const std::vector<delivery_attempt> h{
+            {t0, attempt_outcome::http(503), retry_after::delay(std::chrono::seconds::max())}};
+        CHECK(plan(h, 0, p).send_at == timestamp::max());
+        // the default cap (10 h) still applies to the same answer
+        CHECK(plan(h, 0).send_at == t0 + 10h);
+    }
+    SECTION("a cap of duration::max() after an attempt at the end of time") {
+        retry_policy p;
+        p.max_retry_after = duration::max();
+        const std::vector<delivery_attempt> h{
+            {timestamp::max() - 1h, attempt_outcome::http(429), retry_after::at(timestamp::max())}};
+        CHECK(keyhook::plan_next_attempt(h, timestamp::max() - 1h, fixed_source{0}, p).send_at == timestamp::max());
+    }
+}
+
+TEST_CASE("outside finding 9: a Retry-After date has a leap second only at 23:59:60 GMT", "[B2][T2][retry_after]") {
+    // GMT is UTC: the rule of T2, read as 23:59:59.
+    CHECK(keyhook::parse_retry_after("Sat, 31 Dec 2016 23:59:60 GMT") ==
+          retry_after::at(keyhook::parse_timestamp("2016-12-31T23:59:59Z")));
+    CHECK(keyhook::parse_retry_after("Mon, 23 Nov 2026 23:59:60 GMT") ==
+          retry_after::at(keyhook::parse_timestamp("2026-11-23T23:59:59Z")));
+    for (const char* bad :
+         {"Sat, 31 Dec 2016 12:34:60 GMT", "Sat, 31 Dec 2016 23:58:60 GMT", "Sat, 31 Dec 2016 22:59:60 GMT",
+          "Sat, 31 Dec 2016 00:00:60 GMT", "Sat, 31 Dec 2016 23:59:61 GMT"}) {
+        INFO(bad);
+        CHECK_FALSE(keyhook::try_parse_retry_after(bad).has_value());
+    }
+}

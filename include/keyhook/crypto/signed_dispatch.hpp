@@ -34,7 +34,7 @@ namespace keyhook::crypto {
 [[nodiscard]] inline result<http_request> try_signed_request(const outbound_request& r, timestamp now) {
     const auto& configured = r.signing_secret();
     if (!configured) return r.request();
-    auto s = try_parse_signing_secret(*configured);
+    auto s = try_parse_signing_secret(*configured, signing_key_use::sign);
     if (!s) {
         error e = s.error();
         e.message = "webhook " + keyhook::detail::quote_input(r.webhook_name()) + ": " + e.message;
@@ -84,7 +84,7 @@ result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requ
             secrets.emplace_back();
             continue;
         }
-        auto s = try_parse_signing_secret(*r.signing_secret());
+        auto s = try_parse_signing_secret(*r.signing_secret(), signing_key_use::sign);
         if (!s) return error{s.error().code, path_of(r.webhook_name()), s.error().message};
         secrets.emplace_back(std::move(*s));
     }

@@ -5,7 +5,10 @@
 //   webhook-timestamp  when it was signed, in Unix seconds
 //   webhook-signature  "v1," + base64(HMAC-SHA256(key, id + "." + timestamp + "." + body)),
 //                      possibly several, separated by spaces
-// where the key is the base64-decoded part of a "whsec_..." secret.
+// where the key is the base64-decoded part of a "whsec_..." secret. A receiver
+// also accepts the older names svix-id, svix-timestamp and svix-signature.
+// (An asymmetric "v1a," scheme, B3, would live in a header of its own; its
+// entries in webhook-signature are skipped here.)
 #pragma once
 
 #include <array>
@@ -42,8 +45,10 @@ namespace keyhook::crypto {
 inline constexpr std::string_view signing_secret_prefix = keyhook::detail::signing_secret_prefix;
 inline constexpr std::string_view signature_version = "v1";
 
-// Key sizes the Standard Webhooks specification recommends; keyhook enforces
-// them both when generating and when reading a secret.
+// Key sizes the Standard Webhooks specification recommends. B1: keyhook
+// enforces them for every key it signs with (generated, or configured on a
+// webhook); a key read only to verify may have any non-empty length.
+using signing_key_use = keyhook::detail::signing_key_use;
 inline constexpr std::size_t min_signing_key_bytes = keyhook::detail::min_signing_key_bytes;
 inline constexpr std::size_t max_signing_key_bytes = keyhook::detail::max_signing_key_bytes;
 inline constexpr std::size_t default_signing_key_bytes = 32;
@@ -54,6 +59,10 @@ inline constexpr std::chrono::seconds default_signature_tolerance = std::chrono:
 inline constexpr std::string_view webhook_id_header = "webhook-id";
 inline constexpr std::string_view webhook_timestamp_header = "webhook-timestamp";
 inline constexpr std::string_view webhook_signature_header = "webhook-signature";
+// The names Svix used before Standard Webhooks; accepted when receiving, never sent.
+inline constexpr std::string_view svix_id_header = "svix-id";
+inline constexpr std::string_view svix_timestamp_header = "svix-timestamp";
+inline constexpr std::string_view svix_signature_header = "svix-signature";
 
 class signing_secret;
 namespace detail {
@@ -101,24 +110,35 @@ inline signing_secret detail::signing_secret_access::make(std::string key) noexc
     return signing_secret(std::move(key));
 }
 
-// Reads "whsec_<base64>" or the bare base64 part. Errors (path
-// "signing_secret") say what is wrong without quoting the text.
-[[nodiscard]] inline result<signing_secret> try_parse_signing_secret(std::string_view text) {
-    auto key = keyhook::detail::try_decode_signing_secret(text, "signing_secret");
+// Reads "whsec_<base64>" or the bare base64 part. For verifying (the
+// default) a key of any non-empty length is read; for signing, 24 to 64 bytes
+// (errc::out_of_range otherwise). Errors (path "signing_secret") say what is
+// wrong without quoting the text.
+[[nodiscard]] inline result<signing_secret> try_parse_signing_secret(std::string_view text,
+                                                                     signing_key_use use = signing_key_use::verify) {
+    auto key = keyhook::detail::try_decode_signing_secret(text, "signing_secret", use);
     if (!key) return key.error();
     return detail::signing_secret_access::make(std::move(*key));
 }
 
-[[nodiscard]] inline signing_secret parse_signing_secret(std::string_view text) {
-    return try_parse_signing_secret(text).value();
+[[nodiscard]] inline signing_secret parse_signing_secret(std::string_view text,
+                                                         signing_key_use use = signing_key_use::verify) {
+    return try_parse_signing_secret(text, use).value();
 }
 
 // The same, from the keyhook::secret a webhook configuration holds.
-[[nodiscard]] inline result<signing_secret> try_parse_signing_secret(const secret& s) {
-    return try_parse_signing_secret(std::string_view(s.reveal()));
+[[nodiscard]] inline result<signing_secret> try_parse_signing_secret(const secret& s,
+                                                                     signing_key_use use = signing_key_use::verify) {
+    return try_parse_signing_secret(std::string_view(s.reveal()), use);
 }
-[[nodiscard]] inline signing_secret parse_signing_secret(const secret& s) {
-    return try_parse_signing_secret(s).value();
+[[nodiscard]] inline signing_secret parse_signing_secret(const secret& s,
+                                                         signing_key_use use = signing_key_use::verify) {
+    return try_parse_signing_secret(s, use).value();
+}
+
+// B1: whether keyhook may sign with this secret (24 to 64 key bytes).
+[[nodiscard]] inline bool can_sign_with(const signing_secret& s) noexcept {
+    return s.key_size() >= min_signing_key_bytes && s.key_size() <= max_signing_key_bytes;
 }
 
 // A new secret of `key_bytes` random bytes (24 to 64) from the host's secure
@@ -233,7 +253,8 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
 }  // namespace detail
 
 // "v1,<base64>" for one secret. `signed_at` is written in whole seconds
-// (rounded down), as the webhook-timestamp header carries it.
+// (rounded down), as the webhook-timestamp header carries it. Any key length:
+// this is also what a verifier computes (sending refuses short keys, below).
 [[nodiscard]] inline std::string compute_signature(const signing_secret& s, std::string_view webhook_id,
                                                    timestamp signed_at, std::string_view body) {
     const std::string unix_time = std::to_string(detail::unix_seconds(signed_at));
@@ -242,12 +263,19 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
 
 // The three headers for a request signed with every secret in `secrets`
 // (more than one while a secret is being rotated: the receiver accepts any).
-// Refused: an empty list (path "signing_secret") and a webhook id that is not
-// a plain header value (path "webhook-id").
+// Refused: an empty list (path "signing_secret"), a secret outside 24 to 64
+// bytes (B1; errc::out_of_range, path "signing_secret") and a webhook id that
+// is not a plain header value (path "webhook-id").
 [[nodiscard]] inline result<http_headers> try_signature_headers(const std::vector<signing_secret>& secrets,
                                                                 std::string_view webhook_id, timestamp now,
                                                                 std::string_view body) {
     if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
+    for (const auto& s : secrets)
+        if (!can_sign_with(s))
+            return error{errc::out_of_range, "signing_secret",
+                         "the key is " + std::to_string(s.key_size()) + " bytes; expected " +
+                             std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes) +
+                             " to sign with"};
     if (!detail::valid_webhook_id(webhook_id)) return detail::invalid_webhook_id(webhook_id);
     const std::string unix_time = std::to_string(detail::unix_seconds(now));
     std::string signatures;
@@ -313,6 +341,35 @@ struct verified_webhook {
 };
 
 namespace detail {
+
+// The value of one signed header, found under its Standard Webhooks name or
+// its older Svix name. Several occurrences (either name, any case) must carry
+// the same value: a proxy reading one and keyhook another must not disagree,
+// so a difference is refused (errc::invalid_header, path the webhook-* name).
+// Not a secret: compared plainly.
+inline result<const http_header*> find_signed_header(const http_headers& headers, std::string_view name,
+                                                     std::string_view svix_name) {
+    const http_header* found = nullptr;
+    bool svix_seen = false, standard_seen = false;
+    for (const auto& h : headers) {
+        const bool standard = header_name_equal(h.name, name);
+        if (!standard && !header_name_equal(h.name, svix_name)) continue;
+        (standard ? standard_seen : svix_seen) = true;
+        if (found == nullptr) {
+            found = &h;
+        } else if (found->value != h.value) {
+            return error{errc::invalid_header, std::string(name),
+                         svix_seen && standard_seen
+                             ? std::string(name) + " and " + std::string(svix_name) + " are both present and differ"
+                             : "the header is repeated with different values"};
+        }
+    }
+    if (found == nullptr)
+        return error{errc::missing_member, std::string(name),
+                     "header is missing (nor is " + std::string(svix_name) + " present)"};
+    return found;
+}
+
 // Unix seconds: 1 to 12 digits, nothing else (no sign, no fraction, no spaces).
 inline constexpr std::size_t max_unix_time_digits = 12;
 inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
@@ -329,12 +386,16 @@ inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
 
 // Verifies a received webhook against one or several secrets (a receiver that
 // rotates its secret accepts either while both are valid), in this order:
-//   1. the three headers are present (errc::missing_member, path = header name);
+//   1. the three headers are present, each under its webhook-* name or its
+//      older svix-* name (errc::missing_member, path = the webhook-* name); a
+//      header present more than once, under either name, with different
+//      values is refused (errc::invalid_header);
 //   2. webhook-id is a plain value (errc::invalid_header) and webhook-timestamp
 //      is Unix seconds, digits only (errc::invalid_timestamp);
 //   3. the timestamp is at most `tolerance` before or after `now`, compared in
 //      whole seconds with `now` rounded down; exactly `tolerance` away is
-//      accepted (errc::timestamp_out_of_tolerance);
+//      accepted, and any tolerance up to seconds::max() works without
+//      overflow (errc::timestamp_out_of_tolerance);
 //   4. one of the space-separated "v1," signatures equals the HMAC of the exact
 //      `body` bytes under one of the secrets, compared in constant time; entries
 //      of other versions ("v1a,...") are ignored (errc::invalid_signature).
@@ -344,12 +405,15 @@ inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
     if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
     if (tolerance < std::chrono::seconds::zero())
         return error{errc::invalid_value, "tolerance", "must not be negative"};
-    const http_header* id = find_header(headers, webhook_id_header);
-    const http_header* ts = find_header(headers, webhook_timestamp_header);
-    const http_header* sig = find_header(headers, webhook_signature_header);
-    for (const auto& [h, name] : {std::pair{id, webhook_id_header}, std::pair{ts, webhook_timestamp_header},
-                                  std::pair{sig, webhook_signature_header}})
-        if (h == nullptr) return error{errc::missing_member, std::string(name), "header is missing"};
+    const auto id_found = detail::find_signed_header(headers, webhook_id_header, svix_id_header);
+    if (!id_found) return id_found.error();
+    const auto ts_found = detail::find_signed_header(headers, webhook_timestamp_header, svix_timestamp_header);
+    if (!ts_found) return ts_found.error();
+    const auto sig_found = detail::find_signed_header(headers, webhook_signature_header, svix_signature_header);
+    if (!sig_found) return sig_found.error();
+    const http_header* id = *id_found;
+    const http_header* ts = *ts_found;
+    const http_header* sig = *sig_found;
 
     if (!detail::valid_webhook_id(id->value)) return detail::invalid_webhook_id(id->value);
 
@@ -357,11 +421,14 @@ inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
     if (!detail::parse_unix_seconds(ts->value, signed_unix))
         return error{errc::invalid_timestamp, std::string(webhook_timestamp_header),
                      "expected Unix seconds (1 to 12 digits), got " + keyhook::detail::quote_input(ts->value)};
+    // The distance, not now +- tolerance: |signed - now| fits in 64 bits for
+    // every timestamp (signed < 10^12, |now| < 10^13 s), now + seconds::max()
+    // does not (outside finding 10).
     const std::int64_t now_unix = detail::unix_seconds(now);
     const std::int64_t limit = tolerance.count();
-    if (signed_unix < now_unix - limit || signed_unix > now_unix + limit) {
-        const bool old = signed_unix < now_unix;
-        const std::int64_t apart = old ? now_unix - signed_unix : signed_unix - now_unix;
+    const bool old = signed_unix < now_unix;
+    const std::int64_t apart = old ? now_unix - signed_unix : signed_unix - now_unix;
+    if (apart > limit) {
         return error{errc::timestamp_out_of_tolerance, std::string(webhook_timestamp_header),
                      "signed " + std::to_string(apart) + " s " + (old ? "before" : "after") + " now; at most " +
                          std::to_string(limit) + " s either way is accepted"};

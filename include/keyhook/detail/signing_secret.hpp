@@ -1,6 +1,10 @@
 // keyhook: the written form of a webhook signing secret (B1), "whsec_" +
-// base64 of 24 to 64 key bytes. Core, so that webhook validation can refuse a
+// base64 of the key bytes. Core, so that webhook validation can refuse a
 // malformed secret when it is configured, not when the first delivery is signed.
+// B1 sizes: a key keyhook signs with (generated, or configured on a webhook)
+// has 24 to 64 bytes; a key it only verifies with may have any non-empty
+// length, because other senders issue shorter ones (Svix's documentation shows
+// an 18-byte key) and the Standard Webhooks libraries accept them.
 #pragma once
 
 #include <cstddef>
@@ -16,18 +20,28 @@ inline constexpr std::string_view signing_secret_prefix = "whsec_";
 inline constexpr std::size_t min_signing_key_bytes = 24;
 inline constexpr std::size_t max_signing_key_bytes = 64;
 
+// What a key is read for; only signing bounds its size.
+enum class signing_key_use {
+    sign,    // keyhook's own sending: 24 to 64 bytes
+    verify,  // checking what another sender signed: any non-empty length
+};
+
 // The key bytes of "whsec_<base64>" or of the bare base64 part. Errors carry
 // `where` as their path and never quote the text.
-[[nodiscard]] inline result<std::string> try_decode_signing_secret(std::string_view text, std::string_view where) {
+[[nodiscard]] inline result<std::string> try_decode_signing_secret(std::string_view text, std::string_view where,
+                                                                   signing_key_use use = signing_key_use::sign) {
     if (text.substr(0, signing_secret_prefix.size()) == signing_secret_prefix)
         text.remove_prefix(signing_secret_prefix.size());
     if (text.empty()) return error{errc::invalid_value, std::string(where), "the secret is empty"};
     auto key = try_base64_decode(text);
     if (!key) return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + key.error().message};
-    if (key->size() < min_signing_key_bytes || key->size() > max_signing_key_bytes)
+    // Non-empty text decodes to at least one byte; checked anyway, an empty HMAC key is no key.
+    if (key->empty()) return error{errc::out_of_range, std::string(where), "the key is 0 bytes"};
+    if (use == signing_key_use::sign && (key->size() < min_signing_key_bytes || key->size() > max_signing_key_bytes))
         return error{errc::out_of_range, std::string(where),
                      "the key is " + std::to_string(key->size()) + " bytes; expected " +
-                         std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes)};
+                         std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes) +
+                         " to sign with"};
     return std::move(*key);
 }
 
