@@ -193,6 +193,17 @@ def rows_for(medians, compile_result):
         allocs = medians[name][1].get("allocs_per_check") if name in medians else None
         form = "from headers" if "headers" in name else "from key and tenant"
         rows.append(Row("heap allocations per authorization check, %s" % form, allocs, "==", 0.0, ""))
+    # 8. Signing at the floor (issue 14 item 3): v1 against a bare HMAC-SHA256 with
+    #    a reused OpenSSL context plus base64, v1a (B3) against a bare OpenSSL
+    #    Ed25519 call with a prepared key plus base64.
+    for size in (200, 2048, 65536):
+        for what, num, den in (("v1 sign", "BM_v1_sign", "BM_hmac_floor"),
+                               ("v1 verify", "BM_v1_verify", "BM_hmac_floor"),
+                               ("v1a sign", "BM_v1a_sign", "BM_ed25519_sign_floor"),
+                               ("v1a verify", "BM_v1a_verify", "BM_ed25519_verify_floor")):
+            n, d = "%s/%d" % (num, size), "%s/%d" % (den, size)
+            rows.append(Row("%s / bare OpenSSL, %d bytes" % (what, size), ratio(medians, n, d), "<=", 1.2,
+                            "%s %s, floor %s" % (what, per(medians, n), per(medians, d))))
     # 7. Compile time.
     if compile_result:
         m = compile_result["median_seconds"]

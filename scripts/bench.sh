@@ -37,6 +37,9 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKEYHOOK_BUILD_BENCHMAR
     -DKEYHOOK_BUILD_TESTS=OFF -DKEYHOOK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 targets=(keyhook_bench)
 [ -f "$root/benchmarks/bench_authorize.cpp" ] && targets+=(keyhook_bench_authorize)
+# Built only when keyhook::crypto is (OpenSSL found).
+build_targets="$(cmake --build "$build" --target help 2>/dev/null || true)"
+case "$build_targets" in *keyhook_bench_signing:*) targets+=(keyhook_bench_signing) ;; esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake --build "$build" --parallel "$jobs" --target "${targets[@]}"
 

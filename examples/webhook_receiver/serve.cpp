@@ -1,6 +1,6 @@
 // webhook_receiver --listen: spec 4.4, H7, H9 and B1 over HTTP, with cpp-httplib.
 //
-//   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whsec_..."]
+//   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--read-timeout S]
 //
 // Each request, in this order (the first failure answers):
@@ -11,7 +11,8 @@
 //   401  when KEYHOOK_SIGNING_SECRET is set: a missing, stale (more than 5
 //        minutes either way) or wrong Standard Webhooks signature (B1; the
 //        library reads the older svix-* header names too; keys of any
-//        non-empty length verify);
+//        non-empty length verify; whpk_ public keys verify v1a entries, B3,
+//        and may be mixed with whsec_ secrets);
 //   200  a webhook-id accepted before within the tolerance window: answered
 //        again, not processed again (H9);
 //   400  a body nested deeper than 16 (counted before parsing) or malformed;
@@ -46,6 +47,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/signing.hpp"
 #include "keyhook/receiving.hpp"
 
@@ -121,7 +123,7 @@ struct settings {
     std::string host;
     int port = 0;
     keyhook::secret key;
-    std::vector<keyhook::crypto::signing_secret> signing;
+    keyhook::crypto::verification_keys signing;  // whsec_ secrets and whpk_ public keys (B1, B3)
     std::chrono::milliseconds read_timeout{5000};
     keyhook::body_limits limits;
 };
@@ -267,21 +269,13 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
         return usage("environment variable " + keyhook::detail::quote_input(key_env) + " is not set");
     s.key = keyhook::secret(key_text);
     if (const char* secrets = std::getenv("KEYHOOK_SIGNING_SECRET"); secrets != nullptr) {
-        std::string_view rest = secrets;
-        std::size_t position = 0;
-        while (!rest.empty()) {
-            const auto space = rest.find(' ');
-            const auto item = rest.substr(0, space);
-            rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-            if (item.empty()) continue;
-            ++position;
-            auto parsed = keyhook::crypto::try_parse_signing_secret(item);
-            // The message of the library quotes no key material.
-            if (!parsed)
-                return usage("KEYHOOK_SIGNING_SECRET, key " + std::to_string(position) + ": " + parsed.error().message);
-            s.signing.push_back(std::move(*parsed));
-        }
-        if (s.signing.empty()) return usage("KEYHOOK_SIGNING_SECRET is set but holds no key");
+        // Space-separated whsec_ and whpk_ keys; the library's message quotes no key material.
+        auto parsed = keyhook::crypto::try_parse_verification_keys(secrets);
+        if (!parsed)
+            return usage(parsed.error().code == keyhook::errc::missing_member
+                             ? std::string("KEYHOOK_SIGNING_SECRET is set but holds no key")
+                             : "KEYHOOK_SIGNING_SECRET, " + parsed.error().path + ": " + parsed.error().message);
+        s.signing = std::move(*parsed);
     }
     s.read_timeout = std::chrono::milliseconds(static_cast<long long>(read_timeout * 1000));
 

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/wipe.hpp"
+
 #include "keyhook/detail/constant_time.hpp"
 
 namespace keyhook {
@@ -89,6 +91,29 @@ class secret {
 public:
     secret() = default;
     explicit secret(std::string plaintext) noexcept : value_(std::move(plaintext)) {}
+    // Issue 14 item 4: every buffer that held the plaintext is wiped when
+    // released, including what a move leaves behind (a short string's bytes
+    // stay in the moved-from object) and what an assignment replaces.
+    secret(const secret&) = default;
+    secret(secret&& other) noexcept : value_(std::move(other.value_)) {
+        detail::wipe_string(other.value_);
+    }
+    secret& operator=(const secret& other) {
+        if (this != &other) {
+            detail::wipe_string(value_);
+            value_ = other.value_;
+        }
+        return *this;
+    }
+    secret& operator=(secret&& other) noexcept {
+        if (this != &other) {
+            detail::wipe_string(value_);
+            value_ = std::move(other.value_);
+            detail::wipe_string(other.value_);
+        }
+        return *this;
+    }
+    ~secret() { detail::wipe_string(value_); }
 
     // The plaintext. Call only to send it where it belongs.
     [[nodiscard]] const std::string& reveal() const noexcept { return value_; }

@@ -27,6 +27,7 @@
 #include "keyhook/receiving.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/detail/signing_secret.hpp"
+#include "keyhook/detail/signing_keys.hpp"
 
 namespace keyhook {
 
@@ -618,8 +619,9 @@ struct webhook_validator {
         }
         if (sink.done()) return std::nullopt;
         if (w.signing_secret) {
-            const auto key = try_decode_signing_secret(w.signing_secret->reveal(), path_member(base, "signingSecret"));
-            if (!key) sink.add(key.error().code, key.error().path, key.error().message);
+            // B1, B3: whsec_ secrets and whsk_ keys, space-separated (decoded bytes are wiped).
+            if (const auto e = check_signing_keys(w.signing_secret->reveal(), path_member(base, "signingSecret")))
+                sink.add(e->code, e->path, e->message);
         }
         if (sink.out.size() != before) return std::nullopt;
 

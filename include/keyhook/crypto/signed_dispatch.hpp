@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/signing.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
@@ -29,18 +30,20 @@ namespace keyhook::crypto {
 }
 
 // B1 policy: `r` signed with its webhook's signing secret, or unsigned when the
-// webhook has none. Refused: a secret that is not whsec_ + base64 of 24 to 64
-// bytes (path "signing_secret", the message naming the webhook).
+// webhook has none. The secret may hold several space-separated keys, whsec_
+// (v1) and whsk_ (v1a, B3) in any mix. Refused: a key that is not whsec_ +
+// base64 of 24 to 64 bytes nor a whsk_ key (path "signing_secret", the
+// message naming the webhook).
 [[nodiscard]] inline result<http_request> try_signed_request(const outbound_request& r, timestamp now) {
     const auto& configured = r.signing_secret();
     if (!configured) return r.request();
-    auto s = try_parse_signing_secret(*configured, signing_key_use::sign);
+    auto s = try_parse_signing_keys(*configured);  // B1 whsec_ and B3 whsk_ keys
     if (!s) {
         error e = s.error();
         e.message = "webhook " + keyhook::detail::quote_input(r.webhook_name()) + ": " + e.message;
         return e;
     }
-    return sign_request(r, *s, now);
+    return sign_request(r.request(), *s, to_string(r.id()), now);
 }
 
 [[nodiscard]] inline http_request signed_request(const outbound_request& r, timestamp now) {
@@ -77,21 +80,22 @@ namespace detail {
 // `path_of` maps a webhook name to the path of its configuration.
 template <class PathOf>
 result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requests, timestamp now, PathOf&& path_of) {
-    std::vector<std::optional<signing_secret>> secrets;
+    std::vector<std::optional<signing_keys>> secrets;
     secrets.reserve(requests.size());
     for (const auto& r : requests) {
         if (!r.signing_secret()) {
             secrets.emplace_back();
             continue;
         }
-        auto s = try_parse_signing_secret(*r.signing_secret(), signing_key_use::sign);
+        auto s = try_parse_signing_keys(*r.signing_secret());
         if (!s) return error{s.error().code, path_of(r.webhook_name()), s.error().message};
         secrets.emplace_back(std::move(*s));
     }
     std::vector<signed_delivery> out;
     out.reserve(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        auto request = secrets[i] ? sign_request(requests[i], *secrets[i], now) : requests[i].request();
+        auto request = secrets[i] ? sign_request(requests[i].request(), *secrets[i], to_string(requests[i].id()), now)
+                                  : requests[i].request();
         out.push_back(signed_delivery{std::move(requests[i]), std::move(request), secrets[i].has_value()});
     }
     return out;

@@ -1,0 +1,123 @@
+// Signing and verifying at the floor (issue 14 item 3), as ratios: keyhook's
+// v1 (HMAC-SHA256) against a bare HMAC with a reused OpenSSL context plus
+// base64, and keyhook's v1a (Ed25519, B3) against a bare OpenSSL Ed25519 call
+// with a prepared key plus base64, at 200 bytes, 2 KB and 64 KB.
+#include <benchmark/benchmark.h>
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+#include "keyhook/base64.hpp"
+#include "keyhook/crypto/asymmetric.hpp"
+#include "keyhook/crypto/signing.hpp"
+
+namespace {
+
+namespace kc = keyhook::crypto;
+
+const kc::signing_secret& secret() {
+    static const auto s = kc::parse_signing_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    return s;
+}
+const kc::asymmetric_signing_key& ed_key() {
+    static const auto k = [] {
+        std::array<unsigned char, 32> seed{};
+        seed.fill(7);
+        return kc::try_asymmetric_signing_key_from_seed(seed.data(), seed.size()).value();
+    }();
+    return k;
+}
+std::string body_of(benchmark::State& state) { return std::string(static_cast<std::size_t>(state.range(0)), 'b'); }
+const keyhook::timestamp now{std::chrono::seconds{1700000000}};
+constexpr const char* id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
+
+// The floor: one fetched MAC and one context, re-keyed per call, plus base64.
+void BM_hmac_floor(benchmark::State& state) {
+    const std::string body = body_of(state);
+    EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                 OSSL_PARAM_construct_end()};
+    const auto& k = secret().key().reveal();
+    const std::string ts = "1700000000";
+    for (auto _ : state) {
+        EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(k.data()), k.size(), params);
+        for (const std::string_view part : {std::string_view(id), std::string_view("."), std::string_view(ts),
+                                            std::string_view("."), std::string_view(body)})
+            EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(part.data()), part.size());
+        std::array<unsigned char, 32> out{};
+        std::size_t n = 0;
+        EVP_MAC_final(ctx, out.data(), &n, out.size());
+        benchmark::DoNotOptimize(keyhook::base64_encode(out.data(), n));
+    }
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(mac);
+}
+
+void BM_v1_sign(benchmark::State& state) {
+    const std::string body = body_of(state);
+    for (auto _ : state) benchmark::DoNotOptimize(kc::compute_signature(secret(), id, now, body));
+}
+
+void BM_v1_verify(benchmark::State& state) {
+    const std::string body = body_of(state);
+    const auto headers = kc::signature_headers(secret(), id, now, body);
+    for (auto _ : state) benchmark::DoNotOptimize(kc::try_verify_signature(secret(), headers, body, now));
+}
+
+// The floor: the prepared EVP_PKEY, a fresh EVP_MD_CTX per call (Ed25519 in
+// OpenSSL 3.0 is one-shot), over a message already joined, plus base64.
+void BM_ed25519_sign_floor(benchmark::State& state) {
+    const std::string message = std::string(id) + ".1700000000." + body_of(state);
+    for (auto _ : state) {
+        EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+        EVP_DigestSignInit(ctx, nullptr, nullptr, nullptr, ed_key().native_handle());
+        std::array<unsigned char, 64> sig{};
+        std::size_t n = sig.size();
+        EVP_DigestSign(ctx, sig.data(), &n, reinterpret_cast<const unsigned char*>(message.data()), message.size());
+        EVP_MD_CTX_free(ctx);
+        benchmark::DoNotOptimize(keyhook::base64_encode(sig.data(), n));
+    }
+}
+
+void BM_v1a_sign(benchmark::State& state) {
+    const std::string body = body_of(state);
+    for (auto _ : state) benchmark::DoNotOptimize(kc::compute_asymmetric_signature(ed_key(), id, now, body));
+}
+
+void BM_ed25519_verify_floor(benchmark::State& state) {
+    const std::string message = std::string(id) + ".1700000000." + body_of(state);
+    const auto sig = kc::ed25519_sign(ed_key(), message);
+    const auto pk = ed_key().public_key();
+    for (auto _ : state) {
+        EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+        EVP_DigestVerifyInit(ctx, nullptr, nullptr, nullptr, pk.native_handle());
+        benchmark::DoNotOptimize(EVP_DigestVerify(
+            ctx, sig.data(), sig.size(), reinterpret_cast<const unsigned char*>(message.data()), message.size()));
+        EVP_MD_CTX_free(ctx);
+    }
+}
+
+void BM_v1a_verify(benchmark::State& state) {
+    const std::string body = body_of(state);
+    const kc::verification_keys keys{{}, {ed_key().public_key()}};
+    const auto headers = kc::signature_headers(kc::signing_keys{{}, {ed_key()}}, id, now, body);
+    for (auto _ : state) benchmark::DoNotOptimize(kc::try_verify_signature(keys, headers, body, now));
+}
+
+}  // namespace
+
+#define KEYHOOK_SIGNING_SIZES Arg(200)->Arg(2048)->Arg(65536)
+BENCHMARK(BM_hmac_floor)->KEYHOOK_SIGNING_SIZES;
+BENCHMARK(BM_v1_sign)->KEYHOOK_SIGNING_SIZES;
+BENCHMARK(BM_v1_verify)->KEYHOOK_SIGNING_SIZES;
+BENCHMARK(BM_ed25519_sign_floor)->KEYHOOK_SIGNING_SIZES;
+BENCHMARK(BM_v1a_sign)->KEYHOOK_SIGNING_SIZES;
+BENCHMARK(BM_ed25519_verify_floor)->KEYHOOK_SIGNING_SIZES;
+BENCHMARK(BM_v1a_verify)->KEYHOOK_SIGNING_SIZES;

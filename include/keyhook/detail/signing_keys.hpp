@@ -1,0 +1,77 @@
+// keyhook: the signing keys a webhook carries (B1, B3), checked in the core
+// so that a validated webhook always signs. The configured text is one key or
+// several separated by spaces: "whsec_..." HMAC secrets (v1) and "whsk_..."
+// Ed25519 signing keys (v1a), at once while a webhook moves between schemes.
+// The core checks the written form (prefix, base64, size); keyhook::crypto
+// also checks that a whsk_ key's public half belongs to its seed.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "keyhook/base64.hpp"
+#include "keyhook/detail/signing_secret.hpp"
+#include "keyhook/detail/wipe.hpp"
+#include "keyhook/error.hpp"
+
+namespace keyhook::detail {
+
+inline constexpr std::string_view asymmetric_signing_key_prefix = "whsk_";
+inline constexpr std::string_view public_key_prefix = "whpk_";
+inline constexpr std::size_t asymmetric_signing_key_bytes = 64;  // seed || public key
+
+// Calls f(entry, index) for each space-separated entry of `text`.
+template <class F>
+void for_each_signing_key(std::string_view text, F&& f) {
+    std::size_t index = 0;
+    while (!text.empty()) {
+        const auto space = text.find(' ');
+        const auto entry = text.substr(0, space);
+        text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+        if (!entry.empty()) f(entry, index++);
+    }
+}
+
+// Checks a webhook's signing key text for keyhook's own sending; the first
+// error, with `where` as its path (the entry's position in the message when
+// there are several). Decoded bytes are wiped. Nothing of a key is quoted.
+[[nodiscard]] inline std::optional<error> check_signing_keys(std::string_view text, std::string_view where) {
+    std::optional<error> first;
+    std::size_t count = 0;
+    for_each_signing_key(text, [&](std::string_view, std::size_t) { ++count; });
+    for_each_signing_key(text, [&](std::string_view entry, std::size_t index) {
+        if (first) return;
+        // Which entry, when there are several.
+        const std::string which = count > 1 ? "key " + std::to_string(index + 1) + ": " : std::string();
+        if (entry.substr(0, public_key_prefix.size()) == public_key_prefix) {
+            first = error{errc::invalid_value, std::string(where),
+                          which + "a whpk_ public key only verifies; signing needs the whsk_ key"};
+        } else if (entry.substr(0, asymmetric_signing_key_prefix.size()) == asymmetric_signing_key_prefix) {
+            auto bytes = try_base64_decode(entry.substr(asymmetric_signing_key_prefix.size()));
+            if (!bytes) {
+                first = error{errc::invalid_value, std::string(where), which + "not whsk_ + base64"};
+            } else {
+                const std::size_t n = bytes->size();
+                wipe_string(*bytes);
+                if (n != asymmetric_signing_key_bytes)
+                    first = error{errc::out_of_range, std::string(where),
+                                  which + "the key is " + std::to_string(n) + " bytes; whsk_ keys are 64"};
+            }
+        } else {
+            auto key = try_decode_signing_secret(entry, where, signing_key_use::sign);
+            if (!key) {
+                error e = key.error();
+                e.message = which + e.message;
+                first = std::move(e);
+            } else {
+                wipe_string(*key);
+            }
+        }
+    });
+    if (!first && count == 0) first = error{errc::invalid_value, std::string(where), "the secret is empty"};
+    return first;
+}
+
+}  // namespace keyhook::detail
