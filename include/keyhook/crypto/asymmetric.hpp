@@ -364,40 +364,6 @@ template <class RandomSource>
 }
 
 namespace detail {
-// The checked headers of a signed request (steps 1 to 3 of try_verify_signature).
-struct signed_envelope {
-    std::string_view id;
-    std::string_view unix_time;
-    std::string_view signatures;
-    timestamp signed_at;
-};
-
-inline result<signed_envelope> check_signed_envelope(const http_headers& headers, timestamp now,
-                                                     std::chrono::seconds tolerance) {
-    if (tolerance < std::chrono::seconds::zero())
-        return error{errc::invalid_value, "tolerance", "must not be negative"};
-    const auto id = find_signed_header(headers, webhook_id_header, svix_id_header);
-    if (!id) return id.error();
-    const auto ts = find_signed_header(headers, webhook_timestamp_header, svix_timestamp_header);
-    if (!ts) return ts.error();
-    const auto sig = find_signed_header(headers, webhook_signature_header, svix_signature_header);
-    if (!sig) return sig.error();
-    if (!valid_webhook_id((*id)->value)) return invalid_webhook_id((*id)->value);
-    std::int64_t signed_unix = 0;
-    if (!parse_unix_seconds((*ts)->value, signed_unix))
-        return error{errc::invalid_timestamp, std::string(webhook_timestamp_header),
-                     "expected Unix seconds (1 to 12 digits), got " + keyhook::detail::quote_input((*ts)->value)};
-    const std::int64_t now_unix = unix_seconds(now);
-    const std::int64_t limit = tolerance.count();
-    const bool old = signed_unix < now_unix;
-    const std::int64_t apart = old ? now_unix - signed_unix : signed_unix - now_unix;
-    if (apart > limit)
-        return error{errc::timestamp_out_of_tolerance, std::string(webhook_timestamp_header),
-                     "signed " + std::to_string(apart) + " s " + (old ? "before" : "after") + " now; at most " +
-                         std::to_string(limit) + " s either way is accepted"};
-    return signed_envelope{(*id)->value, (*ts)->value, (*sig)->value, timestamp{std::chrono::seconds{signed_unix}}};
-}
-
 // `id.timestamp.body`, in one buffer: Ed25519 reads its message twice, so it
 // cannot be streamed as HMAC is.
 inline std::string signed_content(std::string_view id, std::string_view unix_time, std::string_view body) {

@@ -384,6 +384,44 @@ inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
 }
 }  // namespace detail
 
+namespace detail {
+// The checked headers of a signed request (steps 1 to 3 of try_verify_signature, below,
+// shared with v1a verification, B3).
+struct signed_envelope {
+    std::string_view id;
+    std::string_view unix_time;
+    std::string_view signatures;
+    timestamp signed_at;
+};
+
+inline result<signed_envelope> check_signed_envelope(const http_headers& headers, timestamp now,
+                                                     std::chrono::seconds tolerance) {
+    if (tolerance < std::chrono::seconds::zero())
+        return error{errc::invalid_value, "tolerance", "must not be negative"};
+    const auto id = find_signed_header(headers, webhook_id_header, svix_id_header);
+    if (!id) return id.error();
+    const auto ts = find_signed_header(headers, webhook_timestamp_header, svix_timestamp_header);
+    if (!ts) return ts.error();
+    const auto sig = find_signed_header(headers, webhook_signature_header, svix_signature_header);
+    if (!sig) return sig.error();
+    if (!valid_webhook_id((*id)->value)) return invalid_webhook_id((*id)->value);
+    std::int64_t signed_unix = 0;
+    if (!parse_unix_seconds((*ts)->value, signed_unix))
+        return error{errc::invalid_timestamp, std::string(webhook_timestamp_header),
+                     "expected Unix seconds (1 to 12 digits), got " + keyhook::detail::quote_input((*ts)->value)};
+    const std::int64_t now_unix = unix_seconds(now);
+    const std::int64_t limit = tolerance.count();
+    const bool old = signed_unix < now_unix;
+    const std::int64_t apart = old ? now_unix - signed_unix : signed_unix - now_unix;
+    if (apart > limit)
+        return error{errc::timestamp_out_of_tolerance, std::string(webhook_timestamp_header),
+                     "signed " + std::to_string(apart) + " s " + (old ? "before" : "after") + " now; at most " +
+                         std::to_string(limit) + " s either way is accepted"};
+    return signed_envelope{(*id)->value, (*ts)->value, (*sig)->value, timestamp{std::chrono::seconds{signed_unix}}};
+}
+
+}  // namespace detail
+
 // Verifies a received webhook against one or several secrets (a receiver that
 // rotates its secret accepts either while both are valid), in this order:
 //   1. the three headers are present, each under its webhook-* name or its
@@ -403,44 +441,18 @@ inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
     const std::vector<signing_secret>& secrets, const http_headers& headers, std::string_view body, timestamp now,
     std::chrono::seconds tolerance = default_signature_tolerance) {
     if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
-    if (tolerance < std::chrono::seconds::zero())
-        return error{errc::invalid_value, "tolerance", "must not be negative"};
-    const auto id_found = detail::find_signed_header(headers, webhook_id_header, svix_id_header);
-    if (!id_found) return id_found.error();
-    const auto ts_found = detail::find_signed_header(headers, webhook_timestamp_header, svix_timestamp_header);
-    if (!ts_found) return ts_found.error();
-    const auto sig_found = detail::find_signed_header(headers, webhook_signature_header, svix_signature_header);
-    if (!sig_found) return sig_found.error();
-    const http_header* id = *id_found;
-    const http_header* ts = *ts_found;
-    const http_header* sig = *sig_found;
-
-    if (!detail::valid_webhook_id(id->value)) return detail::invalid_webhook_id(id->value);
-
-    std::int64_t signed_unix = 0;
-    if (!detail::parse_unix_seconds(ts->value, signed_unix))
-        return error{errc::invalid_timestamp, std::string(webhook_timestamp_header),
-                     "expected Unix seconds (1 to 12 digits), got " + keyhook::detail::quote_input(ts->value)};
-    // The distance, not now +- tolerance: |signed - now| fits in 64 bits for
-    // every timestamp (signed < 10^12, |now| < 10^13 s), now + seconds::max()
-    // does not (outside finding 10).
-    const std::int64_t now_unix = detail::unix_seconds(now);
-    const std::int64_t limit = tolerance.count();
-    const bool old = signed_unix < now_unix;
-    const std::int64_t apart = old ? now_unix - signed_unix : signed_unix - now_unix;
-    if (apart > limit) {
-        return error{errc::timestamp_out_of_tolerance, std::string(webhook_timestamp_header),
-                     "signed " + std::to_string(apart) + " s " + (old ? "before" : "after") + " now; at most " +
-                         std::to_string(limit) + " s either way is accepted"};
-    }
+    // Steps 1 to 3, shared with v1a verification (asymmetric.hpp, B3).
+    const auto envelope = detail::check_signed_envelope(headers, now, tolerance);
+    if (!envelope) return envelope.error();
 
     std::vector<std::string> expected;
     expected.reserve(secrets.size());
-    for (const auto& s : secrets) expected.push_back(detail::signature_base64(s, id->value, ts->value, body));
+    for (const auto& s : secrets)
+        expected.push_back(detail::signature_base64(s, envelope->id, envelope->unix_time, body));
 
     bool matched = false;
     std::size_t candidates = 0;
-    std::string_view rest = sig->value;
+    std::string_view rest = envelope->signatures;
     while (!rest.empty()) {
         const auto space = rest.find(' ');
         const std::string_view entry = rest.substr(0, space);
@@ -457,7 +469,7 @@ inline bool parse_unix_seconds(std::string_view s, std::int64_t& out) noexcept {
         return error{errc::invalid_signature, std::string(webhook_signature_header),
                      candidates == 1 ? std::string("the v1 signature does not match")
                                      : "none of the " + std::to_string(candidates) + " v1 signatures matches"};
-    return verified_webhook{id->value, timestamp{std::chrono::seconds{signed_unix}}};
+    return verified_webhook{std::string(envelope->id), envelope->signed_at};
 }
 
 [[nodiscard]] inline result<verified_webhook> try_verify_signature(
