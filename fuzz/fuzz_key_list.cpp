@@ -3,13 +3,20 @@
 //  - strict and lenient agree: the same envelope error; lenient without
 //    rejections gives strict's page; otherwise strict fails with lenient's
 //    first rejection;
-//  - every rejected record names a path under "data.result[";
-//  - records match try_api_key_from_json on the DOM element by element (the
-//    SAX decoder claims the same results and messages);
+//  - every rejected record names a path under "data.result["; the first 100
+//    are kept and all are counted (J3);
+//  - two-sided against nlohmann's own reading (J1, J2): when nlohmann refuses
+//    the text (malformed, a number out of range), keyhook refuses it; when a
+//    name repeats in an object (an oracle on nlohmann's SAX, duplicate_members.hpp),
+//    keyhook refuses it, naming one of the repeated members; when keyhook
+//    accepts, nlohmann's DOM reads the same envelope, and records match
+//    try_api_key_from_json on the DOM element by element (the SAX decoder
+//    claims the same results and messages);
 //  - parse -> write (to_json per record, envelope rebuilt) -> parse gives
 //    equal records;
 //  - no message holds a whole string of the input longer than 64 bytes, nor
 //    a long `masked` value (those are never quoted).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "duplicate_members.hpp"
 #include "fuzz_common.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/key_list.hpp"
@@ -82,6 +90,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::collect_strings(dom, strings);
         masked_only = masked_values(dom, strings);
     }
+    bool nlohmann_reads = false;
+    const auto repeated = have_dom ? fuzz::repeated_members(text, nlohmann_reads) : std::vector<std::string>{};
+
+    // nlohmann refuses (malformed text, a number no double holds, or deeper than 64): so does keyhook.
+    if (!have_dom) fuzz::check(!lenient, "keyhook accepts what nlohmann refuses");
+    // J1: a repeated name is refused, and the error names a repeated member.
+    if (!repeated.empty()) {
+        fuzz::check(!lenient, "keyhook accepts a repeated member name", repeated.front());
+        const auto c = lenient.error().code;
+        fuzz::check(c == keyhook::errc::duplicate_member || c == keyhook::errc::limit_exceeded,
+                    "a repeated member gave another kind of error", lenient.error().what());
+    }
+    if (!lenient && lenient.error().code == keyhook::errc::duplicate_member)
+        fuzz::check(std::find(repeated.begin(), repeated.end(), lenient.error().path) != repeated.end(),
+                    "duplicate_member names no repeated member", lenient.error().path);
 
     if (!lenient) {
         fuzz::check(!strict, "lenient failed but strict passed");
@@ -89,12 +112,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check_messages(lenient.error(), strings, masked_only);
         return 0;
     }
+    // J3: the first 100 rejections kept, all counted.
+    fuzz::check(lenient->rejected.size() == std::min(lenient->rejected_count, keyhook::key_list_max_rejected),
+                "rejected does not hold the first 100 of rejected_count");
+    // The envelope as nlohmann's DOM reads it.
+    fuzz::check(have_dom && dom["data"]["count"] == lenient->count && dom["data"]["page"] == lenient->page &&
+                    dom["data"]["pageSize"] == lenient->page_size,
+                "the envelope differs from nlohmann's DOM");
     for (const auto& r : lenient->rejected) {
         fuzz::check(fuzz::starts_with(r.path, "data.result["), "a rejected record's path is not under data.result[",
                     r.path);
         check_messages(r, strings, masked_only);
     }
-    if (lenient->rejected.empty()) {
+    if (lenient->rejected_count == 0) {
         fuzz::check(strict.has_value(), "strict failed where lenient rejected nothing");
         fuzz::check(*strict == *lenient, "strict and lenient pages differ");
     } else {
@@ -115,13 +145,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 fuzz::check(*one == lenient->records[good], "a record differs from the DOM reading");
                 ++good;
             } else {
-                fuzz::check(bad < lenient->rejected.size(), "the DOM rejects more records", one.error().what());
-                fuzz::check(one.error() == lenient->rejected[bad], "a rejection differs from the DOM reading",
-                            one.error().what() + " vs " + lenient->rejected[bad].what());
+                fuzz::check(bad < lenient->rejected_count, "the DOM rejects more records", one.error().what());
+                if (bad < lenient->rejected.size())
+                    fuzz::check(one.error() == lenient->rejected[bad], "a rejection differs from the DOM reading",
+                                one.error().what() + " vs " + lenient->rejected[bad].what());
                 ++bad;
             }
         }
-        fuzz::check(good == lenient->records.size() && bad == lenient->rejected.size(), "the DOM reads fewer records");
+        fuzz::check(good == lenient->records.size() && bad == lenient->rejected_count, "the DOM reads fewer records");
     }
 
     // Round trip through the writer.

@@ -1,20 +1,25 @@
 // Notification bodies (H6, H7). The first byte chooses:
 //  even: the rest is a received body for parse_notification (tolerant): never
-//    crashes; errors are of the documented kinds; what converts to a
+//    crashes; errors are of the documented kinds; a member name repeated in
+//    an object (an oracle on nlohmann's SAX) is refused naming a repeated
+//    member (J1), a body nlohmann refuses is refused; what converts to a
 //    notification writes, parses and writes back to the same bytes;
 //  odd: the rest builds a notification from fuzzed strings, and the direct
 //    writer is compared with nlohmann::ordered_json's dump (a differential
 //    check): equal bytes for valid UTF-8; for invalid UTF-8 the writer gives
 //    errc::invalid_utf8 naming the first bad field and offset (checked against
 //    an independent validator) while dump throws type_error 316.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fuzzer/FuzzedDataProvider.h>
 #include <nlohmann/json.hpp>
 
+#include "duplicate_members.hpp"
 #include "fuzz_common.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/notification.hpp"
@@ -25,10 +30,20 @@ using keyhook::errc;
 
 void fuzz_received(std::string_view body) {
     const auto r = keyhook::try_parse_notification(body);
+    nlohmann::json dom;
+    const bool have_dom = fuzz::parse_json(body, dom, 16);
+    bool nlohmann_reads = false;
+    const auto repeated = have_dom ? fuzz::repeated_members(body, nlohmann_reads) : std::vector<std::string>{};
+    if (!have_dom) fuzz::check(!r, "parse_notification accepts what nlohmann refuses");
+    if (!repeated.empty()) fuzz::check(!r, "parse_notification accepts a repeated member name", repeated.front());
     if (!r) {
         const auto c = r.error().code;
-        fuzz::check(c == errc::syntax_error || c == errc::limit_exceeded || c == errc::wrong_type,
+        fuzz::check(c == errc::syntax_error || c == errc::limit_exceeded || c == errc::wrong_type ||
+                        c == errc::duplicate_member || c == errc::out_of_range,
                     "parse_notification failed with an undocumented kind", r.error().what());
+        if (c == errc::duplicate_member)
+            fuzz::check(std::find(repeated.begin(), repeated.end(), r.error().path) != repeated.end(),
+                        "duplicate_member names no repeated member", r.error().path);
         return;
     }
     fuzz::check(r->event.has_value() == keyhook::find_event_type(r->user_action).has_value(),

@@ -272,9 +272,13 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
             status = exit_network;
             break;
         }
-        if (!page->rejected.empty()) {
+        if (page->rejected_count > 0) {
+            // The first 100 errors are kept (J3), the rest counted, as in file mode.
             for (const auto& e : page->rejected)
                 err << "key_audit: " << where << ", " << page_name << ": " << e << '\n';
+            if (page->rejected_count > page->rejected.size())
+                err << "key_audit: " << where << ", " << page_name << ": ... and "
+                    << page->rejected_count - page->rejected.size() << " more rejected records\n";
             status = 1;  // bad input, as in file mode
             break;
         }

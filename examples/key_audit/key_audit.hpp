@@ -179,8 +179,22 @@ struct key_row {
     return keyhook::mask_key(*k.masked);
 }
 
-// --format json: {"now": T, "keys": [...]}, members in a fixed order.
-[[nodiscard]] inline std::string render_json(const std::vector<key_row>& rows, keyhook::timestamp now) {
+// What the response holds of the whole list (finding 16): the envelope's
+// `count` (keys across all pages) and the records this response held, valid
+// and rejected, so a partial page never reads as the whole list.
+struct response_summary {
+    std::int64_t count = 0;
+    std::size_t records = 0;
+};
+
+[[nodiscard]] inline response_summary summarize(const keyhook::key_list_page& page) {
+    return response_summary{page.count, page.elements()};
+}
+
+// --format json: {"now": T, "count": N, "records": N, "keys": [...]}, members
+// in a fixed order.
+[[nodiscard]] inline std::string render_json(const std::vector<key_row>& rows, keyhook::timestamp now,
+                                             const response_summary& summary) {
     using json = nlohmann::ordered_json;
     json keys = json::array();
     for (const auto& r : rows) {
@@ -203,6 +217,8 @@ struct key_row {
     }
     json doc = json::object();
     doc["now"] = keyhook::format_timestamp(now);
+    doc["count"] = summary.count;
+    doc["records"] = summary.records;
     doc["keys"] = std::move(keys);
     return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -301,8 +317,11 @@ inline constexpr std::size_t max_name_columns = 32;
 inline constexpr std::string_view warning_marker = "!";
 
 // --format table: aligned columns for people, the warning marked in the first.
+// The first line says how many keys are shown of the records read, and how
+// many of the list's keys (`count`) this response held.
 [[nodiscard]] inline std::string render_table(const std::vector<key_row>& rows, keyhook::timestamp now,
-                                              std::size_t total, status_choice choice) {
+                                              std::size_t total, status_choice choice,
+                                              const response_summary& summary) {
     static constexpr std::string_view choice_names[] = {"active", "future", "expired", "revoked", "all"};
     static constexpr std::size_t days_column = 4;
     std::vector<std::vector<std::string>> cells;
@@ -323,7 +342,11 @@ inline constexpr std::string_view warning_marker = "!";
 
     std::ostringstream out;
     out << "keys at " << keyhook::format_timestamp(now) << ": " << rows.size() << " of " << total << " (status "
-        << choice_names[static_cast<std::size_t>(choice)] << ")\n";
+        << choice_names[static_cast<std::size_t>(choice)] << "); this response holds " << summary.records << " of "
+        << summary.count << " keys";
+    if (summary.count >= 0 && summary.records < static_cast<std::uint64_t>(summary.count))
+        out << ", " << static_cast<std::uint64_t>(summary.count) - summary.records << " not audited";
+    out << "\n";
     if (rows.empty()) return out.str();
     out << '\n';
     for (const auto& line : cells) {
@@ -434,9 +457,13 @@ inline constexpr std::string_view warning_marker = "!";
         err << "key_audit: " << source << ": " << page.error() << '\n';
         return exit_bad_input;
     }
-    // A record the parser set aside is still bad input: say so, and fail.
-    if (!page->rejected.empty()) {
+    // A record the parser set aside is still bad input: say so, and fail. The
+    // parser keeps the first 100 errors (J3); the rest are only counted.
+    if (page->rejected_count > 0) {
         for (const auto& e : page->rejected) err << "key_audit: " << source << ": " << e << '\n';
+        if (page->rejected_count > page->rejected.size())
+            err << "key_audit: " << source << ": ... and " << page->rejected_count - page->rejected.size()
+                << " more rejected records\n";
         return exit_bad_input;
     }
 
@@ -446,10 +473,11 @@ inline constexpr std::string_view warning_marker = "!";
         return exit_ok;
     }
     const auto rows = select_rows(page->records, o.status, now);
+    const auto summary = summarize(*page);
     if (o.format == output_format::json)
-        out << render_json(rows, now);
+        out << render_json(rows, now, summary);
     else
-        out << render_table(rows, now, page->records.size(), o.status);
+        out << render_table(rows, now, page->records.size(), o.status, summary);
     return exit_ok;
 }
 

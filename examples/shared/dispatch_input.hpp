@@ -16,6 +16,7 @@
 #include "keyhook/dispatch.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/json_input.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace examples {
@@ -42,18 +43,15 @@ inline std::string input_name(const std::optional<std::string>& file) {
 // error with the byte offset, or the library's error with its JSON path.
 inline keyhook::result<keyhook::dispatch_input> parse_dispatch_input(const std::string& text, keyhook::timestamp now,
                                                                      const keyhook::endpoint_policy& policy = {}) {
-    nlohmann::json document;
-    try {
-        document = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        return keyhook::error{keyhook::errc::syntax_error,
-                              {},
-                              "expected one JSON object, syntax error at byte offset " + std::to_string(e.byte)};
-    } catch (const nlohmann::json::exception&) {
-        // out_of_range 406: a number too large for a double ("1e999").
-        return keyhook::error{keyhook::errc::syntax_error, {}, "expected one JSON object, found a number out of range"};
+    // The strict reader (J1-J3): repeated names and numbers out of range are
+    // refused with their path; the depth limit bounds the DOM readers' recursion.
+    auto document = keyhook::try_parse_json(text);
+    if (!document) {
+        keyhook::error e = document.error();
+        if (e.code == keyhook::errc::syntax_error) e.message = "expected one JSON object, " + e.message;
+        return e;
     }
-    return keyhook::try_dispatch_input_from_json(document, now, policy);
+    return keyhook::try_dispatch_input_from_json(*document, now, policy);
 }
 
 }  // namespace examples

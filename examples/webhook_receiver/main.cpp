@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/json_input.hpp"
 #include "keyhook/receiving.hpp"
 #include "serve.hpp"
 
@@ -48,15 +49,15 @@ int usage(std::string_view problem) {
 keyhook::result<keyhook::http_request> read_request(const std::string& text) {
     using keyhook::errc;
     using keyhook::error;
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        return error{errc::syntax_error, {}, "request description: syntax error at byte " + std::to_string(e.byte)};
-    } catch (const nlohmann::json::exception&) {
-        // out_of_range 406: a number too large for a double ("1e999").
-        return error{errc::syntax_error, {}, "request description: a number is out of range"};
+    // The strict reader (J1-J3): its depth limit also bounds the recursion of
+    // dump() below (finding 1: a body nested 100,000 deep crashed it).
+    auto parsed = keyhook::try_parse_json(text);
+    if (!parsed) {
+        error e = parsed.error();
+        e.message = "request description: " + e.message;
+        return e;
     }
+    const nlohmann::json& j = *parsed;
     if (!j.is_object()) return error{errc::wrong_type, {}, "expected a JSON object describing the request"};
     keyhook::http_request r;
     for (const auto* key : {"method", "url"}) {

@@ -43,6 +43,7 @@ enum class errc {
     unauthorized,                // a receiving-side key check failed (H7)
     conflicting_keys,            // x-api-key and api_key both present and different (H7)
     method_not_allowed,          // a received webhook call whose method is not POST (spec 4.4)
+    duplicate_member,            // a member name repeated in one JSON object (J1)
 };
 
 // Short, stable spelling of each kind ("invalid_timestamp").
@@ -72,6 +73,7 @@ enum class errc {
         case errc::unauthorized: return "unauthorized";
         case errc::conflicting_keys: return "conflicting_keys";
         case errc::method_not_allowed: return "method_not_allowed";
+        case errc::duplicate_member: return "duplicate_member";
     }
     return "unknown";
 }

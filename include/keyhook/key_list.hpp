@@ -24,6 +24,7 @@
 #include "keyhook/api_key.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
+#include "keyhook/json_input.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/timestamps.hpp"
@@ -130,15 +131,23 @@ constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view pre
 // ---------------------------------------------------------------------------
 // L2: the response
 
+// At most this many errors of rejected records are kept (J3); the others are counted.
+inline constexpr std::size_t key_list_max_rejected = 100;
+
 // One page of the list call. `count` is the total number of matching keys
-// across all pages. `rejected` holds, in lenient mode, one error per record
-// that could not be read (with its path, e.g. "data.result[3].expireAt").
+// across all pages. In lenient mode, `rejected_count` counts the records that
+// could not be read and `rejected` holds the errors of the first 100 of them
+// (key_list_max_rejected), with their paths (e.g. "data.result[3].expireAt").
 struct key_list_page {
     std::int64_t count = 0;
     std::int64_t page = 0;
     std::int64_t page_size = 0;
     std::vector<api_key> records;
     std::vector<error> rejected;
+    std::size_t rejected_count = 0;
+
+    // Elements of data.result this response held: records read plus rejected.
+    [[nodiscard]] std::size_t elements() const noexcept { return records.size() + rejected_count; }
 
     // ceil(count / page_size); 0 when either is not positive.
     [[nodiscard]] std::int64_t total_pages() const noexcept {
@@ -149,12 +158,12 @@ struct key_list_page {
 
     friend bool operator==(const key_list_page& a, const key_list_page& b) {
         return a.count == b.count && a.page == b.page && a.page_size == b.page_size && a.records == b.records &&
-               a.rejected == b.rejected;
+               a.rejected == b.rejected && a.rejected_count == b.rejected_count;
     }
     friend bool operator!=(const key_list_page& a, const key_list_page& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const key_list_page& p) {
         os << "key_list_page{count=" << p.count << ", page=" << p.page << ", page_size=" << p.page_size
-           << ", records=" << p.records.size() << ", rejected=" << p.rejected.size() << '}';
+           << ", records=" << p.records.size() << ", rejected=" << p.rejected_count << '}';
         return os;
     }
 };
@@ -173,7 +182,7 @@ struct key_list_page {
 
 // What to do with a record that cannot be read.
 enum class key_list_mode {
-    lenient,  // keep the valid records; each bad one goes to key_list_page::rejected (the default)
+    lenient,  // keep the valid records; bad ones are counted, the first 100 kept in `rejected` (the default)
     strict,   // the first bad record fails the whole parse
 };
 
@@ -302,8 +311,11 @@ public:
     using string_t = json::string_t;
     using binary_t = json::binary_t;
 
-    key_list_sax(const key_list_options& options, std::size_t input_bytes) noexcept
-        : options_(options), input_bytes_(input_bytes) {}
+    // `exact_capacity`: the number of valid records, when a first pass found
+    // more than it had room for (see try_parse_key_list).
+    key_list_sax(const key_list_options& options, std::size_t input_bytes,
+                 std::optional<std::size_t> exact_capacity = std::nullopt) noexcept
+        : options_(options), input_bytes_(input_bytes), exact_capacity_(exact_capacity) {}
 
     bool null() { return scalar(kind::null); }
     bool boolean(bool) { return scalar(kind::boolean); }
@@ -313,21 +325,26 @@ public:
             return number(0, numeric::too_large, std::to_string(v));
         return number(static_cast<std::int64_t>(v), numeric::integer, {});
     }
-    bool number_float(number_float_t, const string_t& text) { return number(0, numeric::floating, text); }
+    bool number_float(number_float_t, const string_t& text) {
+        // Integer syntax too large for 64 bits (J2: out of range, not a fraction).
+        const bool integral = text.find_first_of(".eE") == string_t::npos;
+        return number(0, integral ? numeric::too_large : numeric::floating, text);
+    }
     bool binary(binary_t&) { return scalar(kind::other); }
 
     bool string(string_t& val) {
+        pos_.value_done();
         if (skip_ > 0) return true;
         switch (slot_) {
             case slot::field: field_string(val); return true;
-            case slot::group: group_string(val); return true;
+            case slot::group: group_string(val); return !fatal_;
             case slot::record: reject_element(kind::string); return true;
             case slot::status:
                 status_seen_ = true;
                 status_ok_ = ascii_iequal(val, "success");
                 if (!status_ok_) status_text_ = quote_input(val);
                 return true;
-            case slot::message: message_ = quote_input(val, 200); return true;
+            case slot::message: message_ = quote_input(val); return true;
             case slot::error_code: error_code_ = quote_input(val); return true;
             case slot::root: return root_not_object(kind::string);
             case slot::data:
@@ -341,7 +358,7 @@ public:
     }
 
     bool start_object(std::size_t) {
-        if (!enter()) return false;
+        if (!enter(true)) return false;
         if (skip_ > 0) {
             ++skip_;
             return true;
@@ -373,7 +390,7 @@ public:
     }
 
     bool start_array(std::size_t) {
-        if (!enter()) return false;
+        if (!enter(false)) return false;
         if (skip_ > 0) {
             ++skip_;
             return true;
@@ -385,18 +402,12 @@ public:
                 where_ = place::result;
                 slot_ = slot::record;
                 next_index_ = 0;
-                records_.clear();  // a repeated member: the last one wins, as in a DOM
-                rejected_.clear();
-                first_record_error_.reset();
-                if (page_size_) {
-                    // Enough for the page without trusting a hostile pageSize.
-                    const auto cap = input_bytes_ / 64 + 1;
-                    records_.reserve(std::min(static_cast<std::size_t>(*page_size_), cap));
-                }
+                plan_records();
                 return true;
             case slot::field:
                 if (field_ == list_field::groups) {
                     rec().groups.clear();
+                    group_bytes_ = 0;
                     where_ = place::groups;
                     slot_ = slot::group;
                     group_index_ = 0;
@@ -421,17 +432,16 @@ public:
     }
 
     bool key(string_t& k) {
+        // Every object's names are recorded, skipped ones too (J1 everywhere).
+        if (!pos_.key(k)) {
+            fail(error{errc::limit_exceeded, pos_.container_path(), "member names longer than 4 GiB"});
+            return false;
+        }
         if (skip_ > 0) return true;
         switch (where_) {
             case place::record:
                 field_ = list_field_of(k);
-                if (field_ == list_field::none) {
-                    slot_ = slot::ignore;
-                } else {
-                    slot_ = slot::field;
-                    // A repeated member: the last one wins, as in a DOM.
-                    if (!field_errors_.empty()) forget_field_errors(field_);
-                }
+                slot_ = field_ == list_field::none ? slot::ignore : slot::field;
                 return true;
             case place::envelope:
                 if (k == "status")
@@ -466,6 +476,11 @@ public:
 
     bool end_object() {
         --depth_;
+        // J1: a member name repeated in this object refuses the whole input.
+        if (auto repeated = pos_.close(true)) {
+            fail(error{errc::duplicate_member, std::move(*repeated), "member name repeated in one object"});
+            return false;
+        }
         if (skip_ > 0) {
             --skip_;
             return true;
@@ -475,7 +490,7 @@ public:
                 end_record();
                 where_ = place::result;
                 slot_ = slot::record;
-                return true;
+                return !fatal_;
             case place::data:
                 where_ = place::envelope;
                 slot_ = slot::ignore;
@@ -493,6 +508,7 @@ public:
 
     bool end_array() {
         --depth_;
+        (void)pos_.close(false);
         if (skip_ > 0) {
             --skip_;
             return true;
@@ -507,8 +523,17 @@ public:
         return true;
     }
 
-    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
-        syntax_error(position, ex.what());
+    bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception& ex) {
+        if (ex.id != 406) {
+            syntax_error(position, ex.what());
+            return false;
+        }
+        // J2: a number no double holds ("1e400"), with its path and the reason.
+        if (skip_ == 0 && (slot_ == slot::count || slot_ == slot::page || slot_ == slot::page_size))
+            fail(error{errc::out_of_range, std::string(slot_path()),
+                       "expected a non-negative 64-bit integer, got " + quote_input(token)});
+        else
+            fail(number_overflow_error(pos_.path(), token));
         return false;
     }
 
@@ -558,8 +583,27 @@ public:
         p.page_size = *page_size_;
         p.records = std::move(records_);
         p.rejected = std::move(rejected_);
+        p.rejected_count = rejected_count_;
         return p;
     }
+
+    // More valid records came than the capacity planned (a pageSize lower
+    // than the page, or none before data.result): the records past it were
+    // counted, not kept, and a second pass with this exact capacity is needed.
+    [[nodiscard]] std::optional<std::size_t> needs_exact_capacity() const noexcept {
+        if (fatal_ || !overflowed_) return std::nullopt;
+        return valid_records_;
+    }
+
+    // J3: the fewest bytes a record that decodes can take in the input:
+    // {"id":"","name":"","status":"Active","activeFrom":"YYYY-MM-DDTHH:MM:SSZ","expireAt":"..."}
+    static constexpr std::size_t min_record_bytes = 107;
+    // Pages of up to this many records are decoded in one pass; a larger one
+    // (or one larger than its pageSize) takes a second pass with the exact
+    // count, so no declared size is trusted for an allocation (finding 6).
+    static constexpr std::size_t single_pass_records = 1024;
+    // J3: what a decode may keep besides 4 bytes per input byte.
+    static constexpr std::size_t memory_allowance = std::size_t{1} << 20;
 
 private:
     enum class place : unsigned char { root, envelope, data, result, record, groups };
@@ -604,12 +648,13 @@ private:
 
     api_key& rec() noexcept { return *rec_; }
 
-    bool enter() {
+    bool enter(bool object) {
         if (++depth_ > options_.max_depth) {
             fail(error{errc::limit_exceeded, current_path(),
                        "nested deeper than " + std::to_string(options_.max_depth) + " levels"});
             return false;
         }
+        (void)pos_.open(object, std::numeric_limits<std::size_t>::max());
         return true;
     }
 
@@ -668,6 +713,7 @@ private:
     }
 
     bool scalar(kind k) {
+        pos_.value_done();
         if (skip_ > 0) return true;
         switch (slot_) {
             case slot::field: field_scalar(k); return true;
@@ -694,7 +740,10 @@ private:
     enum class numeric : unsigned char { integer, too_large, floating };
 
     bool number(std::int64_t v, numeric n, std::string_view text) {
-        if (skip_ > 0) return true;
+        if (skip_ > 0) {
+            pos_.value_done();
+            return true;
+        }
         switch (slot_) {
             case slot::count:
             case slot::page:
@@ -713,12 +762,14 @@ private:
                 } else {
                     page_size_ = v;
                 }
+                pos_.value_done();
                 return true;
             }
             case slot::error_code:
+                pos_.value_done();
                 error_code_ = n == numeric::integer ? std::to_string(v) : quote_input(text);
                 return true;
-            case slot::message: return true;
+            case slot::message: pos_.value_done(); return true;
             default: return scalar(kind::number);
         }
     }
@@ -727,7 +778,9 @@ private:
 
     void begin_record() {
         index_ = next_index_++;
-        rec_ = &records_.emplace_back();
+        // Read into a scratch record: a rejected one never reaches records_.
+        scratch_ = api_key{};
+        rec_ = &scratch_;
         where_ = place::record;
         slot_ = slot::ignore;
         present_ = 0;
@@ -742,9 +795,69 @@ private:
     void reject(error e) {
         if (options_.mode == key_list_mode::strict) {
             if (!first_record_error_) first_record_error_ = std::move(e);
-        } else {
+            return;
+        }
+        // J3: the first 100 errors are kept, the others only counted.
+        ++rejected_count_;
+        if (rejected_.size() < key_list_max_rejected) {
+            kept_bytes_ += e.path.capacity() + e.message.capacity() + 2;
+            if (rejected_.empty()) {
+                rejected_.reserve(key_list_max_rejected);
+                kept_bytes_ += key_list_max_rejected * sizeof(error);
+            }
             rejected_.push_back(std::move(e));
         }
+    }
+
+    // J3: room for the records without trusting a declared size: never more
+    // than the input could hold (min_record_bytes each), than pageSize (100
+    // when none came before data.result), or than single_pass_records; a
+    // second pass with the exact count fixes a short plan.
+    void plan_records() {
+        if (planned_) return;
+        planned_ = true;
+        std::size_t plan = std::min(input_bytes_ / min_record_bytes + 1, single_pass_records);
+        if (exact_capacity_)
+            plan = *exact_capacity_;
+        else
+            plan = std::min(plan, page_size_ ? static_cast<std::size_t>(*page_size_)
+                                             : static_cast<std::size_t>(default_list_page_size));
+        records_.reserve(plan);
+        capacity_ = plan;
+        kept_bytes_ += plan * sizeof(api_key);
+    }
+
+    static std::size_t heap_bytes(const std::string& s) noexcept { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+    static std::size_t heap_bytes(const std::optional<std::string>& s) noexcept { return s ? heap_bytes(*s) : 0; }
+
+    // Heap bytes a record holds besides its own size.
+    static std::size_t heap_bytes(const api_key& k) noexcept {
+        std::size_t n = heap_bytes(k.id.str()) + heap_bytes(k.name) + heap_bytes(k.user_id) +
+                        heap_bytes(k.description) + heap_bytes(k.masked) + heap_bytes(k.type) +
+                        heap_bytes(k.created_by) + k.groups.capacity() * sizeof(std::string);
+        for (const auto& g : k.groups) n += heap_bytes(g);
+        return n;
+    }
+
+    // J3: would the page, with `extra` bytes more, pass 4 bytes an input byte
+    // plus the allowance?
+    bool over_budget(std::size_t extra) const noexcept {
+        const std::size_t budget = input_bytes_ * 4 + memory_allowance;
+        return kept_bytes_ + pos_.capacity_bytes() + extra > budget;
+    }
+
+    void keep_record() {
+        ++valid_records_;
+        if (records_.size() >= capacity_) {
+            overflowed_ = true;  // counted; the second pass keeps it
+            return;
+        }
+        kept_bytes_ += heap_bytes(scratch_);
+        records_.push_back(std::move(scratch_));
+        // J3 by construction: refuse an input whose records would take more.
+        if (over_budget(0))
+            fail(error{errc::limit_exceeded, record_path(),
+                       "the records would take more than 4 times the input's size in memory (rule J3)"});
     }
 
     void field_error(list_field f, errc code, std::string path, std::string message) {
@@ -753,12 +866,6 @@ private:
 
     void field_error(list_field f, errc code, std::string message) {
         field_error(f, code, path_member(record_path(), list_field_name(f)), std::move(message));
-    }
-
-    void forget_field_errors(list_field f) {
-        field_errors_.erase(
-            std::remove_if(field_errors_.begin(), field_errors_.end(), [f](const auto& fe) { return fe.first == f; }),
-            field_errors_.end());
     }
 
     void field_wrong_type(kind k) {
@@ -880,9 +987,19 @@ private:
             group_failed_ = true;
         } else {
             auto& groups = rec().groups;
+            // J3: 32 bytes a group for as few as 3 bytes of input (""): checked
+            // before growing (the new buffer, twice the old, and the old).
+            if (groups.size() == groups.capacity() &&
+                over_budget(3 * std::max<std::size_t>(groups.capacity(), 2) * sizeof(std::string) + group_bytes_ +
+                            val.size())) {
+                fail(error{errc::limit_exceeded, group_path(),
+                           "the groups would take more than 4 times the input's size in memory (rule J3)"});
+                return;
+            }
             // Records carry one to a few groups: one allocation instead of growing.
             if (groups.empty()) groups.reserve(4);
             groups.push_back(val);
+            group_bytes_ += heap_bytes(groups.back());
         }
         ++group_index_;
     }
@@ -904,13 +1021,12 @@ private:
                 if (!reported) field_error(f, errc::missing_member, "required member is missing");
             }
         }
-        if (field_errors_.empty()) return;
+        if (field_errors_.empty()) return keep_record();
         // The earliest member in try_api_key_from_json's order; the first found on a tie.
         auto worst = field_errors_.begin();
         for (auto it = field_errors_.begin(); it != field_errors_.end(); ++it)
             if (it->first < worst->first) worst = it;
         reject(std::move(worst->second));
-        records_.pop_back();
     }
 
     static constexpr std::uint16_t required_mask = field_bit(list_field::id) | field_bit(list_field::name) |
@@ -919,6 +1035,8 @@ private:
 
     const key_list_options& options_;
     std::size_t input_bytes_;
+    std::optional<std::size_t> exact_capacity_;
+    json_position pos_;  // paths for J2, repeated names for J1
 
     place where_ = place::root;
     slot slot_ = slot::root;
@@ -939,8 +1057,16 @@ private:
 
     // records
     std::vector<api_key> records_;
-    api_key* rec_ = nullptr;  // records_.back() while a record is read
+    api_key scratch_;
+    api_key* rec_ = nullptr;  // &scratch_ while a record is read
     std::vector<error> rejected_;
+    std::size_t rejected_count_ = 0;
+    bool planned_ = false;
+    bool overflowed_ = false;
+    std::size_t capacity_ = 0;                 // records_ may hold this many
+    std::size_t valid_records_ = 0;            // kept or not
+    std::size_t kept_bytes_ = 0;               // J3: heap bytes of what the page will hold
+    std::size_t group_bytes_ = 0;              // heap bytes of the group names of the record being read
     std::optional<error> first_record_error_;  // strict mode
     std::size_t next_index_ = 0;
     std::size_t index_ = 0;  // of the element being read
@@ -957,27 +1083,36 @@ private:
 // `message` of the body. data.count, data.page, data.pageSize (non-negative
 // integers) and data.result are required. Records follow try_api_key_from_json
 // (same messages; paths such as "data.result[3].expireAt"); a bad record fails
-// the parse in strict mode and is set aside in `rejected` in lenient mode (the
-// default). Malformed JSON gives errc::syntax_error with the byte offset.
+// the parse in strict mode and is counted in lenient mode (the default), the
+// first 100 kept in `rejected`. Malformed JSON gives errc::syntax_error with
+// the byte offset; a member name repeated in any object errc::duplicate_member
+// (J1) and a number no double holds errc::out_of_range (J2), both with the path.
+// J3: memory at most 4 times the input plus a constant, time linear.
 [[nodiscard]] inline result<key_list_page> try_parse_key_list(std::string_view json,
                                                               const key_list_options& options = {}) {
-    detail::key_list_sax sax(options, json.size());
-    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
-    // what follows; JSON text never holds a raw NUL, so refuse it here.
-    if (const auto nul = json.find('\0'); nul != std::string_view::npos) {
-        sax.syntax_error(nul + 1, " - a NUL byte is not allowed in JSON text");
-        return sax.finish();
-    }
-    try {
-        // The JSON parser itself: json::sax_parse would also instantiate the
-        // binary (CBOR, MessagePack, ...) readers for this handler.
-        auto input = nlohmann::detail::input_adapter(json.data(), json.data() + json.size());
-        (void)nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input)).sax_parse(&sax);
-    } catch (const nlohmann::json::exception& ex) {
-        // sax_parse reports through parse_error; this is a second net only.
-        sax.syntax_error(0, ex.what());
-    }
-    return sax.finish();
+    const auto run = [&](std::optional<std::size_t> exact) {
+        detail::key_list_sax sax(options, json.size(), exact);
+        // nlohmann's lexer takes a NUL byte for the end of input and would ignore
+        // what follows; JSON text never holds a raw NUL, so refuse it here.
+        if (const auto nul = json.find('\0'); nul != std::string_view::npos) {
+            sax.syntax_error(nul + 1, " - a NUL byte is not allowed in JSON text");
+            return std::make_pair(sax.finish(), std::optional<std::size_t>());
+        }
+        try {
+            detail::run_json_parser(json, sax);
+        } catch (const nlohmann::json::exception& ex) {
+            // sax_parse reports through parse_error; this is a second net only.
+            sax.syntax_error(0, ex.what());
+        }
+        const auto again = sax.needs_exact_capacity();
+        return std::make_pair(again ? result<key_list_page>(error{}) : sax.finish(), again);
+    };
+    auto first = run(std::nullopt);
+    if (!first.second) return std::move(first.first);
+    // The first pass's records are freed before the second pass allocates.
+    const std::size_t exact = *first.second;
+    first = {result<key_list_page>(error{}), std::nullopt};
+    return run(exact).first;
 }
 
 [[nodiscard]] inline key_list_page parse_key_list(std::string_view json, const key_list_options& options = {}) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "keyhook/error.hpp"
+#include "keyhook/json_input.hpp"
 #include "keyhook/timestamps.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/api_key.hpp"

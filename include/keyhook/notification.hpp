@@ -16,6 +16,7 @@
 
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"
+#include "keyhook/json_input.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace keyhook {
@@ -343,15 +344,15 @@ struct body_limits {
 
 namespace detail {
 
-// The string at `key` of object j, or nullopt when absent or null; a value of
-// any other JSON type is an error naming `path`.
-inline std::optional<error> read_string_member(const nlohmann::json& j, const char* key, std::string_view path,
+// The string at `key` of object j, moved out (J3: the body is held once), or
+// nullopt when absent or null; any other JSON type is an error naming `path`.
+inline std::optional<error> read_string_member(nlohmann::json& j, const char* key, std::string_view path,
                                                std::string& out) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::nullopt;
     if (!it->is_string())
         return error{errc::wrong_type, std::string(path), std::string("expected a string, got ") + it->type_name()};
-    out = it->get_ref<const std::string&>();
+    out = std::move(it->get_ref<std::string&>());
     return std::nullopt;
 }
 
@@ -375,29 +376,23 @@ inline std::optional<error> read_string_member(const nlohmann::json& j, const ch
         return error{errc::syntax_error,
                      {},
                      "expected a JSON body, syntax error at byte " + std::to_string(nul + 1) + " (a NUL byte)"};
-    bool too_deep = false;
-    const nlohmann::json::parser_callback_t depth_guard = [&](int depth, nlohmann::json::parse_event_t event,
-                                                              nlohmann::json&) {
-        if ((event == nlohmann::json::parse_event_t::object_start ||
-             event == nlohmann::json::parse_event_t::array_start) &&
-            static_cast<std::size_t>(depth) >= limits.max_depth) {
-            too_deep = true;
-            return false;
-        }
-        return !too_deep;
-    };
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(body.begin(), body.end(), depth_guard);
-    } catch (const nlohmann::json::parse_error& e) {
-        return error{errc::syntax_error, {}, "expected a JSON body, syntax error at byte " + std::to_string(e.byte)};
-    } catch (const nlohmann::json::exception&) {
-        // out_of_range 406: a number too large for a double ("1e999").
-        return error{errc::syntax_error, {}, "expected a JSON body, found a number out of range"};
+    // The strict reader (J1-J3): depth checked before each container opens,
+    // repeated member names and numbers out of range refused with their path.
+    json_limits strict;
+    strict.max_bytes = limits.max_bytes;
+    strict.max_depth = limits.max_depth;
+    auto parsed = try_parse_json(body, strict);
+    if (!parsed) {
+        error e = parsed.error();
+        if (e.code == errc::limit_exceeded && e.message.rfind("nested deeper", 0) == 0)
+            return error{
+                errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(limits.max_depth)};
+        // Malformed text (invalid UTF-8 included): nothing of the body is quoted.
+        if (e.code == errc::syntax_error || e.code == errc::invalid_utf8)
+            return error{errc::syntax_error, {}, "expected a JSON body, " + e.message};
+        return e;
     }
-    if (too_deep)
-        return error{
-            errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(limits.max_depth)};
+    nlohmann::json& j = *parsed;
     if (!j.is_object()) return error{errc::wrong_type, {}, std::string("expected a JSON object, got ") + j.type_name()};
 
     received_notification r;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -149,7 +150,7 @@ TEST_CASE("selection: each status choice keeps L3's order", "[cli][L3]") {
 TEST_CASE("json: members, nulls and timestamps", "[cli][T4][M3]") {
     auto k = record("no mask", "2026-11-20T00:00:00.1234567Z", "2026-12-20T00:00:00Z");
     key_audit::key_row row{k, key_status::active, false};
-    auto doc = nlohmann::ordered_json::parse(key_audit::render_json({row}, sample_now));
+    auto doc = nlohmann::ordered_json::parse(key_audit::render_json({row}, sample_now, {1, 1}));
     CHECK(doc["now"] == "2026-11-22T12:00:00.000Z");
     const auto& j = doc["keys"][0];
     std::vector<std::string> members;
@@ -166,7 +167,7 @@ TEST_CASE("json: members, nulls and timestamps", "[cli][T4][M3]") {
     row.key.masked = "0f8fad5b-d9cb-469f-a165-70867728950e";
     row.key.last_used_at = keyhook::parse_timestamp("2026-11-22T11:00:00Z");
     row.status = key_status::active_in_future;
-    doc = nlohmann::ordered_json::parse(key_audit::render_json({row}, sample_now));
+    doc = nlohmann::ordered_json::parse(key_audit::render_json({row}, sample_now, {1, 1}));
     CHECK(doc["keys"][0]["masked"] == "0f8******************************50e");
     CHECK(doc["keys"][0]["status"] == "Active in the future");
     CHECK(doc["keys"][0]["lastUsedAt"] == "2026-11-22T11:00:00.000Z");
@@ -215,7 +216,7 @@ TEST_CASE("table: days left, never, and names that try to move the cursor", "[cl
     row.status = key_status::expired;
     CHECK(key_audit::days_left(row, sample_now) == "-");
 
-    const auto table = key_audit::render_table({row}, sample_now, 1, status_choice::all);
+    const auto table = key_audit::render_table({row}, sample_now, 1, status_choice::all, {1, 1});
     CHECK(table.find('\x1b') == std::string::npos);
     CHECK(table.find("evil?[2Jname") != std::string::npos);
 }
@@ -257,5 +258,79 @@ TEST_CASE("run: exit codes and where the messages go", "[cli][L2]") {
         const auto r = run({"-"}, body);
         CHECK(r.exit_code == key_audit::exit_bad_input);
         CHECK(r.err.find("data.result[0].masked") != std::string::npos);
+    }
+}
+
+namespace {
+
+// A list response with `count` in its envelope and these raw elements in data.result.
+std::string response(long long count, const std::vector<std::string>& elements) {
+    std::string body =
+        R"({"status":"success","data":{"count":)" + std::to_string(count) + R"(,"page":1,"pageSize":100,"result":[)";
+    for (std::size_t i = 0; i < elements.size(); ++i) body += (i > 0 ? "," : "") + elements[i];
+    return body + "]}}";
+}
+
+std::string good_record(int i) {
+    return R"({"id":"k-)" + std::to_string(i) + R"(","name":"key )" + std::to_string(i) +
+           R"(","status":"Active","activeFrom":"2026-11-01T00:00:00Z","expireAt":"2026-12-31T00:00:00Z"})";
+}
+
+std::size_t lines_of(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("outside finding 16: a partial page says what it holds of the total", "[cli][L2]") {
+    std::vector<std::string> records;
+    for (int i = 0; i < 100; ++i) records.push_back(good_record(i));
+    const std::string page1 = response(250, records);
+
+    const auto json = run({"--now", "2026-11-22T12:00:00Z", "--format", "json", "-"}, page1);
+    REQUIRE(json.exit_code == key_audit::exit_ok);
+    const auto doc = nlohmann::ordered_json::parse(json.out);
+    CHECK(doc["count"] == 250);
+    CHECK(doc["records"] == 100);
+    CHECK(doc["keys"].size() == 100);
+    std::vector<std::string> members;
+    for (const auto& item : doc.items()) members.push_back(item.key());
+    CHECK(members == std::vector<std::string>{"now", "count", "records", "keys"});
+
+    const auto table = run({"--now", "2026-11-22T12:00:00Z", "-"}, page1);
+    REQUIRE(table.exit_code == key_audit::exit_ok);
+    const auto first_line = table.out.substr(0, table.out.find('\n'));
+    CHECK(first_line ==
+          "keys at 2026-11-22T12:00:00.000Z: 100 of 100 (status active); this response holds 100 of 250 keys, 150 "
+          "not audited");
+
+    // The whole list in one response: nothing left out, and it says so too.
+    const auto whole = run({"--now", "2026-11-22T12:00:00Z", "-"}, response(100, records));
+    CHECK(whole.out.substr(0, whole.out.find('\n')) ==
+          "keys at 2026-11-22T12:00:00.000Z: 100 of 100 (status active); this response holds 100 of 100 keys");
+}
+
+TEST_CASE("outside finding 5: many rejected records print the first 100 and a count", "[cli][J3]") {
+    SECTION("100 rejected: each printed, no summary line") {
+        const auto r = run({"-"}, response(100, std::vector<std::string>(100, "1")));
+        CHECK(r.exit_code == key_audit::exit_bad_input);
+        CHECK(r.out.empty());
+        CHECK(lines_of(r.err) == 100);
+        CHECK(r.err.find("data.result[99]") != std::string::npos);
+        CHECK(r.err.find("more rejected") == std::string::npos);
+    }
+    SECTION("101 rejected: 100 printed and one line for the 101st") {
+        const auto r = run({"-"}, response(101, std::vector<std::string>(101, "1")));
+        CHECK(r.exit_code == key_audit::exit_bad_input);
+        CHECK(lines_of(r.err) == 101);
+        CHECK(r.err.find("data.result[100]") == std::string::npos);
+        CHECK(r.err.find("<stdin>: ... and 1 more rejected records\n") != std::string::npos);
+    }
+    SECTION("a million rejected: still 101 lines") {
+        std::string body = R"({"status":"success","data":{"count":1000000,"page":1,"pageSize":100,"result":[1)";
+        for (int i = 1; i < 1000000; ++i) body += ",1";
+        body += "]}}";
+        const auto r = run({"-"}, body);
+        CHECK(r.exit_code == key_audit::exit_bad_input);
+        CHECK(lines_of(r.err) == 101);
+        CHECK(r.err.find("... and 999900 more rejected records") != std::string::npos);
     }
 }

@@ -333,17 +333,213 @@ TEST_CASE("L2: records read as try_api_key_from_json reads them", "[L2][key_list
     CHECK(p.rejected.empty());
 }
 
-TEST_CASE("L2: a repeated member counts once, the last one wins, as in a DOM", "[L2][key_list]") {
-    const std::string rec =
-        R"({"id":"a","name":"first","name":"second","status":"Revoked","status":"Active","groups":[1],"groups":["x"],)"
-        R"("activeFrom":"bad","activeFrom":"2026-01-01T00:00:00Z","expireAt":"2026-02-01T00:00:00Z"})";
-    const auto text = R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)" + rec + "]}}";
-    const auto p = keyhook::parse_key_list(text);
-    REQUIRE(p.records.size() == 1);
-    CHECK(p.records[0].name == "second");
-    CHECK(p.records[0].status == key_status::active);
-    CHECK(p.records[0].groups == std::vector<std::string>{"x"});
-    CHECK(p.records[0] == keyhook::api_key_from_json(json::parse(rec)));
+namespace {
+
+const std::string envelope_head = R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)";
+
+std::string one_record(const std::string& rec) { return envelope_head + rec + "]}}"; }
+
+const std::string plain_record =
+    R"({"id":"a","name":"n","status":"Active","activeFrom":"2026-01-01T00:00:00Z","expireAt":"2026-02-01T00:00:00Z"})";
+
+void check_repeated(const std::string& text, const std::string& path) {
+    INFO(text);
+    for (const auto mode : {key_list_mode::lenient, key_list_mode::strict}) {
+        key_list_options o;
+        o.mode = mode;
+        const auto r = try_parse_key_list(text, o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::duplicate_member);
+        CHECK(r.error().path == path);
+        CHECK(r.error().message == "member name repeated in one object");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("J1: a member name repeated in a record is refused with its path", "[J1][L2][key_list]") {
+    check_repeated(one_record(R"({"id":"a","name":"first","name":"second","status":"Active",)"
+                              R"("activeFrom":"2026-01-01T00:00:00Z","expireAt":"2026-02-01T00:00:00Z"})"),
+                   "data.result[0].name");
+    // A repeated unknown member, and one repeated with the same value, are refused too.
+    check_repeated(one_record(R"({"x":1,"x":1,)" + plain_record.substr(1)), "data.result[0].x");
+    check_repeated(one_record(R"({"groups":[1],"groups":["x"],)" + plain_record.substr(1)), "data.result[0].groups");
+    // The second record's repeat names the second record.
+    check_repeated(envelope_head + plain_record + R"(,{"id":"b","id":"b"}]}})", "data.result[1].id");
+    // Of several repeated names, the one whose second occurrence comes first.
+    check_repeated(one_record(R"({"b":1,"a":1,"a":2,"b":2})"), "data.result[0].a");
+    check_repeated(one_record(R"({"b":1,"a":1,"b":2,"a":2})"), "data.result[0].b");
+}
+
+TEST_CASE("J1: the same name in sibling or nested objects is not a repeat", "[J1][L2][key_list]") {
+    // Each record has its own id; an unknown member holds objects that share names.
+    const std::string text = envelope_head + plain_record + "," +
+                             R"({"id":"b","name":"n","status":"Active","activeFrom":"2026-01-01T00:00:00Z",)"
+                             R"("expireAt":"2026-02-01T00:00:00Z","x":{"id":1,"y":{"id":2},"z":[{"id":3},{"id":4}]}})"
+                             "]}}";
+    const auto r = try_parse_key_list(text);
+    REQUIRE(r);
+    CHECK(r->records.size() == 2);
+    CHECK(r->rejected_count == 0);
+    // Names that differ only in case, or by an escape that reads differently, are different names.
+    CHECK(try_parse_key_list(one_record(R"({"X":1,"x":1,)" + plain_record.substr(1))));
+    CHECK(try_parse_key_list(one_record(R"({"a\u0000":1,"a":1,)" + plain_record.substr(1))));
+}
+
+TEST_CASE("J1: a name written with an escape is the same name", "[J1][L2][key_list]") {
+    check_repeated(one_record(R"({"n\u0061me":"first",)" + plain_record.substr(1)), "data.result[0].name");
+}
+
+TEST_CASE("J1: repeats are refused everywhere, skipped subtrees included", "[J1][L2][key_list]") {
+    check_repeated(R"({"status":"success","status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[]}})",
+                   "status");
+    check_repeated(R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"page":1,"result":[]}})",
+                   "data.page");
+    check_repeated(
+        R"({"x":{"a":[{"k":1,"k":2}]},"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[]}})",
+        "x.a[0].k");
+    check_repeated(one_record(R"({"x":[[{"deep":{"k":1,"k":2}}]],)" + plain_record.substr(1)),
+                   "data.result[0].x[0][0].deep.k");
+    // In an element that is rejected anyway, and in a not-success envelope.
+    check_repeated(one_record(R"({"k":1,"k":2})"), "data.result[0].k");
+    check_repeated(R"({"status":"failed","message":"a","message":"b"})", "message");
+    // A name that needs quoting in a path.
+    check_repeated(one_record(R"({"a b":1,"a b":2})"), R"(data.result[0]["a b"])");
+}
+
+TEST_CASE("outside finding 8: duplicate envelope members no longer read differently from a DOM", "[J1][L2][key_list]") {
+    // 1. "status" success, then null: accepted before.
+    check_repeated(R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[]},"status":null})",
+                   "status");
+    // 2. "result" an array, then null: the first array was kept.
+    check_repeated(envelope_head + plain_record + R"(],"result":null}})", "data.result");
+    // 3. a second "data" without result: the first data's records with the second's count.
+    check_repeated(envelope_head + plain_record + R"(]},"data":{"count":5,"page":1,"pageSize":1}})", "data");
+    // 4. "count" -1 then 1: refused for the first value, now for the repeat.
+    check_repeated(R"({"status":"success","data":{"count":-1,"count":1,"page":1,"pageSize":1,"result":[]}})",
+                   "data.count");
+    // nlohmann's DOM reads each of these too (last wins): keyhook refuses what the two could read differently.
+    CHECK_NOTHROW(json::parse(R"({"status":"success","status":null})"));
+}
+
+TEST_CASE("J2: count, page and pageSize beyond a double or below zero name their path", "[J2][L2][key_list]") {
+    struct row {
+        std::string data;
+        errc code;
+        std::string path;
+        std::string message;
+    };
+    const std::vector<row> rows = {
+        {R"("count":1e400,"page":1,"pageSize":1)", errc::out_of_range, "data.count",
+         R"(expected a non-negative 64-bit integer, got "1e400")"},
+        {R"("count":1,"page":-1e400,"pageSize":1)", errc::out_of_range, "data.page",
+         R"(expected a non-negative 64-bit integer, got "-1e400")"},
+        {R"("count":1,"page":1,"pageSize":)" + std::string(400, '9'), errc::out_of_range, "data.pageSize",
+         "expected a non-negative 64-bit integer, got \"" + std::string(64, '9') + "\"..."},
+        {R"("count":-1,"page":1,"pageSize":1)", errc::out_of_range, "data.count",
+         "expected a non-negative 64-bit integer, got -1"},
+        {R"("count":18446744073709551616,"page":1,"pageSize":1)", errc::out_of_range, "data.count",
+         "expected a non-negative 64-bit integer, got 18446744073709551616"},
+    };
+    for (const auto& r : rows) {
+        const auto text = R"({"status":"success","data":{)" + r.data + R"(,"result":[]}})";
+        INFO(text);
+        const auto p = try_parse_key_list(text);
+        REQUIRE_FALSE(p);
+        CHECK(p.error().code == r.code);
+        CHECK(p.error().path == r.path);
+        CHECK(p.error().message == r.message);
+    }
+    // The other side of each boundary: 0 and the largest 64-bit integer are read.
+    const auto max = std::to_string(std::numeric_limits<std::int64_t>::max());
+    const auto p = try_parse_key_list(R"({"status":"success","data":{"count":0,"page":)" + max + R"(,"pageSize":)" +
+                                      max + R"(,"result":[]}})");
+    REQUIRE(p);
+    CHECK(p->page == std::numeric_limits<std::int64_t>::max());
+    CHECK(p->page_size == std::numeric_limits<std::int64_t>::max());
+    // A large double that is in range is still not an integer.
+    CHECK(try_parse_key_list(R"({"status":"success","data":{"count":1e300,"page":1,"pageSize":1,"result":[]}})")
+              .error()
+              .code == errc::wrong_type);
+}
+
+TEST_CASE("J2: a number out of range anywhere names its path", "[J2][L2][key_list]") {
+    const auto r = try_parse_key_list(one_record(R"({"x":[0,{"y":-1e400}],)" + plain_record.substr(1)));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::out_of_range);
+    CHECK(r.error().path == "data.result[0].x[1].y");
+    CHECK(r.error().message == R"(number "-1e400" is outside the range of a double)");
+    // 1e308 fits a double: read, and ignored as an unknown member.
+    CHECK(try_parse_key_list(one_record(R"({"x":[0,{"y":-1e308}],)" + plain_record.substr(1))));
+}
+
+TEST_CASE("outside finding 14: 1e400 names data.count and the reason, not a byte offset", "[J2][L2][key_list]") {
+    const auto r =
+        try_parse_key_list(R"({"status":"success","data":{"count":1e400,"page":1,"pageSize":1,"result":[]}})");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::out_of_range);
+    CHECK(r.error().path == "data.count");
+    CHECK(r.error().message.find("byte offset") == std::string::npos);
+    CHECK(r.error().message.find("1e400") != std::string::npos);
+}
+
+TEST_CASE("outside finding 14: the not-success error quotes at most 64 bytes of message", "[L2][key_list]") {
+    const std::string at_limit(64, 'm');
+    const auto a = try_parse_key_list(R"({"status":"failed","message":")" + at_limit + R"("})");
+    REQUIRE_FALSE(a);
+    CHECK(a.error().message == "expected \"success\", got \"failed\", message \"" + at_limit + "\"");
+    const auto b = try_parse_key_list(R"({"status":"failed","message":")" + at_limit + R"(X"})");
+    REQUIRE_FALSE(b);
+    CHECK(b.error().message == "expected \"success\", got \"failed\", message \"" + at_limit + "\"...");
+    // 200 bytes of message, as fuzz_key_list found: 64 quoted.
+    const auto c = try_parse_key_list(R"({"status":"failed","message":")" + std::string(200, 'z') + R"("})");
+    CHECK(c.error().message.find(std::string(65, 'z')) == std::string::npos);
+    CHECK(c.error().message.find(std::string(64, 'z')) != std::string::npos);
+}
+
+TEST_CASE("J3: the first 100 rejected records are kept, the rest counted", "[J3][L2][key_list]") {
+    const auto elements = [](std::size_t n) {
+        std::string body = R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)";
+        for (std::size_t i = 0; i < n; ++i) body += i == 0 ? "1" : ",1";
+        return body + "]}}";
+    };
+    const auto hundred = try_parse_key_list(elements(100));
+    REQUIRE(hundred);
+    CHECK(hundred->rejected.size() == 100);
+    CHECK(hundred->rejected_count == 100);
+    CHECK(hundred->rejected.back().path == "data.result[99]");
+    CHECK(hundred->elements() == 100);
+
+    const auto more = try_parse_key_list(elements(101));
+    REQUIRE(more);
+    CHECK(more->rejected.size() == 100);
+    CHECK(more->rejected_count == 101);
+    CHECK(more->rejected.back().path == "data.result[99]");
+    CHECK(more->elements() == 101);
+
+    // Valid records among them are all kept, wherever they come.
+    std::string mixed = R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)";
+    for (int i = 0; i < 300; ++i) mixed += (i > 0 ? "," : "") + (i % 3 == 0 ? valid_record(i).dump() : "1");
+    mixed += "]}}";
+    const auto m = try_parse_key_list(mixed);
+    REQUIRE(m);
+    CHECK(m->records.size() == 100);
+    CHECK(m->rejected_count == 200);
+    CHECK(m->rejected.size() == 100);
+    CHECK(m->rejected.back().path == "data.result[149]");
+}
+
+TEST_CASE("J3: a pageSize below the page still keeps every record", "[J3][L2][key_list]") {
+    // The capacity planned from pageSize is too small: a second pass keeps them all.
+    std::vector<keyhook::api_key> keys;
+    for (int i = 0; i < 250; ++i) keys.push_back(key_builder::numbered(static_cast<std::uint64_t>(i)).build());
+    for (const std::int64_t declared : {std::int64_t{0}, std::int64_t{1}, std::int64_t{249}, std::int64_t{250}}) {
+        const auto body = list_response_builder().add(keys).count(250).page(1).page_size(declared).build();
+        const auto p = try_parse_key_list(body);
+        REQUIRE(p);
+        CHECK(p->records == keys);
+        CHECK(p->page_size == declared);
+    }
 }
 
 namespace {

@@ -38,21 +38,29 @@ TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile
     CHECK(received.error().code == keyhook::errc::syntax_error);
 }
 
-TEST_CASE("fuzz finding: notification body with a number too large for a double", "[hostile][H7]") {
+TEST_CASE("fuzz finding: notification body with a number too large for a double", "[hostile][H7][J2]") {
     // nlohmann reports such a number with out_of_range, not parse_error; the
-    // non-throwing reader let it escape (std::terminate in a receiver).
-    for (const std::string body : {"55e0555555555", R"({"FolderName":"a","x":1e999})", R"({"x":[-1e400]})"}) {
-        INFO(body);
-        const auto r = keyhook::try_parse_notification(body);
-        REQUIRE_FALSE(r);
-        CHECK(r.error().code == keyhook::errc::syntax_error);
-        CHECK(r.error().path.empty());
-        CHECK(r.error().message == "expected a JSON body, found a number out of range");
+    // non-throwing reader let it escape (std::terminate in a receiver). J2 now
+    // names the value's path and the reason (it was a syntax error without a
+    // path: finding 21 of the outside review).
+    struct row {
+        std::string body, path, number;
+    };
+    for (const auto& r :
+         {row{"55e0555555555", "", "55e0555555555"}, row{R"({"FolderName":"a","x":1e999})", "x", "1e999"},
+          row{R"({"x":[-1e400]})", "x[0]", "-1e400"}}) {
+        INFO(r.body);
+        const auto e = keyhook::try_parse_notification(r.body);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().code == keyhook::errc::out_of_range);
+        CHECK(e.error().path == r.path);
+        CHECK(e.error().message == "number \"" + r.number + "\" is outside the range of a double");
     }
     keyhook::http_request request{"POST", "/hook?api_key=k-123", {}, R"({"x":1e999})"};
     const auto received = keyhook::try_receive_notification(request, keyhook::secret("k-123"));
     REQUIRE_FALSE(received);
-    CHECK(received.error().code == keyhook::errc::syntax_error);
+    CHECK(received.error().code == keyhook::errc::out_of_range);
+    CHECK(received.error().path == "x");
 }
 
 TEST_CASE("hostile finding: key list response with bytes after a NUL", "[hostile][L2]") {

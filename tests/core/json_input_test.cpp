@@ -1,0 +1,117 @@
+// The strict JSON reader (keyhook/json_input.hpp): J1, J2, the depth and size
+// limits, the NUL byte, both sides of each boundary.
+#include "keyhook/json_input.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+using keyhook::errc;
+using keyhook::json_limits;
+using keyhook::try_parse_json;
+using namespace std::string_literals;
+
+namespace {
+
+keyhook::error error_of(const std::string& text, const json_limits& limits = {}) {
+    const auto r = try_parse_json(text, limits);
+    REQUIRE_FALSE(r);
+    return r.error();
+}
+
+}  // namespace
+
+TEST_CASE("J1: try_parse_json refuses a member name repeated in one object, with its path", "[J1][json_input]") {
+    struct row {
+        std::string text, path;
+    };
+    for (const auto& r :
+         {row{R"({"a":1,"a":2})", "a"}, row{R"({"a":1,"a":1})", "a"}, row{R"({"x":[1,{"b":1,"c":2,"b":3}]})", "x[1].b"},
+          row{R"({"o":{"p":{"q":null,"q":[]}}})", "o.p.q"}, row{R"({"n\u0061me":1,"name":2})", "name"},
+          row{R"({"a b":1,"a b":2})", R"(["a b"])"}, row{R"({"":1,"":2})", R"([""])"},
+          // the first repeat in document order
+          row{R"({"b":1,"a":1,"a":2,"b":2})", "a"}}) {
+        INFO(r.text);
+        const auto e = error_of(r.text);
+        CHECK(e.code == errc::duplicate_member);
+        CHECK(e.path == r.path);
+        CHECK(e.message == "member name repeated in one object");
+        // nlohmann alone reads it, the last value winning: what J1 forbids.
+        CHECK_NOTHROW(nlohmann::json::parse(r.text));
+    }
+}
+
+TEST_CASE("J1: the same name in sibling and nested objects, or in another case, is not a repeat", "[J1][json_input]") {
+    for (const std::string text : {R"({"a":{"a":{"a":1}},"b":{"a":2}})", R"([{"id":1},{"id":2}])",
+                                   R"({"a":1,"A":2,"a ":3})", R"({"a\u0000":1,"a":2})"}) {
+        INFO(text);
+        const auto r = try_parse_json(text);
+        REQUIRE(r);
+        CHECK(*r == nlohmann::json::parse(text));
+    }
+}
+
+TEST_CASE("J2: try_parse_json names the path of a number no double holds", "[J2][json_input]") {
+    struct row {
+        std::string text, path, number;
+    };
+    for (const auto& r : {row{"1e400", "", "1e400"}, row{"[-1e400]", "[0]", "-1e400"},
+                          row{R"({"a":[0,{"b":1e999}]})", "a[1].b", "1e999"}, row{std::string(400, '9'), "", ""}}) {
+        INFO(r.text);
+        const auto e = error_of(r.text);
+        CHECK(e.code == errc::out_of_range);
+        CHECK(e.path == r.path);
+        if (!r.number.empty()) CHECK(e.message == "number \"" + r.number + "\" is outside the range of a double");
+        CHECK(e.message.find("outside the range of a double") != std::string::npos);
+    }
+    // The other side: the largest doubles and 64-bit integers are read.
+    const auto ok = try_parse_json(R"([1.7976931348623157e308,-1.7976931348623157e308,18446744073709551615,1e-400])");
+    REQUIRE(ok);
+    CHECK((*ok)[2] == 18446744073709551615u);
+}
+
+TEST_CASE("try_parse_json: depth and size limits, both sides", "[J3][json_input]") {
+    json_limits limits;
+    limits.max_depth = 3;
+    CHECK(try_parse_json("[[[]]]", limits));
+    const auto deep = error_of("[[[[]]]]", limits);
+    CHECK(deep.code == errc::limit_exceeded);
+    CHECK(deep.path == "[0][0][0]");
+    CHECK(deep.message == "nested deeper than 3 levels");
+    // 100,000 levels: refused at the default 64, nothing recursive runs (outside finding 1).
+    CHECK(error_of(std::string(100000, '[') + std::string(100000, ']')).code == errc::limit_exceeded);
+    CHECK(try_parse_json(std::string(64, '[') + std::string(64, ']')));
+    CHECK(error_of(std::string(65, '[') + std::string(65, ']')).code == errc::limit_exceeded);
+
+    limits = json_limits{};
+    limits.max_bytes = 8;
+    CHECK(try_parse_json("[1,2,34]", limits));
+    CHECK(error_of("[1,2,345]", limits).code == errc::limit_exceeded);
+}
+
+TEST_CASE("try_parse_json: malformed text, NUL bytes and invalid UTF-8", "[json_input]") {
+    const auto e = error_of(R"({"a":1,})");
+    CHECK(e.code == errc::syntax_error);
+    CHECK(e.path.empty());
+    CHECK(e.message.rfind("syntax error at byte 7: ", 0) == 0);
+    const auto nul = error_of("[1]\0[2]"s);
+    CHECK(nul.code == errc::syntax_error);
+    CHECK(nul.message == "syntax error at byte 3: a NUL byte");
+    CHECK(try_parse_json(R"(["a\u0000b"])"));  // an escaped NUL is a character like any other
+    CHECK(error_of("[\"\xff\"]").code == errc::invalid_utf8);
+    CHECK(error_of("").code == errc::syntax_error);
+    CHECK(error_of("[1] [2]").code == errc::syntax_error);
+    // A secret-looking value is never quoted back.
+    CHECK(error_of(R"({"token":"s3cr3t-value")").message.find("s3cr3t") == std::string::npos);
+}
+
+TEST_CASE("try_parse_json: reads what nlohmann reads, and parse_json throws", "[json_input]") {
+    const std::string text = R"({"b":[1,-2,3.5,true,null,"x\n",{"c":{}}],"a":"\u00e9"})";
+    const auto r = try_parse_json(text);
+    REQUIRE(r);
+    CHECK(*r == nlohmann::json::parse(text));
+    CHECK(keyhook::parse_json(text) == nlohmann::json::parse(text));
+    CHECK_THROWS_AS(keyhook::parse_json(R"({"a":1,"a":2})"), keyhook::exception);
+}

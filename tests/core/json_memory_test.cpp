@@ -1,0 +1,281 @@
+// J3 measured, not assumed: this file replaces the global allocation functions
+// of the core suite with ones that count bytes (as tests/lifecycle/
+// allocation_test.cpp counts allocations) and track the peak of live bytes.
+// Each parser reads inputs of n and 10n bytes of its worst shapes; the peak
+// must stay within 4 times the input plus a constant, and both the peak and
+// the bytes requested in total must grow linearly.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <functional>
+#include <new>
+#include <string>
+
+#include "keyhook/json_input.hpp"
+#include "keyhook/key_list.hpp"
+#include "keyhook/notification.hpp"
+
+namespace {
+
+// Each block carries its size in a 16-byte header, so a free knows what it returns.
+constexpr std::size_t header = 16;
+
+std::atomic<bool> counting{false};
+std::atomic<long long> live{0};  // bytes allocated and not yet freed, since the program started
+std::atomic<long long> peak{0};  // the highest `live` since counting started
+std::atomic<unsigned long long> requested{0};
+
+void note_alloc(std::size_t n) {
+    const long long now = live.fetch_add(static_cast<long long>(n)) + static_cast<long long>(n);
+    if (counting.load(std::memory_order_relaxed)) {
+        requested.fetch_add(n);
+        long long p = peak.load();
+        while (now > p && !peak.compare_exchange_weak(p, now)) {
+        }
+    }
+}
+
+void* counted_alloc(std::size_t n) {
+    auto* base = static_cast<unsigned char*>(std::malloc(n + header));
+    if (base == nullptr) throw std::bad_alloc();
+    *reinterpret_cast<std::size_t*>(base) = n;
+    note_alloc(n);
+    return base + header;
+}
+
+void counted_free(void* p) noexcept {
+    if (p == nullptr) return;
+    auto* base = static_cast<unsigned char*>(p) - header;
+    live.fetch_sub(static_cast<long long>(*reinterpret_cast<std::size_t*>(base)));
+    std::free(base);
+}
+
+// Over-aligned blocks: the header takes a whole alignment unit.
+void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
+    const auto a = std::max(static_cast<std::size_t>(al), header);
+    const std::size_t size = (n + a + a - 1) / a * a;
+    auto* base = static_cast<unsigned char*>(std::aligned_alloc(a, size));
+    if (base == nullptr) throw std::bad_alloc();
+    auto* p = base + a;
+    reinterpret_cast<std::size_t*>(p)[-1] = n;
+    note_alloc(n);
+    return p;
+}
+
+void counted_aligned_free(void* p, std::align_val_t al) noexcept {
+    if (p == nullptr) return;
+    const auto a = std::max(static_cast<std::size_t>(al), header);
+    live.fetch_sub(static_cast<long long>(reinterpret_cast<std::size_t*>(p)[-1]));
+    std::free(static_cast<unsigned char*>(p) - a);
+}
+
+struct usage {
+    std::size_t peak;       // the most bytes live at once, beyond those live at the start
+    std::size_t requested;  // every byte asked for, freed or not
+};
+
+// Runs f with counting on. What f returns is destroyed after the count stops,
+// so a result that holds the decoded input is part of the peak.
+template <class F>
+usage measure(F f) {
+    const long long start = live.load();
+    peak = start;
+    requested = 0;
+    counting = true;
+    auto kept = f();
+    counting = false;
+    const usage u{static_cast<std::size_t>(peak.load() - start), static_cast<std::size_t>(requested.load())};
+    (void)kept;
+    return u;
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return counted_alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return counted_alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
+void operator delete[](void* p, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
+void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
+void operator delete[](void* p, std::size_t, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
+
+namespace {
+
+// J3's constant: what a parser may take whatever the input's size.
+constexpr std::size_t allowance = std::size_t{1} << 20;
+
+// A shape of input: the text of about `bytes` bytes.
+using shape = std::function<std::string(std::size_t bytes)>;
+
+// Fills `middle` repeatedly between head and tail up to about `bytes`.
+std::string fill(const std::string& head, const std::string& first, const std::string& next, const std::string& tail,
+                 std::size_t bytes) {
+    std::string s = head + first;
+    while (s.size() + next.size() + tail.size() <= bytes) s += next;
+    return s + tail;
+}
+
+// The parser's use at n and 10n bytes of `make`: within 4 bytes a byte plus
+// the allowance at both sizes, and linear: ten times the input takes at most
+// about ten times the peak and the bytes requested in total (a quadratic
+// regrowth, or a copy per element, would take a hundred).
+template <class Parse>
+void check_j3(const char* what, const shape& make, std::size_t n, Parse parse) {
+    const std::string small = make(n), large = make(10 * n);
+    const usage a = measure([&] { return parse(small); });
+    const usage b = measure([&] { return parse(large); });
+    INFO(what << ": " << small.size() << " bytes: peak " << a.peak << ", requested " << a.requested << "; "
+              << large.size() << " bytes: peak " << b.peak << ", requested " << b.requested);
+    CHECK(a.peak <= 4 * small.size() + allowance);
+    CHECK(b.peak <= 4 * large.size() + allowance);
+    CHECK(b.peak <= 11 * a.peak + allowance);
+    CHECK(b.requested <= 11 * a.requested + allowance);
+}
+
+const std::string min_record =
+    R"({"id":"","name":"","status":"Active","activeFrom":"2025-01-02T00:00:00Z","expireAt":"2025-02-01T00:00:00Z"})";
+
+std::string list_head(const std::string& page_size) {
+    return R"({"status":"success","data":{"count":1,"page":1,"pageSize":)" + page_size + R"(,"result":[)";
+}
+
+}  // namespace
+
+TEST_CASE("J3: the counter sees bytes and the peak", "[J3][allocation]") {
+    const usage u = measure([] { return std::string(1000, 'x'); });
+    CHECK(u.peak == 1001);
+    CHECK(u.requested == 1001);
+    const usage v = measure([] {
+        std::string a(1000, 'x');
+        return std::string(500, 'y');
+    });
+    CHECK(v.peak == 1502);
+    CHECK(v.requested == 1502);
+    // The smallest valid record is what key_list assumes.
+    CHECK(min_record.size() == keyhook::detail::key_list_sax::min_record_bytes);
+    CHECK(keyhook::parse_key_list(list_head("1") + min_record + "]}}").records.size() == 1);
+}
+
+TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][L2][allocation]") {
+    const auto parse = [](const std::string& s) { return keyhook::try_parse_key_list(s); };
+    const auto strict = [](const std::string& s) {
+        keyhook::key_list_options o;
+        o.mode = keyhook::key_list_mode::strict;
+        return keyhook::try_parse_key_list(s, o);
+    };
+    const std::size_t n = 200'000;
+    // Finding 5: rejected elements kept an error each.
+    check_j3(
+        "rejected elements", [](std::size_t b) { return fill(list_head("100"), "1", ",1", "]}}", b); }, n, parse);
+    check_j3(
+        "rejected objects", [](std::size_t b) { return fill(list_head("100"), "{}", ",{}", "]}}", b); }, n, parse);
+    check_j3(
+        "rejected, strict", [](std::size_t b) { return fill(list_head("100"), "1", ",1", "]}}", b); }, n, strict);
+    // The smallest valid records, with a true, a lying-low and a huge pageSize.
+    for (const char* size : {"1", "100", "1000000", "9223372036854775807"})
+        check_j3(
+            size, [size](std::size_t b) { return fill(list_head(size), min_record, "," + min_record, "]}}", b); }, n,
+            parse);
+    // Finding 6: blanks under a huge pageSize.
+    check_j3(
+        "blanks", [](std::size_t b) { return fill(list_head("9223372036854775807"), "", " ", "]}}", b); }, n, parse);
+    // Many groups of one record, many members of an unknown object, deep arrays.
+    const std::string rec_head = R"({"status":"success","data":{"count":1,"page":1,"pageSize":1,"result":[)" +
+                                 min_record.substr(0, min_record.size() - 1);
+    check_j3(
+        "groups", [&](std::size_t b) { return fill(rec_head + R"(,"groups":[)", R"("")", R"(,"")", "]}]}}", b); }, n,
+        parse);
+    std::size_t k = 0;
+    check_j3(
+        "unknown members",
+        [&](std::size_t b) {
+            std::string s = rec_head + R"(,"x":{"a":0)";
+            while (s.size() + 32 <= b) s += ",\"" + std::to_string(k++) + "\":0";
+            return s + "}}]}}";
+        },
+        n, parse);
+    check_j3(
+        "nested arrays", [&](std::size_t b) { return fill(rec_head + R"(,"x":[)", "[[]]", ",[[]]", "]}]}}", b); }, n,
+        parse);
+}
+
+TEST_CASE("J3: try_parse_json stays within 4 bytes a byte, linearly", "[J3][allocation]") {
+    const auto parse = [](const std::string& s) { return keyhook::try_parse_json(s); };
+    const std::size_t n = 200'000;
+    // The DOM of small values takes 16 bytes or more each: refused once past the budget.
+    check_j3(
+        "zeros", [](std::size_t b) { return fill("[", "0", ",0", "]", b); }, n, parse);
+    check_j3(
+        "empty arrays", [](std::size_t b) { return fill("[", "[]", ",[]", "]", b); }, n, parse);
+    std::size_t k = 0;
+    check_j3(
+        "members",
+        [&](std::size_t b) {
+            std::string s = R"({"a":0)";
+            while (s.size() + 32 <= b) s += ",\"" + std::to_string(k++) + "\":0";
+            return s + "}";
+        },
+        n, parse);
+    check_j3(
+        "strings", [](std::size_t b) { return fill("[", R"("abcdefghijklmnopq")", R"(,"abcdefghijklmnopq")", "]", b); },
+        n, parse);
+    // Ordinary documents of larger values are read, not refused.
+    const std::string webhook =
+        R"({"name":"billing-webhook-0001","endpoint":"https://hooks.example.com/keyhook/receive/0001",)"
+        R"("saved":true,"events":["AddProduct","PublishEngine"],)"
+        R"("auth":[{"in":"header","name":"x-api-key","value":"0123456789abcdef0123456789abcdef"}]})";
+    check_j3(
+        "webhooks", [&](std::size_t b) { return fill(R"({"webhooks":[)", webhook, "," + webhook, "]}", b); }, n, parse);
+    // nlohmann's DOM of such a document takes about 5 bytes a byte: read within
+    // the allowance, refused past it unless the host raises the factor.
+    const std::string small = fill(R"({"webhooks":[)", webhook, "," + webhook, "]}", n);
+    const std::string large = fill(R"({"webhooks":[)", webhook, "," + webhook, "]}", 10 * n);
+    CHECK(keyhook::try_parse_json(small));
+    const auto refused = keyhook::try_parse_json(large);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == keyhook::errc::limit_exceeded);
+    CHECK(refused.error().message == "the document would take more than 4 times its size in memory (rule J3)");
+    keyhook::json_limits roomy;
+    roomy.memory_factor = 8;
+    CHECK(keyhook::try_parse_json(large, roomy));
+    CHECK(keyhook::try_parse_json(fill("[", "0", ",0", "]", 10 * n)).error().code == keyhook::errc::limit_exceeded);
+}
+
+TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[J3][H7][allocation]") {
+    const auto parse = [](const std::string& s) { return keyhook::try_parse_notification(s); };
+    const std::size_t n = 100'000;  // 10n is within the default 1 MiB body limit
+    check_j3(
+        "zeros", [](std::size_t b) { return fill(R"({"x":[)", "0", ",0", "]}", b); }, n, parse);
+    std::size_t k = 0;
+    check_j3(
+        "members",
+        [&](std::size_t b) {
+            std::string s = R"({"x":{"a":0)";
+            while (s.size() + 32 <= b) s += ",\"" + std::to_string(k++) + "\":0";
+            return s + "}}";
+        },
+        n, parse);
+    check_j3(
+        "one long name", [](std::size_t b) { return fill(R"({"FolderName":")", "", "f", R"("})", b); }, n, parse);
+}
