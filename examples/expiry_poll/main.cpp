@@ -58,7 +58,7 @@ int main() {
         std::cout << "poll (" << keyhook::format_timestamp(since) << ", " << keyhook::format_timestamp(now)
                   << "]: " << digest.notices.size() << " notice(s)\n";
         for (const auto& n : digest.notices) {
-            std::cout << "  " << nlohmann::ordered_json(n).dump() << '\n';
+            std::cout << "  " << keyhook::escape_json_text(nlohmann::ordered_json(n).dump()) << '\n';
             sent.push_back(n);
         }
         since = now;  // the host stores this and passes it next time

@@ -220,30 +220,18 @@ struct response_summary {
     doc["count"] = summary.count;
     doc["records"] = summary.records;
     doc["keys"] = std::move(keys);
-    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    // P1: dump() leaves DEL, C1 and bidirectional controls raw.
+    return keyhook::escape_json_text(doc.dump(2, ' ', false, json::error_handler_t::replace)) + "\n";
 }
 
 namespace detail {
 
-// Decodes one UTF-8 sequence at s[i]; a malformed byte reads as one U+FFFD.
+// Decodes one UTF-8 sequence at s[i] with the library's walker; a malformed
+// byte reads as one U+FFFD.
 inline char32_t decode_utf8(std::string_view s, std::size_t& i) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    std::size_t n = b0 < 0x80 ? 1 : b0 < 0xC2 ? 0 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : b0 < 0xF5 ? 4 : 0;
-    if (n == 0 || n > s.size() - i) {
-        ++i;
-        return 0xFFFD;
-    }
-    char32_t cp = n == 1 ? b0 : static_cast<char32_t>(b0 & (0x7F >> n));
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto b = static_cast<unsigned char>(s[i + k]);
-        if ((b & 0xC0) != 0x80) {
-            ++i;
-            return 0xFFFD;
-        }
-        cp = (cp << 6) | (b & 0x3Fu);
-    }
-    i += n;
-    return cp;
+    const auto u = keyhook::detail::utf8_unit_at(s, i);
+    i += u.length;
+    return u.valid ? u.code_point : 0xFFFD;
 }
 
 // Terminal columns a code point takes: 0 for combining marks and zero-width
@@ -262,13 +250,9 @@ inline int column_width(char32_t c) {
     return 1;
 }
 
-// Replaces control characters, so a name cannot move the cursor or clear the screen.
-inline std::string printable(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char ch : s) out += (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F) ? '?' : ch;
-    return out;
-}
+// Escapes control and bidirectional characters (P1), so a name can neither
+// move the cursor, clear the screen, reorder the line nor start a new one.
+inline std::string printable(std::string_view s) { return keyhook::escape_text(s); }
 
 }  // namespace detail
 
@@ -370,7 +354,7 @@ inline constexpr std::string_view warning_marker = "!";
 [[nodiscard]] inline std::string render_notices_json(const keyhook::notice_digest& digest) {
     using json = nlohmann::ordered_json;
     const json doc = digest;
-    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return keyhook::escape_json_text(doc.dump(2, ' ', false, json::error_handler_t::replace)) + "\n";
 }
 
 // --since with --format table: one aligned line per notice, to the second
@@ -449,7 +433,7 @@ inline constexpr std::string_view warning_marker = "!";
             return exit_bad_input;
         }
         text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-        source = o.input;
+        source = keyhook::escape_text(o.input);  // P1: a file name is input too
     }
 
     auto page = keyhook::try_parse_key_list(text);

@@ -10,6 +10,7 @@ int main() {
 
     const auto now = keyhook::parse_timestamp("2026-11-22T12:00:00Z");  // the host's clock, passed in
     for (const keyhook::api_key& key : keyhook::default_view(keyhook::parse_key_list(body).records, now))
-        std::cout << key.name << " " << key.masked.value_or("-") << ": " << keyhook::status_at(key, now)
-                  << (keyhook::expiry_warning_at(key, now) ? ", expires soon" : "") << '\n';
+        std::cout << keyhook::escaped(key.name) << " " << keyhook::escaped(key.masked.value_or("-")) << ": "
+                  << keyhook::status_at(key, now) << (keyhook::expiry_warning_at(key, now) ? ", expires soon" : "")
+                  << '\n';  // input is printed escaped: no control character reaches the terminal
 }

@@ -36,7 +36,8 @@ inline std::optional<std::string> read_input_text(const std::optional<std::strin
 
 // How error messages name the input.
 inline std::string input_name(const std::optional<std::string>& file) {
-    return !file ? "<bundled sample>" : (*file == "-" ? "<stdin>" : *file);
+    // P1: a file name is input too, printed escaped.
+    return !file ? "<bundled sample>" : (*file == "-" ? "<stdin>" : keyhook::escape_text(*file));
 }
 
 // The dispatch input of `text`, the event stamped `now`. Errors: a syntax

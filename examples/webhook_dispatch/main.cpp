@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
         std::cerr << "webhook_dispatch: " << source << ": " << requests.error() << '\n';
         return exit_invalid;
     }
-    std::cout << to_output(*requests).dump(2) << '\n';
+    // P1: dump() leaves DEL, C1 and bidirectional controls raw in strings.
+    std::cout << keyhook::escape_json_text(to_output(*requests).dump(2)) << '\n';
     return exit_ok;
 }

@@ -93,7 +93,11 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
 
 // Received text is untrusted: print it as JSON strings, so control characters
 // cannot reach the terminal.
-std::string shown(const std::string& s) { return nlohmann::json(s).dump(); }
+// nlohmann escapes C0 only: escape_json_text adds DEL, C1 and bidirectional
+// controls (P1, outside finding 13).
+std::string shown(const std::string& s) {
+    return keyhook::escape_json_text(nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
 
 void print(const keyhook::received_notification& n, keyhook::key_source source) {
     std::cout << "accepted (key from " << source << ")\n";
@@ -112,7 +116,8 @@ void print(const keyhook::received_notification& n, keyhook::key_source source) 
               << "  RequestTimeStamp: " << shown(n.request_time_text);
     if (!n.request_time && !n.request_time_text.empty()) std::cout << " (not a timestamp)";
     std::cout << "\n";
-    for (const auto& m : n.mismatches) std::cout << "  note: " << m << " differs from its top-level twin\n";
+    for (const auto& m : n.mismatches)
+        std::cout << "  note: " << keyhook::escaped(m) << " differs from its top-level twin\n";
 }
 
 }  // namespace
@@ -131,7 +136,7 @@ int main(int argc, char** argv) {
         } else if (arg == "-h" || arg == "--help") {
             return usage("reads a received webhook request and accepts or refuses it");
         } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
-            return usage("unknown option " + std::string(arg));
+            return usage("unknown option " + keyhook::detail::quote_input(arg));
         } else if (have_path) {
             return usage("only one request file");
         } else {
@@ -141,7 +146,8 @@ int main(int argc, char** argv) {
     }
 
     const char* key_text = std::getenv(key_env.c_str());
-    if (key_text == nullptr || *key_text == '\0') return usage("environment variable " + key_env + " is not set");
+    if (key_text == nullptr || *key_text == '\0')
+        return usage("environment variable " + keyhook::detail::quote_input(key_env) + " is not set");
     const keyhook::secret expected(key_text);
 
     std::string text;
@@ -149,7 +155,7 @@ int main(int argc, char** argv) {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
         std::ifstream in(path, std::ios::binary);
-        if (!in) return usage("cannot read " + path);
+        if (!in) return usage("cannot read " + keyhook::detail::quote_input(path, 256));
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
 

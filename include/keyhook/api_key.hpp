@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/error.hpp"
+#include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace keyhook {
@@ -35,7 +36,8 @@ public:
     friend bool operator>(const key_id& a, const key_id& b) noexcept { return b < a; }
     friend bool operator<=(const key_id& a, const key_id& b) noexcept { return !(b < a); }
     friend bool operator>=(const key_id& a, const key_id& b) noexcept { return !(a < b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_id& id) { return os << id.value_; }
+    // Escaped (P1): an id read from input may hold CR, LF or ESC.
+    friend std::ostream& operator<<(std::ostream& os, const key_id& id) { return os << escaped(id.value_); }
 
 private:
     std::string value_;
@@ -251,7 +253,9 @@ inline bool read_time(const nlohmann::json& obj, std::string_view name, const st
 inline void from_json(const nlohmann::json& j, api_key& k) { k = api_key_from_json(j); }
 
 // Writes every member with the list call's names, in spec order; absent
-// optional members are written as null, timestamps as T4.
+// optional members are written as null, timestamps as T4. `masked` is masked
+// again (P2): a well-formed mask is unchanged, a record that wrongly holds a
+// full key there never writes it (M3).
 template <class Json>
 void to_json(Json& j, const api_key& k) {
     j = Json::object();
@@ -259,7 +263,10 @@ void to_json(Json& j, const api_key& k) {
     detail::put_optional_string(j, member::user_id, k.user_id);
     j[std::string(member::name)] = k.name;
     detail::put_optional_string(j, member::description, k.description);
-    detail::put_optional_string(j, member::masked, k.masked);
+    if (k.masked)
+        j[std::string(member::masked)] = mask_key(*k.masked);
+    else
+        j[std::string(member::masked)] = nullptr;
     j[std::string(member::status)] = std::string(to_string(k.status));
     detail::put_optional_string(j, member::type, k.type);
     j[std::string(member::groups)] = k.groups;
@@ -271,11 +278,12 @@ void to_json(Json& j, const api_key& k) {
     detail::put_optional_time(j, member::last_used_at, k.last_used_at);
 }
 
-// Readable one-line form for logs and test failures.
+// Readable one-line form for logs and test failures: id and masked escaped,
+// name quoted (P1), masked masked again (P2).
 inline std::ostream& operator<<(std::ostream& os, const api_key& k) {
     os << "api_key{id=" << k.id << ", name=" << detail::quote_input(k.name, 128) << ", status=" << k.status
        << ", activeFrom=" << format_timestamp(k.active_from) << ", expireAt=" << format_timestamp(k.expire_at);
-    if (k.masked) os << ", masked=" << *k.masked;
+    if (k.masked) os << ", masked=" << escaped(mask_key(*k.masked));
     return os << '}';
 }
 

@@ -44,42 +44,15 @@ inline constexpr std::string_view custom_group_prefix = "user:";
 
 namespace detail::keys {
 
-// Decodes strict UTF-8 (no overlong forms, surrogates or values past U+10FFFF),
+// Decodes strict UTF-8 with the library's one walker (detail/utf8.hpp),
 // calling f(code_point) for each; false on the first malformed sequence.
 template <class F>
 bool decode_utf8(std::string_view s, F&& f) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto b0 = static_cast<unsigned char>(s[i]);
-        std::uint32_t cp = 0;
-        std::size_t n = 0;
-        std::uint32_t min = 0;
-        if (b0 < 0x80) {
-            cp = b0;
-            n = 1;
-        } else if ((b0 & 0xE0) == 0xC0) {
-            cp = b0 & 0x1Fu;
-            n = 2;
-            min = 0x80;
-        } else if ((b0 & 0xF0) == 0xE0) {
-            cp = b0 & 0x0Fu;
-            n = 3;
-            min = 0x800;
-        } else if ((b0 & 0xF8) == 0xF0) {
-            cp = b0 & 0x07u;
-            n = 4;
-            min = 0x10000;
-        } else
-            return false;
-        if (n > s.size() - i) return false;
-        for (std::size_t k = 1; k < n; ++k) {
-            const auto b = static_cast<unsigned char>(s[i + k]);
-            if ((b & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (b & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-        f(cp);
-        i += n;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto u = utf8_unit_at(s, i);
+        if (!u.valid) return false;
+        f(static_cast<std::uint32_t>(u.code_point));
+        i += u.length;
     }
     return true;
 }
@@ -377,7 +350,11 @@ struct key_warning {
     }
     friend bool operator!=(const key_warning& a, const key_warning& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const key_warning& w) {
-        return os << "[keyhook.warning." << w.kind << "] " << w.path << ": " << w.message;
+        std::string text;  // P1: the path and message may quote input
+        detail::append_escaped(text, w.path);
+        text += ": ";
+        detail::append_escaped(text, w.message, detail::escape_style::composed);
+        return os << "[keyhook.warning." << w.kind << "] " << text;
     }
 };
 

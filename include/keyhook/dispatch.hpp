@@ -167,12 +167,10 @@ public:
         return a.id_ == b.id_ && a.webhook_ == b.webhook_ && (a.body_ == b.body_ || *a.body_ == *b.body_);
     }
     friend bool operator!=(const outbound_request& a, const outbound_request& b) { return !(a == b); }
-    // The URL's query is hidden and sensitive headers are redacted: no secret is printed.
+    // The URL through redact_url (no query values, no user-info) and
+    // credential headers redacted (P2), all escaped (P1): no secret is printed.
     friend std::ostream& operator<<(std::ostream& os, const outbound_request& r) {
-        const auto& url = r.url();
-        const auto q = url.find('?');
-        os << r.method() << ' ' << std::string_view(url).substr(0, q)
-           << (q == std::string::npos ? "" : "?[query hidden]") << " (webhook " << detail::quote_input(r.webhook_name())
+        os << r.method() << ' ' << escaped(redact_url(r.url())) << " (webhook " << detail::quote_input(r.webhook_name())
            << ", " << r.id_ << ')';
         for (const auto& h : r.headers()) os << '\n' << h;
         return os << "\n(" << r.body().size() << " body bytes)";

@@ -15,6 +15,7 @@
 
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/http.hpp"
 
 namespace keyhook {
 
@@ -408,12 +409,10 @@ struct endpoint_url {
                a.port == b.port && a.has_query == b.has_query;
     }
     friend bool operator!=(const endpoint_url& a, const endpoint_url& b) { return !(a == b); }
-    // Prints the URL with its query hidden: a user may have typed a credential there.
+    // Prints the URL through redact_url (P2: a user may have typed a
+    // credential in its query), escaped (P1).
     friend std::ostream& operator<<(std::ostream& os, const endpoint_url& e) {
-        const auto q = e.url.find('?');
-        os << std::string_view(e.url).substr(0, q);
-        if (q != std::string::npos) os << "?[query hidden]";
-        return os;
+        return os << escaped(redact_url(e.url));
     }
 };
 

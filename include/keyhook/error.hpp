@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "keyhook/detail/utf8.hpp"
+
 namespace keyhook {
 
 // What went wrong, independent of where. Values are stable: append, never
@@ -97,22 +99,113 @@ public:
     return {static_cast<int>(e), error_category()};
 }
 
+// ---------------------------------------------------------------------------
+// P1: printing text that came from input
+
+namespace detail {
+
+// Code points keyhook never prints raw (P1): the C0 controls, DEL and the C1
+// controls (Unicode category Cc: ESC, CR, LF, CSI U+009B, NEL U+0085 ...),
+// every Bidi_Control character (U+061C, U+200E, U+200F, U+202A to U+202E,
+// U+2066 to U+2069), which reorder what a terminal or log viewer shows, and
+// U+2028, U+2029, which some viewers take for line breaks.
+constexpr bool is_unsafe_to_print(char32_t cp) noexcept {
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// What else an escape covers besides the unsafe characters.
+enum class escape_style : unsigned char {
+    text,      // '\' doubled as well, so an escape in the output always stands for an escaped character
+    quoted,    // '\' and '"' escaped: the text goes between double quotes
+    composed,  // nothing else: for text already made of escaped parts (error messages)
+};
+
+// Appends s with every unsafe code point written as \uXXXX (C0 and DEL as
+// \xHH) and every byte outside well-formed UTF-8 as \xHH. Ordinary text,
+// non-ASCII letters included, is copied as it is.
+inline void append_escaped(std::string& out, std::string_view s, escape_style style = escape_style::text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    for_each_utf8_unit(s, [&](const utf8_unit& u) {
+        const char32_t c = u.code_point;
+        if (!u.valid || c < 0x20 || c == 0x7F) {
+            out += "\\x";
+            out += hex[c >> 4 & 0xF];
+            out += hex[c & 0xF];
+        } else if (is_unsafe_to_print(c)) {
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out += hex[c >> shift & 0xF];
+        } else if ((c == '\\' && style != escape_style::composed) || (c == '"' && style == escape_style::quoted)) {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else {
+            out.append(s.data() + u.offset, u.length);
+        }
+    });
+}
+
+}  // namespace detail
+
+// P1: s escaped for printing. Control characters (C0, DEL, C1), bidirectional
+// controls, U+2028 and U+2029 become \xHH or \uXXXX, bytes that are not
+// UTF-8 become \xHH, and '\' is doubled; everything else is unchanged. The
+// result can neither end a log line nor drive a terminal.
+[[nodiscard]] inline std::string escape_text(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    detail::append_escaped(out, s);
+    return out;
+}
+
+// `os << keyhook::escaped(s)` writes escape_text(s).
+struct escaped_text {
+    std::string_view text;
+    friend std::ostream& operator<<(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
+};
+[[nodiscard]] inline escaped_text escaped(std::string_view s) noexcept { return escaped_text{s}; }
+
+// P1 for JSON text made by a serializer (nlohmann's dump()): the characters of
+// is_unsafe_to_print that a serializer leaves raw inside strings (DEL, C1,
+// bidirectional controls, U+2028, U+2029) become \u escapes, and a byte that is
+// not UTF-8 becomes \ufffd. The result is JSON that reads to the same values.
+// Outside strings a serializer writes only ASCII, so its layout is kept.
+[[nodiscard]] inline std::string escape_json_text(std::string_view json) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(json.size());
+    detail::for_each_utf8_unit(json, [&](const detail::utf8_unit& u) {
+        const char32_t c = u.code_point;
+        if (!u.valid) {
+            out += "\\ufffd";
+        } else if (c >= 0x7F && detail::is_unsafe_to_print(c)) {
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out += hex[c >> shift & 0xF];
+        } else {
+            out.append(json.data() + u.offset, u.length);
+        }
+    });
+    return out;
+}
+
 // An error: its kind, where it is (a JSON path such as "data.result[3].expireAt",
 // or a field name such as "endpoint"; empty for the whole input) and why.
 // Messages never contain a secret: code that builds them quotes input through
-// detail::quote_input, and never quotes a key.
+// detail::quote_input, and never quotes a key. path and message keep the
+// bytes they were given; what() and operator<< escape them (P1), since a path
+// holds member names read from input.
 struct error {
     errc code = errc::invalid_value;
     std::string path;
     std::string message;
 
     [[nodiscard]] std::string what() const {
-        if (path.empty()) return message;
         std::string s;
         s.reserve(path.size() + 2 + message.size());
-        s += path;
-        s += ": ";
-        s += message;
+        if (!path.empty()) {
+            detail::append_escaped(s, path);
+            s += ": ";
+        }
+        detail::append_escaped(s, message, detail::escape_style::composed);
         return s;
     }
 
@@ -192,32 +285,28 @@ private:
 
 namespace detail {
 
-// Quotes untrusted input for an error message: at most `limit` bytes, control
-// characters and quotes escaped, so a message stays one readable line.
+// Quotes untrusted input for an error message: at most `limit` bytes of s
+// (never part of a character), escaped as in escape_text with '"' escaped as
+// well, between double quotes; "..." follows when s was cut.
 inline std::string quote_input(std::string_view s, std::size_t limit = 64) {
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(std::min(s.size(), limit) + 8);
-    out += '"';
-    std::size_t n = 0;
-    for (char ch : s) {
-        if (n++ == limit) {
-            out += "\"...";
-            return out;
+    const bool cut = s.size() > limit;
+    if (cut) {
+        // Back up to the start of the unit that the limit would split.
+        std::size_t end = 0;
+        for (std::size_t i = 0; i < s.size();) {
+            const std::size_t n = utf8_sequence_length(s, i);
+            const std::size_t step = n == 0 ? 1 : n;
+            if (i + step > limit) break;
+            i += step;
+            end = i;
         }
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20 || c == 0x7f) {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 0xf];
-        } else {
-            out += ch;
-        }
+        s = s.substr(0, end);
     }
+    std::string out;
+    out.reserve(s.size() + 8);
     out += '"';
+    append_escaped(out, s, escape_style::quoted);
+    out += cut ? "\"..." : "\"";
     return out;
 }
 

@@ -119,7 +119,8 @@ struct expiry_notice {
     friend bool operator!=(const expiry_notice& a, const expiry_notice& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const expiry_notice& n) {
         return os << "expiry_notice{" << n.kind << " at " << format_timestamp(n.at) << ", id=" << n.id
-                  << ", name=" << detail::quote_input(n.name, 128) << ", masked=" << n.masked.value_or("null")
+                  << ", name=" << detail::quote_input(n.name, 128)
+                  << ", masked=" << (n.masked ? escape_text(mask_key(*n.masked)) : std::string("null"))
                   << ", expireAt=" << format_timestamp(n.expire_at) << '}';
     }
 };
@@ -132,14 +133,15 @@ struct expiry_notice {
 }
 
 // {"id","name","masked","kind","at","expireAt"}, timestamps as T4, masked null
-// when absent. With nlohmann::ordered_json the members keep this order.
+// when absent and masked again when present (P2). With nlohmann::ordered_json
+// the members keep this order.
 template <class Json>
 void to_json(Json& j, const expiry_notice& n) {
     j = Json::object();
     j["id"] = n.id.str();
     j["name"] = n.name;
     if (n.masked)
-        j["masked"] = *n.masked;
+        j["masked"] = mask_key(*n.masked);
     else
         j["masked"] = nullptr;
     j["kind"] = std::string(to_string(n.kind));

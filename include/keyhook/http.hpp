@@ -3,6 +3,7 @@
 // percent-encoding.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <ostream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "keyhook/detail/ascii.hpp"
+#include "keyhook/error.hpp"
 
 namespace keyhook {
 
@@ -20,8 +22,84 @@ namespace keyhook {
     return detail::ascii_iequal(a, b);
 }
 
+// What printing writes instead of a credential (P2).
+inline constexpr std::string_view redacted_text = "[redacted]";
+
+// P2: a header whose value printing never shows, whether or not it was marked
+// sensitive (a received request's headers are not marked): a name containing,
+// in any case, "auth" (Authorization, Proxy-Authorization, X-Auth-Token),
+// "key" (x-api-key, x-synthetic-key), "token", "secret", "passw", "cookie",
+// "session" or "credential". Erring on the side of hiding costs only a value
+// in a log line.
+[[nodiscard]] inline bool is_credential_header_name(std::string_view name) noexcept {
+    constexpr std::string_view marks[] = {"auth", "key", "token", "secret", "passw", "cookie", "session", "credential"};
+    for (const auto m : marks)
+        for (std::size_t i = 0; i + m.size() <= name.size(); ++i)
+            if (detail::ascii_iequal(name.substr(i, m.size()), m)) return true;
+    return false;
+}
+
+// P2: a URL (absolute, scheme-relative "//host/...", a request target "/p?q",
+// or anything else) as it may be printed: user-info replaced by [redacted], the
+// value of every query parameter (and a parameter without '=') replaced by
+// [redacted], a fragment replaced by [redacted]; scheme, host, port, path and
+// query parameter names are kept. A URL with none of these prints whole. The
+// result is not escaped: print it through escape_text or quote_input (P1).
+[[nodiscard]] inline std::string redact_url(std::string_view url) {
+    std::string out;
+    out.reserve(url.size());
+    std::size_t pos = 0;
+    // The authority follows "scheme://" or a leading "//".
+    std::size_t authority = std::string_view::npos;
+    if (const auto s = url.find("://"); s != std::string_view::npos && url.find_first_of("/?#") == s + 1)
+        authority = s + 3;
+    else if (url.substr(0, 2) == "//")
+        authority = 2;
+    if (authority != std::string_view::npos) {
+        const auto end = std::min(url.find_first_of("/?#", authority), url.size());
+        const auto host = url.substr(authority, end - authority);
+        out.append(url.substr(0, authority));
+        if (const auto at = host.rfind('@'); at != std::string_view::npos) {
+            out += redacted_text;
+            out += host.substr(at);
+        } else {
+            out += host;
+        }
+        pos = end;
+    }
+    const auto mark = std::min(url.find_first_of("?#", pos), url.size());
+    out.append(url.substr(pos, mark - pos));
+    pos = mark;
+    if (pos < url.size() && url[pos] == '?') {
+        const auto end = std::min(url.find('#', pos), url.size());
+        auto query = url.substr(pos + 1, end - pos - 1);
+        out += '?';
+        for (bool first = true;; first = false) {
+            const auto amp = query.find('&');
+            const auto item = query.substr(0, amp);
+            if (!first) out += '&';
+            const auto eq = item.find('=');
+            if (eq != std::string_view::npos) {
+                out += item.substr(0, eq + 1);
+                if (eq + 1 < item.size()) out += redacted_text;
+            } else if (!item.empty()) {
+                out += redacted_text;  // a bare item may be a token itself
+            }
+            if (amp == std::string_view::npos) break;
+            query.remove_prefix(amp + 1);
+        }
+        pos = end;
+    }
+    if (pos < url.size()) {  // a fragment
+        out += '#';
+        if (pos + 1 < url.size()) out += redacted_text;
+    }
+    return out;
+}
+
 // One header. `sensitive` marks a value that is a credential (a bearer token,
-// an API key): printing the header redacts it.
+// an API key): printing the header redacts it, as it does for every name of
+// is_credential_header_name.
 struct http_header {
     std::string name;
     std::string value;
@@ -31,8 +109,11 @@ struct http_header {
         return a.name == b.name && a.value == b.value && a.sensitive == b.sensitive;
     }
     friend bool operator!=(const http_header& a, const http_header& b) { return !(a == b); }
+    // "name: value", both escaped (P1); the value redacted when it is a credential (P2).
     friend std::ostream& operator<<(std::ostream& os, const http_header& h) {
-        return os << h.name << ": " << (h.sensitive ? std::string_view("[redacted]") : std::string_view(h.value));
+        os << escaped(h.name) << ": ";
+        if (h.sensitive || is_credential_header_name(h.name)) return os << redacted_text;
+        return os << escaped(h.value);
     }
 };
 
@@ -56,11 +137,11 @@ struct http_request {
         return a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body;
     }
     friend bool operator!=(const http_request& a, const http_request& b) { return !(a == b); }
-    // Prints method, URL and headers (sensitive values redacted) and the body
-    // size; the URL is printed as is, so credentials belong in headers or in
-    // query parameters the caller redacts.
+    // Prints method, URL and headers and the body size, never a credential:
+    // the URL through redact_url, headers as http_header prints them, all
+    // escaped (P1, P2).
     friend std::ostream& operator<<(std::ostream& os, const http_request& r) {
-        os << r.method << ' ' << r.url;
+        os << escaped(r.method) << ' ' << escaped(redact_url(r.url));
         for (const auto& h : r.headers) os << "\n" << h;
         return os << "\n(" << r.body.size() << " body bytes)";
     }

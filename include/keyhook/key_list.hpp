@@ -54,7 +54,7 @@ struct key_list_query {
     }
     friend bool operator!=(const key_list_query& a, const key_list_query& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const key_list_query& q) {
-        os << "key_list_query{base_url=" << detail::quote_input(q.base_url, 128)
+        os << "key_list_query{base_url=" << detail::quote_input(redact_url(q.base_url), 128)
            << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
            << ", type=" << detail::quote_input(q.type) << ", status=";
         if (q.status)

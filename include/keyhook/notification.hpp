@@ -73,32 +73,7 @@ constexpr std::array<std::uint8_t, 256> build_json_byte_classes() noexcept {
 
 inline constexpr std::array<std::uint8_t, 256> json_byte_classes = build_json_byte_classes();
 
-// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF) starting at s[i], or 0 if there is none.
-constexpr std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        n = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        n = 3;
-        if (lead == 0xE0) lo = 0xA0;
-        if (lead == 0xED) hi = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        n = 4;
-        if (lead == 0xF0) lo = 0x90;
-        if (lead == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (s.size() - i < n) return 0;
-    const auto second = static_cast<unsigned char>(s[i + 1]);
-    if (second < lo || second > hi) return 0;
-    for (std::size_t k = 2; k < n; ++k)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-    return n;
-}
+// utf8_sequence_length: the library's one UTF-8 walker (detail/utf8.hpp).
 
 // The length of s once escaped, or nullopt with `bad_at` set to the offset of
 // the first byte that does not begin well-formed UTF-8.
@@ -330,7 +305,7 @@ struct received_notification {
            << ", tenant " << detail::quote_input(n.tenant) << ", folder " << detail::quote_input(n.folder_name)
            << ", service " << detail::quote_input(n.service_name) << ", at "
            << detail::quote_input(n.request_time_text);
-        for (const auto& m : n.mismatches) os << ", " << m << " differs";
+        for (const auto& m : n.mismatches) os << ", " << escaped(m) << " differs";
         return os << ')';
     }
 };

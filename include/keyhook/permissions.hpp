@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/error.hpp"
+
 namespace keyhook {
 
 // K9: ordered none < read < execute < write < admin; compare with < and >=.
@@ -59,7 +61,8 @@ public:
     // Transparent comparison with a bare name, so sets can be searched without allocating.
     friend bool operator<(const api_family& a, std::string_view b) noexcept { return std::string_view(a.name_) < b; }
     friend bool operator<(std::string_view a, const api_family& b) noexcept { return a < std::string_view(b.name_); }
-    friend std::ostream& operator<<(std::ostream& os, const api_family& f) { return os << f.name_; }
+    // Escaped (P1): feature names come from the host's configuration.
+    friend std::ostream& operator<<(std::ostream& os, const api_family& f) { return os << escaped(f.name_); }
 
 private:
     std::string name_;
@@ -115,8 +118,8 @@ struct resource_ref {
     friend std::ostream& operator<<(std::ostream& os, resource_ref r) {
         switch (r.kind) {
             case resource_kind::all: return os << "all folders and services";
-            case resource_kind::folder: return os << "folder " << r.folder;
-            case resource_kind::service: return os << "service " << r.folder << '/' << r.service;
+            case resource_kind::folder: return os << "folder " << escaped(r.folder);
+            case resource_kind::service: return os << "service " << escaped(r.folder) << '/' << escaped(r.service);
         }
         return os;
     }

@@ -1,5 +1,6 @@
-// keyhook: secrets. Masking (rules M1 to M3), constant-time comparison, and the
-// `secret` type whose printing, JSON and hashing never show what it holds.
+// keyhook: secrets. Masking (rules M1 to M3, and B1 for signing keys),
+// constant-time comparison, and the `secret` type whose printing, JSON and
+// hashing never show what it holds.
 #pragma once
 
 #include <cstddef>
@@ -11,9 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "keyhook/detail/wipe.hpp"
-
 #include "keyhook/detail/constant_time.hpp"
+#include "keyhook/detail/utf8.hpp"
+#include "keyhook/detail/wipe.hpp"
+#include "keyhook/error.hpp"
 
 namespace keyhook {
 
@@ -22,54 +24,54 @@ inline constexpr std::size_t min_partly_masked_length = 12;
 inline constexpr std::size_t mask_visible_head = 3;
 inline constexpr std::size_t mask_visible_tail = 3;
 
-namespace detail {
-// Length of the UTF-8 sequence that starts with lead byte c; 1 for a stray
-// continuation or invalid byte, so every byte belongs to exactly one unit.
-constexpr std::size_t utf8_unit_length(unsigned char c) noexcept {
-    if (c < 0xC0) return 1;
-    if (c < 0xE0) return 2;
-    if (c < 0xF0) return 3;
-    if (c < 0xF8) return 4;
-    return 1;
-}
+// B1: the written forms of Standard Webhooks keys. Nothing after the prefix
+// is ever shown: those characters are the key itself (base64).
+inline constexpr std::string_view signing_key_prefixes[] = {"whsec_", "whsk_", "whpk_"};
 
-// Splits s into code points (invalid bytes count one each); calls f(offset, length).
+namespace detail {
+// Splits s into units of the library's UTF-8 walker (a code point, or one byte
+// of an ill-formed sequence); calls f(offset, length) for each.
 template <class F>
 void for_each_code_point(std::string_view s, F&& f) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        std::size_t n = utf8_unit_length(static_cast<unsigned char>(s[i]));
-        if (n > s.size() - i) n = 1;
-        for (std::size_t k = 1; k < n; ++k) {
-            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) {
-                n = 1;
-                break;
-            }
-        }
-        f(i, n);
-        i += n;
-    }
+    for_each_utf8_unit(s, [&](const utf8_unit& u) { f(u.offset, u.length); });
+}
+
+// The prefix of a Standard Webhooks key that s begins with; empty when none.
+inline std::string_view signing_key_prefix_of(std::string_view s) noexcept {
+    for (const auto p : signing_key_prefixes)
+        if (s.substr(0, p.size()) == p) return p;
+    return {};
 }
 }  // namespace detail
 
-// Number of code points in s (M1 counts characters, not bytes).
+// Number of code points in s (M1 counts characters, not bytes); each byte of
+// an ill-formed sequence counts as one.
 [[nodiscard]] inline std::size_t code_point_count(std::string_view s) {
     std::size_t n = 0;
-    detail::for_each_code_point(s, [&](std::size_t, std::size_t) { ++n; });
+    detail::for_each_utf8_unit(s, [&](const detail::utf8_unit&) { ++n; });
     return n;
 }
 
 // M1, M2: same number of characters as the key, the first 3 and last 3 visible,
-// every other one '*'; keys of fewer than 12 characters entirely '*'.
+// every other one '*'; keys of fewer than 12 characters entirely '*'. A byte
+// that is not part of well-formed UTF-8 counts as one character and is always
+// '*', so at most 3 code points show at each end. B1: a signing key
+// ("whsec_", "whsk_", "whpk_" + base64) keeps only its prefix, every character
+// after it '*'. Masking a masked value changes nothing.
 [[nodiscard]] inline std::string mask_key(std::string_view key) {
-    const std::size_t count = code_point_count(key);
     std::string out;
     out.reserve(key.size());
+    if (const auto prefix = detail::signing_key_prefix_of(key); !prefix.empty()) {
+        out += prefix;
+        out.append(code_point_count(key.substr(prefix.size())), '*');
+        return out;
+    }
+    const std::size_t count = code_point_count(key);
     const bool partly = count >= min_partly_masked_length;
     std::size_t index = 0;
-    detail::for_each_code_point(key, [&](std::size_t offset, std::size_t length) {
-        if (partly && (index < mask_visible_head || index >= count - mask_visible_tail))
-            out.append(key.data() + offset, length);
+    detail::for_each_utf8_unit(key, [&](const detail::utf8_unit& u) {
+        if (partly && u.valid && (index < mask_visible_head || index >= count - mask_visible_tail))
+            out.append(key.data() + u.offset, u.length);
         else
             out += '*';
         ++index;
@@ -84,24 +86,34 @@ void for_each_code_point(std::string_view s, F&& f) {
     return detail::constant_time_equal_bytes(a, b);
 }
 
+// What a secret is, which decides how much of it its masked form shows.
+enum class secret_kind : unsigned char {
+    api_key,      // an API key, a token, an authentication value: masked as M1, M2
+    signing_key,  // a webhook signing key (B1): nothing of it is shown
+};
+
 // A secret (an API key, a webhook's authentication value, a signing secret).
 // It shows only its masked form when printed or converted to JSON (M3); the
-// plaintext is reached through reveal(), which is easy to search for.
+// plaintext is reached through reveal(), which is easy to search for. A value
+// written "whsec_...", "whsk_..." or "whpk_..." is a signing key whatever kind
+// it was given; a bare base64 signing key is marked secret_kind::signing_key.
 class secret {
 public:
     secret() = default;
-    explicit secret(std::string plaintext) noexcept : value_(std::move(plaintext)) {}
+    explicit secret(std::string plaintext, secret_kind kind = secret_kind::api_key) noexcept
+        : value_(std::move(plaintext)), kind_(kind) {}
     // Issue 14 item 4: every buffer that held the plaintext is wiped when
     // released, including what a move leaves behind (a short string's bytes
     // stay in the moved-from object) and what an assignment replaces.
     secret(const secret&) = default;
-    secret(secret&& other) noexcept : value_(std::move(other.value_)) {
+    secret(secret&& other) noexcept : value_(std::move(other.value_)), kind_(other.kind_) {
         detail::wipe_string(other.value_);
     }
     secret& operator=(const secret& other) {
         if (this != &other) {
             detail::wipe_string(value_);
             value_ = other.value_;
+            kind_ = other.kind_;
         }
         return *this;
     }
@@ -109,6 +121,7 @@ public:
         if (this != &other) {
             detail::wipe_string(value_);
             value_ = std::move(other.value_);
+            kind_ = other.kind_;
             detail::wipe_string(other.value_);
         }
         return *this;
@@ -117,17 +130,31 @@ public:
 
     // The plaintext. Call only to send it where it belongs.
     [[nodiscard]] const std::string& reveal() const noexcept { return value_; }
-    [[nodiscard]] std::string masked() const { return mask_key(value_); }
+    [[nodiscard]] secret_kind kind() const noexcept {
+        return kind_ == secret_kind::signing_key || !detail::signing_key_prefix_of(value_).empty()
+                   ? secret_kind::signing_key
+                   : secret_kind::api_key;
+    }
+    // M1, M2 for an API key; for a signing key its prefix (if written with
+    // one) and a '*' for every other character (B1).
+    [[nodiscard]] std::string masked() const {
+        if (kind_ == secret_kind::signing_key && detail::signing_key_prefix_of(value_).empty())
+            return std::string(code_point_count(value_), '*');
+        return mask_key(value_);
+    }
     [[nodiscard]] bool empty() const noexcept { return value_.empty(); }
     [[nodiscard]] std::size_t size() const noexcept { return value_.size(); }
 
-    // Constant-time, whatever the contents.
+    // Constant-time, whatever the contents; the kind is not compared.
     friend bool operator==(const secret& a, const secret& b) noexcept {
         return constant_time_equal(a.value_, b.value_);
     }
     friend bool operator!=(const secret& a, const secret& b) noexcept { return !(a == b); }
 
-    friend std::ostream& operator<<(std::ostream& os, const secret& s) { return os << "secret(" << s.masked() << ')'; }
+    // The masked form, escaped (P1): its visible characters came from input.
+    friend std::ostream& operator<<(std::ostream& os, const secret& s) {
+        return os << "secret(" << escaped(s.masked()) << ')';
+    }
     // A template, so that a JSON type is instantiated only by code that uses it.
     template <class Json>
     friend void to_json(Json& j, const secret& s) {
@@ -136,6 +163,7 @@ public:
 
 private:
     std::string value_;
+    secret_kind kind_ = secret_kind::api_key;
 };
 
 }  // namespace keyhook

@@ -52,7 +52,7 @@ struct auth_parameter {
     }
     friend bool operator!=(const auth_parameter& a, const auth_parameter& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const auth_parameter& p) {
-        return os << p.in << ' ' << p.name << '=' << p.value;
+        return os << p.in << ' ' << escaped(p.name) << '=' << p.value;
     }
 };
 
@@ -73,12 +73,12 @@ struct webhook {
                a.saved == b.saved && a.signing_secret == b.signing_secret;
     }
     friend bool operator!=(const webhook& a, const webhook& b) { return !(a == b); }
-    // Secrets print masked; the endpoint's query is hidden (it may hold a credential).
+    // Secrets print masked; the endpoint through redact_url (P2: no user-info,
+    // no query values), names quoted (P1).
     friend std::ostream& operator<<(std::ostream& os, const webhook& w) {
-        const auto q = w.endpoint.find('?');
         os << "webhook{name=" << detail::quote_input(w.name)
-           << ", endpoint=" << detail::quote_input(std::string_view(w.endpoint).substr(0, q), 256)
-           << (q == std::string::npos ? "" : "?[query hidden]") << ", " << (w.saved ? "saved" : "draft") << ", events=";
+           << ", endpoint=" << detail::quote_input(redact_url(w.endpoint), 256) << ", " << (w.saved ? "saved" : "draft")
+           << ", events=";
         if (w.events.empty()) os << "all";
         const char* sep = "";
         for (auto e : w.events) {
@@ -183,39 +183,8 @@ namespace detail::hooks {
 struct webhook_validator;
 struct webhook_access;
 
-inline bool valid_utf8(std::string_view s) noexcept {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = 0;
-        std::uint32_t cp = 0;
-        if (c < 0x80) {
-            ++i;
-            continue;
-        } else if (c >= 0xC2 && c <= 0xDF) {
-            n = 1;
-            cp = c & 0x1Fu;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            cp = c & 0x0Fu;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            cp = c & 0x07u;
-        } else {
-            return false;
-        }
-        if (s.size() - i <= n) return false;
-        for (std::size_t k = 1; k <= n; ++k) {
-            const auto d = static_cast<unsigned char>(s[i + k]);
-            if ((d & 0xC0) != 0x80) return false;
-            cp = cp << 6 | (d & 0x3Fu);
-        }
-        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return false;
-        i += n + 1;
-    }
-    return true;
-}
+// The library's one UTF-8 walker (detail/utf8.hpp).
+inline bool valid_utf8(std::string_view s) noexcept { return is_valid_utf8(s); }
 
 inline std::string describe_char(char ch) {
     switch (ch) {
@@ -882,7 +851,7 @@ template <class Json = nlohmann::json>
     std::string signing;
     const bool has_signing = detail::hooks::json_member(j, "signingSecret") != nullptr;
     if (auto e = detail::hooks::read_string(j, "signingSecret", base, false, signing)) return *e;
-    if (has_signing) w.signing_secret = secret(std::move(signing));
+    if (has_signing) w.signing_secret = secret(std::move(signing), secret_kind::signing_key);
     return w;
 }
 template <class Json = nlohmann::json>

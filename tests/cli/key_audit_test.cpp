@@ -218,7 +218,7 @@ TEST_CASE("table: days left, never, and names that try to move the cursor", "[cl
 
     const auto table = key_audit::render_table({row}, sample_now, 1, status_choice::all, {1, 1});
     CHECK(table.find('\x1b') == std::string::npos);
-    CHECK(table.find("evil?[2Jname") != std::string::npos);
+    CHECK(table.find("evil\\x1b[2Jname") != std::string::npos);  // P1: escaped, not dropped
 }
 
 TEST_CASE("run: exit codes and where the messages go", "[cli][L2]") {

@@ -300,3 +300,64 @@ TEST_CASE("L2: a record prints readably, without any plaintext key", "[L2][M3][a
           "activeFrom=2025-01-02T00:00:00.000Z, expireAt=2025-02-01T00:00:00.853878Z, "
           "masked=3f2******************************b0c}");
 }
+
+namespace {
+
+std::string printed(const keyhook::api_key& k) {
+    std::ostringstream os;
+    os << k;
+    return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("outside finding 3: a record whose masked member holds a full key never prints or writes it",
+          "[P2][M1][M3][api_key]") {
+    const std::string full_key = "9c4e1a7b-2f3d-4b8e-9a6c-1d2e3f4a5b6c";
+    auto k = keyhook::api_key_from_json(full_record());
+    k.masked = full_key;
+    const auto text = printed(k);
+    CHECK(text.find(full_key) == std::string::npos);
+    CHECK(text.find(full_key.substr(3, 30)) == std::string::npos);
+    CHECK(text.find("masked=9c4" + std::string(30, '*') + "b6c}") != std::string::npos);
+    const json j = k;
+    CHECK(j["masked"] == keyhook::mask_key(full_key));
+    CHECK(j.dump().find(full_key) == std::string::npos);
+    const nlohmann::ordered_json o = k;
+    CHECK(o["masked"] == keyhook::mask_key(full_key));
+    // A short value is masked entirely (M2).
+    k.masked = "short-key1";
+    CHECK(printed(k).find("masked=**********}") != std::string::npos);
+    CHECK(json(k)["masked"] == "**********");
+}
+
+TEST_CASE("outside finding 3: a well-formed masked member is written unchanged (the other side)", "[P2][M1][api_key]") {
+    const auto k = keyhook::api_key_from_json(full_record());
+    REQUIRE(k.masked == "3f2******************************b0c");
+    CHECK(json(k)["masked"] == *k.masked);
+    CHECK(printed(k).find("masked=" + *k.masked + "}") != std::string::npos);
+    CHECK(keyhook::api_key_from_json(json(k)) == k);
+}
+
+TEST_CASE("outside finding 3: CR and LF in an id or name cannot forge a log line", "[P1][api_key]") {
+    auto k = keyhook::api_key_from_json(full_record());
+    k.id = keyhook::key_id("k1\r\n[keyhook] forged line");
+    k.name = "name\n\x1b[31mred\xC2\x9B\xE2\x80\xAE";  // LF, ESC, CSI (U+009B), RLO (U+202E)
+    const auto text = printed(k);
+    CHECK(text.find('\n') == std::string::npos);
+    CHECK(text.find('\r') == std::string::npos);
+    CHECK(text.find('\x1b') == std::string::npos);
+    CHECK(text.find("\xC2\x9B") == std::string::npos);
+    CHECK(text.find("\xE2\x80\xAE") == std::string::npos);
+    CHECK(text.find("id=k1\\x0d\\x0a[keyhook] forged line,") != std::string::npos);
+    CHECK(text.find("name=\"name\\x0a\\x1b[31mred\\u009b\\u202e\"") != std::string::npos);
+    std::ostringstream os;
+    os << k.id;
+    CHECK(os.str() == "k1\\x0d\\x0a[keyhook] forged line");
+}
+
+TEST_CASE("P1: an id of ordinary non-ASCII letters prints as it is (the other side)", "[P1][api_key]") {
+    std::ostringstream os;
+    os << keyhook::key_id("cl\xC3\xA9-\xE6\x9D\xB1\xE4\xBA\xAC");  // "clé-東京"
+    CHECK(os.str() == "cl\xC3\xA9-\xE6\x9D\xB1\xE4\xBA\xAC");
+}

@@ -100,7 +100,8 @@ public:
     friend void to_json(nlohmann::ordered_json& j, const signing_secret& s) { j = s.masked(); }
 
 private:
-    explicit signing_secret(std::string key) noexcept : key_(std::move(key)) {}
+    // Marked a signing key, so that printing key() shows none of it either (B1).
+    explicit signing_secret(std::string key) noexcept : key_(std::move(key), secret_kind::signing_key) {}
     secret key_;
 
     friend struct detail::signing_secret_access;
@@ -336,7 +337,7 @@ struct verified_webhook {
     }
     friend bool operator!=(const verified_webhook& a, const verified_webhook& b) { return !(a == b); }
     friend std::ostream& operator<<(std::ostream& os, const verified_webhook& v) {
-        return os << "verified_webhook(" << v.id << ", " << format_timestamp(v.signed_at) << ')';
+        return os << "verified_webhook(" << escaped(v.id) << ", " << format_timestamp(v.signed_at) << ')';
     }
 };
 
