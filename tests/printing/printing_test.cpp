@@ -53,9 +53,9 @@ std::vector<forbidden> forbidden_items() {
     for (char32_t c = 0; c < 0x20; ++c) out.push_back({"C0 " + std::to_string(c), utf8(c)});
     out.push_back({"DEL", "\x7f"});
     for (char32_t c = 0x80; c <= 0x9F; ++c) out.push_back({"C1 " + std::to_string(c), utf8(c)});
-    for (char32_t c : {0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
-                       0x2028, 0x2029})
-        out.push_back({"U+" + std::to_string(static_cast<unsigned>(c)), utf8(static_cast<char32_t>(c))});
+    for (char32_t c : {U'\u061C', U'\u200E', U'\u200F', U'\u202A', U'\u202B', U'\u202C', U'\u202D', U'\u202E',
+                       U'\u2066', U'\u2067', U'\u2068', U'\u2069', U'\u2028', U'\u2029'})
+        out.push_back({"U+" + std::to_string(static_cast<unsigned>(c)), utf8(c)});
     for (const auto& bad : {"\xFF"s, "\xFE"s, "\xC0\xAF"s, "\xC1\xBF"s, "\xE0\x80\xAF"s, "\xED\xA0\x80"s,
                             "\xF0\x80\x80\xAF"s, "\xF4\x90\x80\x80"s, "\xF5\x80\x80\x80"s, "\x80"s, "\xE2\x82"s})
         out.push_back({"invalid UTF-8", bad});
@@ -491,7 +491,7 @@ TEST_CASE("P1: a validated webhook and its outbound request escape what validati
           "[P1][P2][printing]") {
     // H1 refuses C0 and DEL in a webhook's name; C1 and bidirectional controls pass
     // validation, so printing must escape them.
-    for (char32_t c : {0x85, 0x9B, 0x061C, 0x200E, 0x202E, 0x2066, 0x2028}) {
+    for (char32_t c : {U'\u0085', U'\u009B', U'\u061C', U'\u200E', U'\u202E', U'\u2066', U'\u2028'}) {
         INFO(static_cast<unsigned>(c));
         keyhook::webhook w;
         w.name = "hook" + utf8(c) + "name";

@@ -61,7 +61,7 @@ struct signed_delivery {
         return a.outbound == b.outbound && a.request == b.request && a.is_signed == b.is_signed;
     }
     friend bool operator!=(const signed_delivery& a, const signed_delivery& b) { return !(a == b); }
-    // The outbound request (query hidden, credentials redacted) and the
+    // The outbound request (query values hidden, credentials redacted) and the
     // signature headers, which hold no secret.
     friend std::ostream& operator<<(std::ostream& os, const signed_delivery& d) {
         os << d.outbound;
