@@ -33,7 +33,8 @@ void fuzz_received(std::string_view body) {
     nlohmann::json dom;
     const bool have_dom = fuzz::parse_json(body, dom, 16);
     bool nlohmann_reads = false;
-    const auto repeated = have_dom ? fuzz::repeated_members(body, nlohmann_reads) : std::vector<std::string>{};
+    // The repeats found before nlohmann stops, if it does.
+    const auto repeated = fuzz::repeated_members(body, nlohmann_reads);
     if (!have_dom) fuzz::check(!r, "parse_notification accepts what nlohmann refuses");
     if (!repeated.empty()) fuzz::check(!r, "parse_notification accepts a repeated member name", repeated.front());
     if (!r) {
