@@ -13,7 +13,7 @@
 //    try_api_key_from_json on the DOM element by element (the SAX decoder
 //    claims the same results and messages);
 //  - parse -> write (to_json per record, envelope rebuilt) -> parse gives
-//    equal records;
+//    equal records, `masked` masked again (P2);
 //  - no message holds a whole string of the input longer than 64 bytes, nor
 //    a long `masked` value (those are never quoted).
 #include <algorithm>
@@ -161,7 +161,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto written = write_page(*lenient);
     const auto again = keyhook::try_parse_key_list(written, strict_options);
     fuzz::check(again.has_value(), "a written page does not parse", again ? "" : again.error().what());
-    fuzz::check(again->records == lenient->records, "parse, write, parse changed a record");
+    // P2: to_json writes `masked` masked again (a no-op on a properly masked value).
+    auto expected = lenient->records;
+    for (auto& r : expected)
+        if (r.masked) r.masked = keyhook::mask_key(*r.masked);
+    fuzz::check(again->records == expected, "parse, write, parse changed a record");
     fuzz::check(
         again->count == lenient->count && again->page == lenient->page && again->page_size == lenient->page_size,
         "parse, write, parse changed the envelope");
