@@ -656,7 +656,8 @@ std::vector<row> webhook_rows() {
         {"auth_header_value", "", hdr, "auth[0].value", "H2"},
         {"auth_header_value", " k-1", hdr, "auth[0].value", "H2"},
         {"auth_header_value", "k-1\t", hdr, "auth[0].value", "H2"},
-        {"auth_header_value", ten_mb + "\r\n", hdr, "auth[0].value", "H2"},
+        // H2 limits come first: a 10 MB value is refused on its length (outside finding 7).
+        {"auth_header_value", ten_mb + "\r\n", errc::limit_exceeded, "auth[0].value", "H2"},
         // header names: HTTP tokens, not framing or signing headers
         {"auth_header_name", "", hdr, "auth[0].name", "H2"},
         {"auth_header_name", "x api key", hdr, "auth[0].name", "H2"},
