@@ -140,7 +140,7 @@ r, lines, took = deliver([hook("redirect", "/redirect"), hook("error", "/error")
 check(r.returncode == 0, f"webhook_deliver exits 0 once every delivery ended ({r.stderr.strip()})")
 redirect = [l for l in lines if l["webhook"] == "redirect"]
 check(len(redirect) == 8 and all(l["status"] == 302 for l in redirect) and Hooks.hits.get("/ok") is None,
-      "302: never followed, retried, given up after attempt 8")
+      "[B4] [B2] 302: never followed, retried, given up after attempt 8")
 error = [l for l in lines if l["webhook"] == "error"]
 check(len(error) == 8 and error[-1]["outcome"] == "gave_up" and [l["attempt"] for l in error] == list(range(1, 9)),
       "500 every time: attempts 1 to 8, then gave_up")
@@ -150,9 +150,9 @@ check(len(lines) == 8 and lines[0]["status"] is None and "timed out" in lines[0]
 r, lines, took = deliver([{"name": "rebind", "endpoint": "https://hooks.example.com/x", "saved": True}],
                          "--time-scale", "0", "--resolve", "hooks.example.com:443:127.0.0.1")
 check(len(lines) == 8 and all("loopback" in (l["error"] or "") for l in lines) and took < 2,
-      "a host name resolving to a loopback address: refused before connecting")
+      "[B4] [H1] a host name resolving to a loopback address: refused before connecting")
 r, lines, _ = deliver([hook("local", "/ok")], "--time-scale", "0")
-check(r.returncode == 1 and "http" in r.stderr and not lines, "plain http without --allow-local: exit 1")
+check(r.returncode == 1 and "http" in r.stderr and not lines, "[B4] plain http without --allow-local: exit 1")
 r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
 check(r.returncode == 2, "a negative --time-scale: exit 2")
 server.shutdown()

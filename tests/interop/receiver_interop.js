@@ -59,7 +59,7 @@ async function post(port, path, body, headers, method = "POST") {
   check(await post(port, "/hook", b1, { ...key, ...signed(longSecret, "msg_interop_1", b1) }) === 200,
         "a signed request (32-byte key) is accepted");
   check(await post(port, "/hook", b1, { ...key, ...signed(longSecret, "msg_interop_1", b1) }) === 200,
-        "the same webhook-id again: 2xx (H9)");
+        "[H9] the same webhook-id again: 2xx");
   const b2 = notification("UpdateEngine");
   check(await post(port, "/hook?api_key=" + apiKey, b2, signed(shortSecret, "msg_interop_2", b2)) === 200,
         "Svix's 18-byte example key, key in the query: accepted");
@@ -68,7 +68,7 @@ async function post(port, path, body, headers, method = "POST") {
         === 200, "svix-* header names: accepted");
   const tampered = b1.replace("PublishEngine", "DeleteEngine");
   check(await post(port, "/hook", tampered, { ...key, ...signed(longSecret, "msg_interop_4", b1) }) === 401,
-        "tampered body: 401");
+        "[H9] [B1] tampered body: 401");
   check(await post(port, "/hook", b1, { ...key, ...signed(otherSecret, "msg_interop_5", b1) }) === 401,
         "signed with another key: 401");
   const stale = new Date(Date.now() - 10 * 60 * 1000);
@@ -76,18 +76,18 @@ async function post(port, path, body, headers, method = "POST") {
         "timestamp 10 minutes old: 401");
   check(await post(port, "/hook", b1, { "x-api-key": "wrong-key", ...signed(longSecret, "msg_interop_7", b1) })
         === 401, "wrong API key: 401");
-  check(await post(port, "/hook", b1, signed(longSecret, "msg_interop_8", b1)) === 401, "no API key: 401");
+  check(await post(port, "/hook", b1, signed(longSecret, "msg_interop_8", b1)) === 401, "[H9] [H7] no API key: 401");
   check(await post(port, "/hook", b1, { ...key }) === 401, "no signature: 401");
-  check(await post(port, "/hook", "", key, "GET") === 405, "GET: 405");
+  check(await post(port, "/hook", "", key, "GET") === 405, "[H9] GET: 405");
   const big = "x".repeat((1 << 20) + 1);
   check(await post(port, "/hook", big, { ...key, ...signed(longSecret, "msg_interop_9", big) }) === 413,
-        "a body over 1 MiB: 413");
+        "[H9] a body over 1 MiB: 413");
   const deep = "[".repeat(100000) + "]".repeat(100000);
   check(await post(port, "/hook", deep, { ...key, ...signed(longSecret, "msg_interop_10", deep) }) === 400,
-        "a body nested 100,000 deep: 400");
+        "[H9] [J3] a body nested 100,000 deep: 400");
   const broken = "{\"UserAction\":";
   check(await post(port, "/hook", broken, { ...key, ...signed(longSecret, "msg_interop_11", broken) }) === 400,
-        "malformed JSON: 400");
+        "[H9] malformed JSON: 400");
 
   // A slow client (headers never finished) neither blocks others nor stays
   // connected past the read timeout (1 s here).
