@@ -279,3 +279,19 @@ TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[
     check_j3(
         "one long name", [](std::size_t b) { return fill(R"({"FolderName":")", "", "f", R"("})", b); }, n, parse);
 }
+
+TEST_CASE("outside finding 6: a declared pageSize never sizes an allocation the input cannot fill",
+          "[J3][L2][allocation]") {
+    // A 200 MB response of blanks under pageSize 2^63-1 died of bad_alloc; the
+    // same few bytes must cost the same under either pageSize.
+    const auto body = [](const char* size) {
+        return std::string(R"({"status":"success","data":{"count":0,"page":1,"pageSize":)") + size +
+               R"(,"result":[]}})";
+    };
+    const usage huge = measure([&] { return keyhook::try_parse_key_list(body("9223372036854775807")); });
+    const usage one = measure([&] { return keyhook::try_parse_key_list(body("1")); });
+    INFO("pageSize 2^63-1: peak " << huge.peak << "; pageSize 1: peak " << one.peak);
+    CHECK(huge.peak <= 4 * body("9223372036854775807").size() + allowance);
+    CHECK(huge.peak < (std::size_t{1} << 20));
+    REQUIRE(keyhook::try_parse_key_list(body("9223372036854775807")).has_value());
+}
