@@ -18,11 +18,13 @@
 // a build without libcurl), and the file mode's statuses otherwise.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -158,6 +160,25 @@ inline std::string shown_url(std::string_view url) {
     return keyhook::detail::quote_input(s, 256);
 }
 
+// What the service writes may echo the bearer token (a `message` quoting the
+// Authorization header): every run of 8 or more of its leading characters
+// (the whole token if shorter) is blanked before anything reaches the output,
+// including a prefix cut short by a quote's length limit.
+template <class T>
+std::string without_token(const T& what, std::string_view token) {
+    std::ostringstream os;
+    os << what;
+    std::string s = os.str();
+    const std::string_view lead = token.substr(0, std::min<std::size_t>(8, token.size()));
+    for (std::size_t at = s.find(lead); at != std::string::npos; at = s.find(lead, at)) {
+        std::size_t n = 0;
+        while (n < token.size() && at + n < s.size() && s[at + n] == token[n]) ++n;
+        s.replace(at, n, "[redacted]");
+        at += 10;
+    }
+    return s;
+}
+
 // Valid records of every page, merged by id, as one list-call response.
 inline std::string merged_response(std::int64_t count, std::int64_t page_size,
                                    const std::vector<keyhook::api_key>& records) {
@@ -228,6 +249,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
     std::optional<keyhook::key_list_query> next = query;
     int status = 0;
     while (next) {
+        const std::int64_t asked_page = next->page;
         const auto request = keyhook::try_list_keys_request(*next);
         if (!request) {
             err << "key_audit: --url: " << request.error() << '\n';
@@ -245,7 +267,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         }
         const std::string page_name = "page " + std::to_string(next->page);
         if (!r.status) {
-            err << "key_audit: " << where << ", " << page_name << ": " << r.error << '\n';
+            err << "key_audit: " << where << ", " << page_name << ": " << without_token(r.error, token) << '\n';
             status = exit_network;
             break;
         }
@@ -268,14 +290,14 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         }
         auto page = keyhook::try_parse_key_list(r.body);
         if (!page) {
-            err << "key_audit: " << where << ", " << page_name << ": " << page.error() << '\n';
+            err << "key_audit: " << where << ", " << page_name << ": " << without_token(page.error(), token) << '\n';
             status = exit_network;
             break;
         }
         if (page->rejected_count > 0) {
             // The first 100 errors are kept (J3), the rest counted, as in file mode.
             for (const auto& e : page->rejected)
-                err << "key_audit: " << where << ", " << page_name << ": " << e << '\n';
+                err << "key_audit: " << where << ", " << page_name << ": " << without_token(e, token) << '\n';
             if (page->rejected_count > page->rejected.size())
                 err << "key_audit: " << where << ", " << page_name << ": ... and "
                     << page->rejected_count - page->rejected.size() << " more rejected records\n";
@@ -287,8 +309,18 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
             total_pages = page->total_pages();
             if (page->page_size > 0) page_size = page->page_size;
         }
+        const std::size_t before = records.size();
         for (auto& k : page->records)
             if (seen.insert(k.id.str()).second) records.push_back(std::move(k));
+        // A page that adds no new key means the service repeats itself (a page
+        // number that does not advance, a count no page can cover): stop
+        // rather than ask again and again.
+        if (!page->records.empty() && records.size() == before) {
+            err << "key_audit: " << where << ", " << page_name
+                << ": the service answered keys already seen on earlier pages; its paging does not advance\n";
+            status = exit_network;
+            break;
+        }
         if (progress && total_pages > 1)
             err << "\rkey_audit: page " << next->page << " of " << total_pages << ", " << records.size() << " keys"
                 << std::flush;
@@ -296,7 +328,11 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         // records (a service whose count overstates must not loop forever).
         if (static_cast<std::int64_t>(records.size()) >= count || page->records.empty() || next->page >= total_pages)
             break;
+        // The next page follows the page asked for, not the page the service
+        // says it sent: a service that always answers "page 1" cannot hold
+        // key_audit on one page.
         next = keyhook::next_page_query(*next, *page);
+        if (next) next->page = std::max(next->page, asked_page + 1);
     }
     if (progress && total_pages > 1) err << '\n';
     curl_global_cleanup();

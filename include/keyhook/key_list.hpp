@@ -99,6 +99,11 @@ constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view pre
             return error{errc::invalid_value, "base_url", "must not contain a query or a fragment"};
     }
     if (q.tenant.empty()) return error{errc::invalid_value, "tenant", "must not be empty"};
+    // URL resolvers remove "." and ".." segments, encoded or not (%2E is a
+    // dot to them): such a tenant would send the token to another path.
+    if (q.tenant == "." || q.tenant == "..")
+        return error{errc::invalid_value, "tenant",
+                     "must not be \".\" or \"..\" (a URL resolver removes such a segment)"};
     if (q.page < 1) return error{errc::out_of_range, "page", "expected at least 1, got " + std::to_string(q.page)};
     if (q.size < 1) return error{errc::out_of_range, "size", "expected at least 1, got " + std::to_string(q.size)};
     if (q.token.empty()) return error{errc::invalid_value, "token", "must not be empty"};

@@ -104,6 +104,23 @@ TEST_CASE("L1: trailing slashes on base_url, tenant percent-encoded", "[L1][key_
           "apikeys?_page=1&_size=100&type=synthetic");
 }
 
+TEST_CASE("outside review: a tenant of \".\" or \"..\" is refused, dots inside a name are kept", "[L1][key_list]") {
+    auto q = sample_query();
+    for (const char* t : {".", ".."}) {
+        q.tenant = t;
+        const auto r = keyhook::try_list_keys_request(q);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == keyhook::errc::invalid_value);
+        CHECK(r.error().path == "tenant");
+    }
+    for (const char* t : {"...", ".a", "a..b"}) {
+        q.tenant = t;
+        const auto r = keyhook::try_list_keys_request(q);
+        REQUIRE(r.has_value());
+        CHECK(r->url.find(std::string("/") + t + "/api/v1/") != std::string::npos);
+    }
+}
+
 TEST_CASE("L1: page and size are at least 1", "[L1][key_list]") {
     for (const char* field : {"page", "size"}) {
         INFO(field);

@@ -7,7 +7,9 @@ call of N keys on 127.0.0.1 and checks every request's headers and parameters.
 Writes the port it listens on to PORT_FILE, then serves until killed.
 --fail-page P answers page P with 503 the first time (retried by key_audit).
 --mode: normal | unauthorized (401) | not_json | always_503 | slow (answers after 3 s)
-| overlap (each page repeats the last record of the page before it).
+| overlap (each page repeats the last record of the page before it)
+| stuck (every answer is page 1, whatever page was asked for)
+| echo (not success, its message quoting the Authorization header).
 A request that breaks L1 is answered 400 and logged to stderr."""
 import argparse, json, sys, time, threading
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
@@ -72,6 +74,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(503, json.dumps({"status": "error", "message": "try again"}))
         if args.mode == "not_json":
             return self.send(200, "<html>maintenance</html>", "text/html")
+        if args.mode == "echo":
+            return self.send(200, json.dumps({"status": "error", "message": "bad " + self.headers["Authorization"]}))
+        if args.mode == "stuck":
+            page = 1
         start = (page - 1) * size
         records = KEYS[start:start + size]
         if args.mode == "overlap" and page > 1:

@@ -76,6 +76,18 @@ r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--fo
 p.stop()
 check(r.returncode == 0 and json.loads(r.stdout)["records"] == 250, "a record seen on two pages counts once")
 
+# Outside review: a service whose paging does not advance ends the run (exit 3)
+# instead of being asked again forever; a message echoing the token hides it.
+p = Platform("--keys", "250", "--mode", "stuck")
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--format", "json")
+p.stop()
+check(r.returncode == 3 and "does not advance" in r.stderr, f"[L2] paging that does not advance: exit 3 ({r.stderr.strip()})")
+p = Platform("--mode", "echo")
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending")
+p.stop()
+check(r.returncode == 3 and TOKEN[:8] not in r.stdout + r.stderr and "[redacted]" in r.stderr,
+      f"[L2] a message echoing the bearer token: the token is not printed ({r.stderr.strip()})")
+
 # Failure paths: exit 3, a clear message, quickly.
 p = Platform("--mode", "unauthorized")
 r, _ = key_audit("--url", p.url, "--tenant", "acme lending")
