@@ -5,6 +5,8 @@
 //
 // Each request, in this order (the first failure answers):
 //   405  any method but POST;
+//   411, 415, 431  a chunked or unsized body, a compressed body, over 100 header
+//        fields (refused before the body is read);
 //   413  a body over 1 MiB (refused while it is read, before any parsing);
 //   401  no key, or a wrong one, in header x-api-key or query api_key (H7;
 //        400 when both are present and differ, or api_key is malformed);
@@ -294,6 +296,30 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     server.set_write_timeout(s.read_timeout);
     // An idle kept-alive connection is closed as soon as a slow one would be.
     server.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(std::ceil(read_timeout))));
+    // cpp-httplib applies its size limit to Content-Length alone: it would
+    // inflate a compressed body, and read a chunked or unsized one, whole and
+    // unbounded. Such requests are refused before any of the body is read
+    // (this handler runs before cpp-httplib reads it).
+    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+        if (req.headers.size() > 100) {
+            answer(res, 431, "more than 100 header fields");
+            res.set_header("Connection", "close");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (req.method != "POST") return httplib::Server::HandlerResponse::Unhandled;
+        const std::string encoding = req.get_header_value("Content-Encoding");
+        if (!encoding.empty() && !keyhook::detail::ascii_iequal(encoding, "identity")) {
+            answer(res, 415, "a Content-Encoding is not accepted; send the body as is");
+            res.set_header("Connection", "close");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length")) {
+            answer(res, 411, "a body must come with its Content-Length");
+            res.set_header("Connection", "close");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
     server.Post(".*", [&r](const httplib::Request& req, httplib::Response& res) { r.post(req, res); });
     const auto not_post = [](const httplib::Request& req, httplib::Response& res) {
         res.set_header("Allow", "POST");

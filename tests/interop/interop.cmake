@@ -29,6 +29,11 @@ if(Python3_Interpreter_FOUND)
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/platform_interop.py" $<TARGET_FILE:key_audit>
                 $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.platform PROPERTIES LABELS interop TIMEOUT 120)
+    if(TARGET webhook_receiver)
+        add_test(NAME interop.receiver_framing
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/receiver_framing.py" $<TARGET_FILE:webhook_receiver>)
+        set_tests_properties(interop.receiver_framing PROPERTIES LABELS interop TIMEOUT 60)
+    endif()
 else()
     message(STATUS "keyhook: interop.platform skipped (no Python 3)")
 endif()
