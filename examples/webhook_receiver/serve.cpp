@@ -339,14 +339,24 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     }
     std::cerr << "webhook_receiver: listening on " << s.host << ':' << port << std::endl;
 
-    std::atomic<bool> stopping{false};
-    std::thread stopper([&server, &stopping, stop_signals] {
+    std::atomic<bool> stopping{false}, returned{false};
+    std::thread stopper([&server, &stopping, &returned, stop_signals] {
         int signal = 0;
         sigwait(&stop_signals, &signal);
         stopping = true;
         server.stop();
+        // cpp-httplib's timeouts are per read, so a client that keeps
+        // trickling bytes holds its worker, and the server, for ever: after a
+        // grace period the process ends anyway, what it printed flushed.
+        for (int i = 0; i < 40 && !returned; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!returned) {
+            std::cout.flush();
+            std::cerr << "webhook_receiver: stopped (a connection still open was dropped)" << std::endl;
+            std::_Exit(exit_ok);
+        }
     });
     server.listen_after_bind();
+    returned = true;
     // listen_after_bind returned on its own (an error): wake the stopper.
     if (!stopping) pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();

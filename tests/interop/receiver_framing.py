@@ -4,7 +4,7 @@ cpp-httplib would read without its size limit (outside review): a compressed
 body (415), a chunked or unsized body (411), more than 100 header fields (431).
 A plain request of the right shape is still answered 200.
     receiver_framing.py WEBHOOK_RECEIVER"""
-import os, re, socket, subprocess, sys
+import os, re, socket, subprocess, sys, time
 
 KEY = "the-receiver-key-1234567890"
 rx = subprocess.Popen([sys.argv[1], "--listen", "127.0.0.1:0", "--read-timeout", "1"],
@@ -45,7 +45,22 @@ check(status(b"POST / HTTP/1.1\r\nHost: x\r\nx-api-key: " + KEY.encode() + b"\r\
              b"Content-Length: 2\r\n\r\n{}"), 200, "90 header fields and a sized body")
 check(status(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Encoding: identity\r\nx-api-key: " + KEY.encode() +
              b"\r\nContent-Length: 2\r\n\r\n{}"), 200, "Content-Encoding: identity")
+# A client that keeps trickling header bytes does not hold the process after
+# SIGTERM for longer than the grace period (2 s).
+slow = socket.create_connection(("127.0.0.1", port))
+slow.sendall(b"POST / HTTP/1.1\r\n")
 rx.terminate()
+start = time.monotonic()
+while rx.poll() is None and time.monotonic() - start < 6:
+    try:
+        slow.sendall(b"x")
+    except OSError:
+        break
+    time.sleep(0.2)
+took = time.monotonic() - start
+check(rx.poll() is not None and took < 4, True, f"SIGTERM while a client trickles bytes: stopped in {took:.1f} s")
+if rx.poll() is None:
+    rx.kill()
 rx.wait(timeout=5)
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
 sys.exit(1 if failures else 0)
