@@ -276,8 +276,8 @@ TEST_CASE("H7: a presented key prints masked", "[H7][M3][receiving]") {
     other.source = key_source::header;
     CHECK(k != other);
     CHECK_FALSE(k == other);
-    auto other_key = k;
-    other_key.key = keyhook::secret(the_key + "x");
-    CHECK(k != other_key);
-    CHECK_FALSE(k == other_key);
+    auto changed_key = k;
+    changed_key.key = keyhook::secret(the_key + "x");
+    CHECK(k != changed_key);
+    CHECK_FALSE(k == changed_key);
 }
