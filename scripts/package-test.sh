@@ -2,7 +2,9 @@
 # Checks keyhook as its users get it: installs it to a temporary prefix, then
 # builds and runs tests/package/consumer against the installed tree with
 # find_package (core; and the crypto component when OpenSSL is there), with
-# pkg-config, and against the source tree with add_subdirectory.
+# pkg-config, against the source tree with add_subdirectory (once with a parent
+# that defines the dependencies' targets itself), and with FetchContent from
+# this repository's HEAD commit.
 #
 #   scripts/package-test.sh            (KEYHOOK_PACKAGE_WORK=dir keeps the work files there)
 set -euo pipefail
@@ -47,6 +49,15 @@ else
     echo "package-test: keyhook::crypto was not installed (no OpenSSL): crypto consumer skipped"
 fi
 consume add-subdirectory -DKEYHOOK_CONSUMER_MODE=subdirectory -DKEYHOOK_SOURCE_DIR="$root"
+consume add-subdirectory-own-deps -DKEYHOOK_CONSUMER_MODE=subdirectory -DKEYHOOK_SOURCE_DIR="$root" \
+    -DKEYHOOK_CONSUMER_OWN_DEPENDENCIES=ON
+if head="$(git -C "$root" rev-parse --verify HEAD 2>/dev/null)"; then
+    # FetchContent clones the committed tree: uncommitted changes are not in this check.
+    consume fetchcontent -DKEYHOOK_CONSUMER_MODE=fetchcontent -DKEYHOOK_GIT_REPOSITORY="$root" \
+        -DKEYHOOK_GIT_TAG="$head"
+else
+    echo "package-test: $root is not a git repository: FetchContent consumer skipped"
+fi
 
 step "pkg-config"
 export PKG_CONFIG_PATH="$prefix/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
