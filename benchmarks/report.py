@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """keyhook's benchmark report (issue 6).
 
-  report.py compile BUILD_DIR OUT.json [--runs N]
-      Times the compilation of a TU including keyhook/keyhook.hpp against one
-      including only nlohmann/json.hpp and date/date.h, with the compiler and
-      flags of the Release build (from BUILD_DIR/compile_commands.json).
+  report.py compile BUILD_DIR OUT.json [--runs N] [--header-runs M]
+      Times the compilation of a TU including keyhook/keyhook.hpp (and, once
+      keyhook has it, the same with KEYHOOK_COMPILED) N times, and of a TU per
+      public header M times (0: none), against one including only
+      nlohmann/json.hpp and date/date.h, with the compiler and flags of the
+      Release build (from BUILD_DIR/compile_commands.json).
   report.py summary OUT.json [MORE.json ...]
       Reads Google Benchmark JSON files (aggregates) and the compile timings,
       prints every target as a ratio of medians from the same run, PASS/FAIL.
@@ -61,26 +63,55 @@ def child_cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
-def compile_times(build_dir, out_path, runs):
+def public_headers():
+    """Every public header a user includes on its own (detail/ and the testing helpers excluded)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include")
+    found = []
+    for sub in ("keyhook", os.path.join("keyhook", "crypto")):
+        d = os.path.join(root, sub)
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".hpp") and name != "keyhook.hpp" and not name.startswith("testing"):
+                found.append(sub.replace(os.sep, "/") + "/" + name)
+    return found
+
+
+def compiled_mode_available():
+    """True once keyhook.hpp honours KEYHOOK_COMPILED (issue 12 item 3)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "keyhook")
+    with open(os.path.join(root, "keyhook.hpp")) as f:
+        return "KEYHOOK_COMPILED" in f.read()
+
+
+def compile_times(build_dir, out_path, runs, header_runs):
     args, directory = release_command(build_dir)
     with tempfile.TemporaryDirectory() as tmp:
+        units = {"baseline": (BASELINE_TU, []), "keyhook": (KEYHOOK_TU, [])}
+        if compiled_mode_available():
+            units["keyhook_compiled"] = (KEYHOOK_TU, ["-DKEYHOOK_COMPILED"])
+        singles = ["header:" + h for h in public_headers()] if header_runs > 0 else []
+        for h in singles:
+            units[h] = ("#include <%s>\nint main() { return 0; }\n" % h[len("header:"):], [])
         sources = {}
-        for name, text in (("baseline", BASELINE_TU), ("keyhook", KEYHOOK_TU)):
-            path = os.path.join(tmp, name + ".cpp")
+        for i, (name, (text, _)) in enumerate(units.items()):
+            path = os.path.join(tmp, "tu%d.cpp" % i)
             with open(path, "w") as f:
                 f.write(text)
             sources[name] = path
-        times = {"baseline": [], "keyhook": []}
-        # Alternate the two so that a burst of load from elsewhere hits both.
-        for _ in range(runs):
-            for name in ("baseline", "keyhook"):
+        times = {name: [] for name in units}
+        # Interleave the units so that a burst of load from elsewhere hits all of them.
+        for run in range(max(runs, header_runs)):
+            for name, (_, extra) in units.items():
+                if run >= (header_runs if name.startswith("header:") else runs):
+                    continue
                 cmd = tu_command(args, sources[name])
+                cmd = cmd[:-4] + extra + cmd[-4:]  # before "-o OUT -c SRC"
                 before = child_cpu_seconds()
                 subprocess.run(cmd, cwd=directory, check=True)
                 times[name].append(child_cpu_seconds() - before)
     result = {
         "command": " ".join(shlex.quote(a) for a in tu_command(args, "TU.cpp")),
         "runs": runs,
+        "header_runs": header_runs,
         "seconds": times,
         "median_seconds": {k: statistics.median(v) for k, v in times.items()},
     }
@@ -193,6 +224,13 @@ def rows_for(medians, compile_result):
         allocs = medians[name][1].get("allocs_per_check") if name in medians else None
         form = "from headers" if "headers" in name else "from key and tenant"
         rows.append(Row("heap allocations per authorization check, %s" % form, allocs, "==", 0.0, ""))
+    # Issue 14 item 5: the heap key_index holds per key against the map's (the
+    # map built on its own); counted bytes, so exact rather than a median of times.
+    index_bytes, map_bytes = (medians[n][1].get("heap_bytes_per_key") if n in medians else None
+                              for n in ("BM_authorize_1M_keys/65536", "BM_authorize_baseline_unordered_map_find/65536"))
+    rows.append(Row("key_index heap bytes per key / unordered_map's, 1M keys",
+                    index_bytes / map_bytes if index_bytes and map_bytes else None, "<=", 1.0,
+                    "index %.1f B, map %.1f B" % (index_bytes, map_bytes) if index_bytes and map_bytes else ""))
     # 8. Signing at the floor (issue 14 item 3): v1 against a bare HMAC-SHA256 with
     #    a reused OpenSSL context plus base64, v1a (B3) against a bare OpenSSL
     #    Ed25519 call with a prepared key plus base64.
@@ -204,13 +242,22 @@ def rows_for(medians, compile_result):
             n, d = "%s/%d" % (num, size), "%s/%d" % (den, size)
             rows.append(Row("%s / bare OpenSSL, %d bytes" % (what, size), ratio(medians, n, d), "<=", 1.2,
                             "%s %s, floor %s" % (what, per(medians, n), per(medians, d))))
-    # 7. Compile time.
-    if compile_result:
-        m = compile_result["median_seconds"]
-        rows.append(Row("compile keyhook.hpp / nlohmann+date", m["keyhook"] / m["baseline"], "<=", 1.3,
-                        "median of %d: %.2f s vs %.2f s" % (compile_result["runs"], m["keyhook"], m["baseline"])))
-    else:
-        rows.append(Row("compile keyhook.hpp / nlohmann+date", None, "<=", 1.3, ""))
+    # 7. Compile time (issue 12 item 3): the umbrella header in each mode, and each
+    #    public header on its own, against a TU of nlohmann/json.hpp + date/date.h.
+    m = compile_result["median_seconds"] if compile_result else {}
+    base = m.get("baseline")
+    def compile_row(label, key, limit, runs):
+        if base and key in m:
+            rows.append(Row(label, m[key] / base, "<=", limit,
+                            "median of %d: %.2f s vs %.2f s" % (runs, m[key], base)))
+        else:
+            rows.append(Row(label, None, "<=", limit, ""))
+    runs = compile_result["runs"] if compile_result else 0
+    compile_row("compile keyhook.hpp / nlohmann+date", "keyhook", 1.5, runs)
+    compile_row("compile keyhook.hpp, KEYHOOK_COMPILED / nlohmann+date", "keyhook_compiled", 0.3, runs)
+    for key in sorted(k for k in m if k.startswith("header:")):
+        compile_row("compile %s / nlohmann+date" % key[len("header:"):], key, 1.15,
+                    compile_result.get("header_runs", runs))
     return rows
 
 
@@ -243,10 +290,12 @@ def summary(paths):
 
 def main(argv):
     if len(argv) >= 3 and argv[1] == "compile":
-        runs = 5
+        runs, header_runs = 5, 3
         if "--runs" in argv:
             runs = int(argv[argv.index("--runs") + 1])
-        r = compile_times(argv[2], argv[3], runs)
+        if "--header-runs" in argv:
+            header_runs = int(argv[argv.index("--header-runs") + 1])
+        r = compile_times(argv[2], argv[3], runs, header_runs)
         print("compile time, median of %d: keyhook %.2f s, baseline %.2f s" % (
             runs, r["median_seconds"]["keyhook"], r["median_seconds"]["baseline"]))
         return 0
