@@ -77,6 +77,9 @@ constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view pre
 }
 }  // namespace detail
 
+// The longest list-call URL try_list_keys_request builds (J3; H2's limit).
+inline constexpr std::size_t max_list_url_length = 8192;
+
 // L1: GET {base_url}/{tenant}/api/v1/key/apikeys?_page=..&_size=..&type=..[&status=..]
 // with `Authorization: Bearer <token>` (marked sensitive). Trailing '/' on
 // base_url are dropped. Errors name the field (page, size, base_url, tenant, token).
@@ -113,9 +116,26 @@ constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view pre
         if (c < 0x20 || c == 0x7f) return error{errc::invalid_header, "token", "must not contain control characters"};
     }
 
+    // J3, as H2 for webhooks: the URL is measured before it is built and may
+    // not pass 8192 bytes, so one long field cannot make a request of any size.
+    std::size_t encoded_tenant = 0;
+    for (char c : q.tenant) encoded_tenant += detail::is_unreserved(static_cast<unsigned char>(c)) ? 1 : 3;
+    const std::pair<const char*, std::size_t> parts[] = {{"base_url", base.size()},
+                                                         {"tenant", encoded_tenant},
+                                                         {"type", q.type.size() * 3},
+                                                         {"status", q.status ? q.status->size() * 3 : 0}};
+    std::size_t url_bytes = 96;  // separators, path, _page and _size
+    const auto* largest = &parts[0];
+    for (const auto& part : parts) {
+        url_bytes += part.second;
+        if (part.second > largest->second) largest = &part;
+    }
+    if (url_bytes > max_list_url_length)
+        return error{errc::limit_exceeded, largest->first,
+                     "the request URL would exceed " + std::to_string(max_list_url_length) + " bytes"};
     http_request r;
     r.method = "GET";
-    r.url.reserve(base.size() + q.tenant.size() * 3 + 64);
+    r.url.reserve(url_bytes);
     r.url.append(base);
     r.url += '/';
     r.url += percent_encode(q.tenant);
@@ -960,12 +980,12 @@ private:
                 if (keepable(f, val)) assign(r.created_by, val);
                 return;
             case list_field::status:
-                if (const auto s = parse_key_status(val)) {
+                if (const auto s = read_key_status(val)) {
                     r.status = *s;
                     present_ |= field_bit(f);
                 } else {
-                    field_error(f, errc::invalid_value,
-                                "expected Active, Active in the future, Expired or Revoked, got " + quote_input(val));
+                    auto e = unknown_key_status(path_member(record_path(), list_field_name(f)), val);
+                    field_error(f, e.code, std::move(e.path), std::move(e.message));
                 }
                 return;
             case list_field::created_at: read_time(f, val, r.created_at); return;
