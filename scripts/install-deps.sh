@@ -4,9 +4,11 @@
 #
 #   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]
 #
-#   (no flag)     compilers, CMake, Ninja, pkg-config, ccache and the libraries;
+#   (no flag)     compilers, CMake, Ninja, pkg-config, ccache, python3 (the hostile
+#                 stage drives the examples with it) and the libraries;
 #                 libcurl and cpp-httplib are for the examples' HTTP parts only
-#                 (the core and the quick start build without them)
+#                 (the core and the quick start build without them); GoogleTest
+#                 and gMock for tests/testing_gtest/
 #   --bench       Google Benchmark (benchmarks/)
 #   --sanitizers  clang's runtimes (LeakSanitizer and libFuzzer with clang)
 #   --valgrind    valgrind
@@ -14,8 +16,8 @@
 set -euo pipefail
 
 interop=0
-packages=(cmake ninja-build g++ clang nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config ccache
-          libcurl4-openssl-dev libcpp-httplib-dev)
+packages=(cmake ninja-build g++ clang python3 nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config ccache
+          libcurl4-openssl-dev libcpp-httplib-dev libgtest-dev libgmock-dev)
 for arg in "$@"; do
     case "$arg" in
         --bench) packages+=(libbenchmark-dev) ;;
@@ -23,7 +25,7 @@ for arg in "$@"; do
         --valgrind) packages+=(valgrind) ;;
         --interop) interop=1 ;;
         --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind); interop=1 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
            echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]" >&2
            exit 2 ;;
