@@ -1,13 +1,10 @@
 // Authorization (K10) against an index of 1,000,000 keys, compared with one
-// std::unordered_map<std::string, ...>::find of the same key; heap allocations
-// are counted through a replaced global operator new (this executable only).
+// std::unordered_map<std::string, ...>::find of the same key. Heap allocations
+// and the bytes each structure holds are counted by the replaced global
+// operator new of tests/support/counting_allocator.hpp (this executable only).
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
-#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -15,54 +12,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "../tests/support/counting_allocator.hpp"
 #include "generator.hpp"
 #include "keyhook/authorization.hpp"
 #include "keyhook/key_index.hpp"
-
-// ---- allocation counting: every allocating form of operator new goes here.
-namespace {
-std::atomic<std::uint64_t> allocations{0};
-
-void* counted_alloc(std::size_t n) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
-}
-void* counted_aligned_alloc(std::size_t n, std::align_val_t a) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    const auto align = static_cast<std::size_t>(a);
-    const std::size_t size = (n + align - 1) / align * align;  // aligned_alloc wants a multiple
-    if (void* p = std::aligned_alloc(align, size == 0 ? align : size)) return p;
-    throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -87,32 +40,54 @@ struct fixture {
     keyhook::key_index index{std::array<unsigned char, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
     std::unordered_map<std::string, plain_entry> map;
     keyhook::timestamp now = keyhook::parse_timestamp("2025-06-01T12:00:00Z");
+    // Heap bytes each structure holds once built, per key (exact counts).
+    double index_bytes_per_key = 0;
+    double map_bytes_per_key = 0;
 
     fixture() {
         keyhook_bench::rng r(keyhook_bench::default_seed);
-        keyhook::permission_policy policy;
-        policy.groups["user:pf"].access[keyhook::resource::all()] = keyhook::access_level::execute;
-        policy.groups["user:pricing"].access[keyhook::resource::folder("Pricing")] = keyhook::access_level::write;
-
-        keyhook::api_key record;
-        record.name = "benchmark key";
-        record.status = keyhook::key_status::active;
-        record.active_from = keyhook::parse_timestamp("2024-01-01T00:00:00Z");
-        record.expire_at = keyhook::parse_timestamp("2030-01-01T00:00:00Z");
+        std::vector<std::string> ids;
+        ids.reserve(index_size);
         keys.reserve(index_size);
-        index.reserve(index_size);
-        map.reserve(index_size);
         for (std::size_t i = 0; i < index_size; ++i) {
             std::string id, key;
             keyhook_bench::append_uuid(id, r);
             keyhook_bench::append_uuid(key, r);
-            record.id = keyhook::key_id(id);
-            record.groups =
-                i % 3 == 0 ? std::vector<std::string>{"user:pf", "user:pricing"} : std::vector<std::string>{"user:pf"};
-            index.add(tenant_name(i), record, keyhook::secret(key), policy);
-            map.emplace(key, plain_entry{static_cast<std::uint32_t>(i % tenant_count),
-                                         record.expire_at.time_since_epoch().count()});
+            ids.push_back(std::move(id));
             keys.push_back(std::move(key));
+        }
+        keyhook::permission_policy policy;
+        policy.groups["user:pf"].access[keyhook::resource::all()] = keyhook::access_level::execute;
+        policy.groups["user:pricing"].access[keyhook::resource::folder("Pricing")] = keyhook::access_level::write;
+
+        // Each structure is built on its own, so that neither's blocks are
+        // interleaved with the other's (that would slow the map's lookups and
+        // flatter the ratio), and what it holds afterwards is counted alone.
+        {
+            const counting_allocator::scope heap;
+            {
+                keyhook::api_key record;
+                record.name = "benchmark key";
+                record.status = keyhook::key_status::active;
+                record.active_from = keyhook::parse_timestamp("2024-01-01T00:00:00Z");
+                record.expire_at = keyhook::parse_timestamp("2030-01-01T00:00:00Z");
+                index.reserve(index_size);
+                for (std::size_t i = 0; i < index_size; ++i) {
+                    record.id = keyhook::key_id(ids[i]);
+                    record.groups = i % 3 == 0 ? std::vector<std::string>{"user:pf", "user:pricing"}
+                                               : std::vector<std::string>{"user:pf"};
+                    index.add(tenant_name(i), record, keyhook::secret(keys[i]), policy);
+                }
+            }
+            index_bytes_per_key = static_cast<double>(heap.stop().held) / index_size;
+        }
+        {
+            const counting_allocator::scope heap;
+            const auto expire_at = keyhook::parse_timestamp("2030-01-01T00:00:00Z").time_since_epoch().count();
+            map.reserve(index_size);
+            for (std::size_t i = 0; i < index_size; ++i)
+                map.emplace(keys[i], plain_entry{static_cast<std::uint32_t>(i % tenant_count), expire_at});
+            map_bytes_per_key = static_cast<double>(heap.stop().held) / index_size;
         }
         probes.reserve(probe_count);
         for (std::size_t i = 0; i < probe_count; ++i) probes.push_back(r.below(index_size));
@@ -141,6 +116,7 @@ void BM_authorize_baseline_unordered_map_find(benchmark::State& state) {
         benchmark::DoNotOptimize(it);
         i = (i + 1) & mask;
     }
+    state.counters["heap_bytes_per_key"] = f.map_bytes_per_key;
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_authorize_baseline_unordered_map_find)->Apply(probe_sets);
@@ -165,7 +141,7 @@ void BM_authorize_1M_keys(benchmark::State& state) {
     }
     const auto mask = static_cast<std::size_t>(state.range(0)) - 1;
     std::size_t i = 0;
-    const auto before = allocations.load(std::memory_order_relaxed);
+    const counting_allocator::scope heap;
     for (auto _ : state) {
         const auto k = f.probes[i];
         auto a = keyhook::authorize(f.index, f.probe_keys[i], tenants[k % tenant_count], family, resource,
@@ -173,8 +149,9 @@ void BM_authorize_1M_keys(benchmark::State& state) {
         benchmark::DoNotOptimize(a);
         i = (i + 1) & mask;
     }
-    const auto after = allocations.load(std::memory_order_relaxed);
-    state.counters["allocs_per_check"] = static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    state.counters["allocs_per_check"] =
+        static_cast<double>(heap.stop().allocations) / static_cast<double>(state.iterations());
+    state.counters["heap_bytes_per_key"] = f.index_bytes_per_key;
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_authorize_1M_keys)->Apply(probe_sets);
@@ -194,14 +171,14 @@ void BM_authorize_1M_keys_from_headers(benchmark::State& state) {
                          {"X-Tenant-Name", tenant_name(k), false}});
     }
     std::size_t i = 0;
-    const auto before = allocations.load(std::memory_order_relaxed);
+    const counting_allocator::scope heap;
     for (auto _ : state) {
         auto a = keyhook::authorize(f.index, calls[i], family, resource, keyhook::access_level::read, f.now);
         benchmark::DoNotOptimize(a);
         i = (i + 1) & (count - 1);
     }
-    const auto after = allocations.load(std::memory_order_relaxed);
-    state.counters["allocs_per_check"] = static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    state.counters["allocs_per_check"] =
+        static_cast<double>(heap.stop().allocations) / static_cast<double>(state.iterations());
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_authorize_1M_keys_from_headers)->Apply(probe_sets);

@@ -59,9 +59,13 @@ public:
     // Why the call was denied; nullopt when it was allowed.
     [[nodiscard]] std::optional<denial_reason> reason() const noexcept { return reason_; }
 
-    // The key that was found (from wrong_tenant on), else nullptr. Points into
-    // the index: valid until the index is next changed.
-    [[nodiscard]] const key_id* key() const noexcept { return key_; }
+    // The id of the key that was found (from wrong_tenant on), else nullopt: a
+    // copy read from the index (which keeps each id once), so the index must
+    // not have changed since the check.
+    [[nodiscard]] std::optional<key_id> key() const {
+        if (!entry_) return std::nullopt;
+        return key_id(std::string(index_->id_of(*entry_)));
+    }
     // The key's status at `now` (meaningful once the key was found).
     [[nodiscard]] key_status status() const noexcept { return status_; }
     // The level the key has on the resource, and the level the call needed
@@ -70,7 +74,7 @@ public:
     [[nodiscard]] access_level required() const noexcept { return required_; }
 
     [[nodiscard]] std::string message() const {
-        const std::string who = key_ ? "key " + detail::quote_input(key_->str()) : std::string("the key");
+        const std::string who = entry_ ? "key " + detail::quote_input(index_->id_of(*entry_)) : std::string("the key");
         if (!reason_) return "allowed: " + who + " has " + std::string(to_string(granted_)) + " access";
         switch (*reason_) {
             case denial_reason::missing_key:
@@ -93,7 +97,8 @@ public:
     }
 
     friend bool operator==(const authorization& a, const authorization& b) noexcept {
-        const bool same_key = a.key_ == b.key_ || (a.key_ && b.key_ && *a.key_ == *b.key_);
+        const bool same_key =
+            a.entry_ == b.entry_ || (a.entry_ && b.entry_ && a.index_->id_of(*a.entry_) == b.index_->id_of(*b.entry_));
         return a.reason_ == b.reason_ && same_key && a.status_ == b.status_ && a.granted_ == b.granted_ &&
                a.required_ == b.required_;
     }
@@ -105,7 +110,8 @@ private:
                                    resource_ref, access_level, timestamp) noexcept;
 
     std::optional<denial_reason> reason_ = denial_reason::missing_key;
-    const key_id* key_ = nullptr;
+    const key_index* index_ = nullptr;  // where entry_ is
+    const key_index::entry* entry_ = nullptr;
     key_status status_ = key_status::revoked;
     access_level granted_ = access_level::none;
     access_level required_ = access_level::none;
@@ -125,7 +131,8 @@ private:
     a.reason_ = denial_reason::unknown_key;
     const auto* e = index.find(key);
     if (!e) return a;
-    a.key_ = &index.id_of(*e);
+    a.index_ = &index;
+    a.entry_ = e;
     a.status_ = e->status_at(now);
     a.reason_ = denial_reason::wrong_tenant;
     if (index.tenant_of(*e) != tenant) return a;

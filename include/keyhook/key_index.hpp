@@ -8,17 +8,24 @@
 // an open-addressing table; digests are compared without early exit. The price:
 // the index cannot give a key back, so a host that must send keys somewhere
 // keeps them itself.
+//
+// Memory (issue 14 item 5): per key one 48-byte entry in a dense array, the
+// id's bytes once (in shared chunks), and a 32-bit slot in each of two tables
+// at most half full (by digest, by id): about 102 bytes a key with UUID ids,
+// less than an unordered_map<std::string, small value> of the same keys.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,25 +42,29 @@ namespace keyhook {
 
 class key_index {
 public:
-    // The `record` of a free slot.
-    static constexpr std::uint32_t no_record = std::numeric_limits<std::uint32_t>::max();
-
-    // What a lookup finds: the part of a record that authorization needs. It
-    // lives in the hash table itself, so a check touches one slot.
-    struct entry {
+    // What a lookup finds: the part of a record that authorization needs, in
+    // one 48-byte entry, so a check reads one entry after its table slot.
+    class entry {
+    public:
         detail::sip_digest digest;
         timestamp active_from{};
         timestamp expire_at{};
-        std::uint32_t tenant = 0;          // position in the index's tenant names
-        std::uint32_t permissions = 0;     // position in the index's merged permission sets
-        std::uint32_t record = no_record;  // position in the index's ids
+        std::uint32_t tenant = 0;       // position in the index's tenant names
+        std::uint32_t permissions = 0;  // position in the index's merged permission sets
         bool revoked = false;
 
         // S1 from the indexed fields: Revoked wins, then the clock.
         [[nodiscard]] key_status status_at(timestamp now) const noexcept {
             return revoked ? key_status::revoked : clock_status(active_from, expire_at, now);
         }
+
+    private:
+        friend class key_index;
+        // Where the id is: a chunk of the index's id bytes, and the offset in it.
+        std::uint16_t id_offset_ = 0;
+        std::uint32_t id_chunk_ = 0;
     };
+    static_assert(sizeof(entry) <= 48, "an entry is what a check reads, and the id's place");
 
     // Draws the index's 16-byte hashing key from the host's secure source.
     template <class RandomSource, class = std::enable_if_t<is_random_source_v<std::remove_reference_t<RandomSource>>>>
@@ -65,14 +76,14 @@ public:
     // A fixed hashing key, for tests and for hosts that derive it themselves.
     explicit key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
 
-    [[nodiscard]] std::size_t size() const noexcept { return records_.size(); }
-    [[nodiscard]] bool empty() const noexcept { return records_.empty(); }
+    [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
-    // Prepares for n keys in all, so that adding them does not rehash.
+    // Prepares for n keys in all, so that adding them neither rehashes nor
+    // moves the entries.
     void reserve(std::size_t n) {
-        records_.reserve(n);
-        by_id_.reserve(n);
-        if (capacity_for(n) > slots_.size()) rehash(capacity_for(n));
+        entries_.reserve(n);
+        if (capacity_for(n) > by_key_.size()) rehash(capacity_for(n));
     }
 
     // Adds `key` (the plaintext, which is hashed and not kept) for `record` of
@@ -83,24 +94,31 @@ public:
     [[nodiscard]] result<std::size_t> try_add(std::string_view tenant, const api_key& record, const secret& key,
                                               const permission_policy& policy) {
         if (key.empty()) return error{errc::invalid_key, "key", "an indexed key must not be empty"};
-        if (records_.size() >= max_entries) return error{errc::limit_exceeded, "key", "the index is full"};
-        if (by_id_.count(record.id))
+        if (entries_.size() >= max_entries || ids_.chunks.size() >= std::numeric_limits<std::uint32_t>::max())
+            return error{errc::limit_exceeded, "key", "the index is full"};
+        const std::string_view id = record.id.str();
+        if (find_id_slot(id) != npos)
             return error{errc::invalid_value, "id",
-                         "a key with the id " + detail::quote_input(record.id.str()) + " is already indexed"};
+                         "a key with the id " + detail::quote_input(id) + " is already indexed"};
         const auto digest = hash(key.reveal());
-        if (find_slot(digest) != npos)
-            return error{
-                errc::invalid_key, "key",
-                "the key of " + detail::quote_input(record.id.str()) + " is already indexed for another record"};
-        if (capacity_for(records_.size() + 1) > slots_.size()) rehash(capacity_for(records_.size() + 1));
+        if (find_key_slot(digest) != npos)
+            return error{errc::invalid_key, "key",
+                         "the key of " + detail::quote_input(id) + " is already indexed for another record"};
+        if (capacity_for(entries_.size() + 1) > by_key_.size()) rehash(capacity_for(entries_.size() + 1));
         entry e;
         e.digest = digest;
-        e.record = static_cast<std::uint32_t>(records_.size());
         fill(e, tenant, record, policy);
-        records_.push_back({record.id, digest});
-        by_id_.emplace(record.id, e.record);
-        place(e);
-        return records_.size();
+        entries_.push_back(e);
+        try {
+            store_id(entries_.back(), id);
+        } catch (...) {
+            entries_.pop_back();
+            throw;
+        }
+        const auto position = static_cast<std::uint32_t>(entries_.size() - 1);
+        place(by_key_, key_probe(digest), position);
+        place(by_id_, id_probe(id), position);
+        return entries_.size();
     }
 
     void add(std::string_view tenant, const api_key& record, const secret& key, const permission_policy& policy) {
@@ -110,45 +128,58 @@ public:
     // Refreshes the entry of record.id after a lifecycle change (deactivate,
     // update): tenant, status, period and permissions. False if not indexed.
     bool update(std::string_view tenant, const api_key& record, const permission_policy& policy) {
-        const auto it = by_id_.find(record.id);
-        if (it == by_id_.end()) return false;
-        fill(slots_[find_slot(records_[it->second].digest)], tenant, record, policy);
+        const auto s = find_id_slot(record.id.str());
+        if (s == npos) return false;
+        fill(entries_[by_id_[s] & position_mask], tenant, record, policy);
         return true;
     }
 
     // Forgets the key of `id` (after a confirmed deletion). False if not indexed.
     bool remove(const key_id& id) {
-        const auto it = by_id_.find(id);
-        if (it == by_id_.end()) return false;
-        const std::uint32_t position = it->second;
-        by_id_.erase(it);
-        erase_slot(find_slot(records_[position].digest));
-        const auto last = static_cast<std::uint32_t>(records_.size() - 1);
+        const auto s = find_id_slot(id.str());
+        if (s == npos) return false;
+        const std::uint32_t position = by_id_[s] & position_mask;
+        erase_slot(by_id_, s, [this](std::uint32_t p) { return id_probe(id_of(entries_[p])).home; });
+        erase_slot(by_key_, find_key_slot(entries_[position].digest),
+                   [this](std::uint32_t p) { return key_probe(entries_[p].digest).home; });
+        const std::size_t freed = stored_size(id.str().size());
+        ids_.live -= freed;
+        ids_.dead += freed;
+        const auto last = static_cast<std::uint32_t>(entries_.size() - 1);
         if (position != last) {
-            // Move the last record into the hole and repoint its slot.
-            records_[position] = std::move(records_[last]);
-            slots_[find_slot(records_[position].digest)].record = position;
-            by_id_[records_[position].id] = position;
+            // Move the last entry into the hole and repoint its slots.
+            repoint(by_key_, key_probe(entries_[last].digest).home, last, position);
+            repoint(by_id_, id_probe(id_of(entries_[last])).home, last, position);
+            entries_[position] = entries_[last];
         }
-        records_.pop_back();
+        entries_.pop_back();
+        shrink();
         return true;
     }
 
     // The entry whose key is `plaintext`, or nullptr. Allocates nothing. The
     // pointer stays valid until the index is next changed.
     [[nodiscard]] const entry* find(std::string_view plaintext) const noexcept {
-        if (records_.empty()) return nullptr;
-        const auto s = find_slot(hash(plaintext));
-        return s == npos ? nullptr : &slots_[s];
+        if (entries_.empty()) return nullptr;
+        const auto s = find_key_slot(hash(plaintext));
+        return s == npos ? nullptr : &entries_[by_key_[s] & position_mask];
     }
 
-    [[nodiscard]] const entry* find_id(const key_id& id) const {
-        const auto it = by_id_.find(id);
-        return it == by_id_.end() ? nullptr : &slots_[find_slot(records_[it->second].digest)];
+    [[nodiscard]] const entry* find_id(const key_id& id) const noexcept {
+        const auto s = find_id_slot(id.str());
+        return s == npos ? nullptr : &entries_[by_id_[s] & position_mask];
     }
 
-    // The id of an entry's record; the reference stays valid until the index is next changed.
-    [[nodiscard]] const key_id& id_of(const entry& e) const noexcept { return records_[e.record].id; }
+    // The id of an entry's record; the view stays valid until the index is next changed.
+    [[nodiscard]] std::string_view id_of(const entry& e) const noexcept {
+        const auto* p = reinterpret_cast<const unsigned char*>(ids_.chunks[e.id_chunk_].data()) + e.id_offset_;
+        std::size_t n = 0;
+        for (int shift = 0;; shift += 7) {
+            n |= static_cast<std::size_t>(*p & 0x7f) << shift;
+            if (!(*p++ & 0x80)) break;
+        }
+        return {reinterpret_cast<const char*>(p), n};
+    }
     [[nodiscard]] std::string_view tenant_of(const entry& e) const noexcept { return tenants_[e.tenant]; }
     [[nodiscard]] const key_permissions& permissions_of(const entry& e) const noexcept {
         return permission_sets_[e.permissions];
@@ -156,13 +187,17 @@ public:
 
 private:
     static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
-    static constexpr std::size_t max_entries = std::numeric_limits<std::uint32_t>::max() - 1;
-
-    // What only changes of the index need (not checks).
-    struct cold_record {
-        key_id id;
-        detail::sip_digest digest;
-    };
+    // A slot is 32 bits: the entry's position (27 bits) and 5 more bits of its
+    // hash, so a probe passes a slot of another key without reading that
+    // key's entry (a cache miss) in 31 cases of 32. All ones: a free slot.
+    static constexpr unsigned position_bits = 27;
+    static constexpr std::uint32_t position_mask = (std::uint32_t{1} << position_bits) - 1;
+    static constexpr std::uint32_t free_slot = std::numeric_limits<std::uint32_t>::max();
+    static constexpr std::size_t max_entries = position_mask;  // 134,217,727 keys
+    // Id chunks grow from 256 bytes to 64 KiB (what a 16-bit offset reaches), so
+    // a small index stays small and a large one wastes at most an id a chunk.
+    static constexpr std::size_t first_chunk = 256;
+    static constexpr std::size_t max_chunk = std::size_t{1} << 16;
 
     // Load at most one half keeps probe runs short, also for unknown keys.
     static std::size_t capacity_for(std::size_t n) {
@@ -176,56 +211,136 @@ private:
         k1_ = detail::sip::load_le(k.data() + 8, 8);
     }
 
-    [[nodiscard]] detail::sip_digest hash(std::string_view s) const noexcept { return detail::siphash128(k0_, k1_, s); }
-
-    [[nodiscard]] std::size_t home(const detail::sip_digest& d) const noexcept {
-        return static_cast<std::size_t>(d.lo) & (slots_.size() - 1);
+    [[nodiscard]] std::array<unsigned char, 16> hashing_key() const noexcept {
+        std::array<unsigned char, 16> k{};
+        for (std::size_t i = 0; i < 8; ++i) {
+            k[i] = static_cast<unsigned char>(k0_ >> (8 * i));
+            k[8 + i] = static_cast<unsigned char>(k1_ >> (8 * i));
+        }
+        return k;
     }
 
-    // The slot holding `d`, or npos. Every occupied slot on the probe run is
-    // compared in full, without early exit inside a comparison.
-    [[nodiscard]] std::size_t find_slot(const detail::sip_digest& d) const noexcept {
-        if (slots_.empty()) return npos;
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = home(d);; i = (i + 1) & mask) {
-            const entry& s = slots_[i];
-            if (s.record == no_record) return npos;
-            if (detail::digest_equal(s.digest, d)) return i;
+    [[nodiscard]] detail::sip_digest hash(std::string_view s) const noexcept { return detail::siphash128(k0_, k1_, s); }
+
+    // Where a probe starts, and the tag bits its slot carries.
+    struct probe {
+        std::size_t home;
+        std::uint32_t tag;
+    };
+    [[nodiscard]] probe probe_for(const detail::sip_digest& d, std::size_t slots) const noexcept {
+        return {static_cast<std::size_t>(d.lo) & (slots - 1), static_cast<std::uint32_t>(d.hi >> 59) << position_bits};
+    }
+    [[nodiscard]] probe key_probe(const detail::sip_digest& d) const noexcept { return probe_for(d, by_key_.size()); }
+    // Ids are hashed under another key than the digests: crafted ids cannot
+    // pile up in the table, and their slots say nothing about the keys'.
+    [[nodiscard]] probe id_probe(std::string_view id) const noexcept {
+        return probe_for(detail::siphash128(k1_, k0_ ^ 0x6964, id), by_id_.size());
+    }
+
+    // The slot holding `d`, or npos. The entry of every slot on the probe run
+    // whose tag matches is compared in full, without early exit inside the
+    // comparison. The probe's length and the tags depend on the digests, which
+    // are keyed: they tell nothing about a key's characters.
+    [[nodiscard]] std::size_t find_key_slot(const detail::sip_digest& d) const noexcept {
+        if (by_key_.empty()) return npos;
+        const std::size_t mask = by_key_.size() - 1;
+        const probe at = key_probe(d);
+        for (std::size_t i = at.home;; i = (i + 1) & mask) {
+            const std::uint32_t slot = by_key_[i];
+            if (slot == free_slot) return npos;
+            if ((slot & ~position_mask) == at.tag && detail::digest_equal(entries_[slot & position_mask].digest, d))
+                return i;
         }
     }
 
-    void place(const entry& e) {
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t i = home(e.digest);
-        while (slots_[i].record != no_record) i = (i + 1) & mask;
-        slots_[i] = e;
+    [[nodiscard]] std::size_t find_id_slot(std::string_view id) const noexcept {
+        if (by_id_.empty()) return npos;
+        const std::size_t mask = by_id_.size() - 1;
+        const probe at = id_probe(id);
+        for (std::size_t i = at.home;; i = (i + 1) & mask) {
+            const std::uint32_t slot = by_id_[i];
+            if (slot == free_slot) return npos;
+            if ((slot & ~position_mask) == at.tag && id_of(entries_[slot & position_mask]) == id) return i;
+        }
     }
 
+    static void place(std::vector<std::uint32_t>& table, probe at, std::uint32_t position) noexcept {
+        const std::size_t mask = table.size() - 1;
+        std::size_t i = at.home;
+        while (table[i] != free_slot) i = (i + 1) & mask;
+        table[i] = at.tag | position;
+    }
+
+    // Changes the slot holding `from` (on the probe run from `home`) to `to`.
+    static void repoint(std::vector<std::uint32_t>& table, std::size_t home, std::uint32_t from,
+                        std::uint32_t to) noexcept {
+        const std::size_t mask = table.size() - 1;
+        std::size_t i = home;
+        while ((table[i] & position_mask) != from) i = (i + 1) & mask;
+        table[i] = (table[i] & ~position_mask) | to;
+    }
+
+    // Both tables at `capacity` slots, filled again from the entries.
     void rehash(std::size_t capacity) {
-        std::vector<entry> old(capacity);
-        old.swap(slots_);
-        for (const auto& e : old)
-            if (e.record != no_record) place(e);
+        std::vector<std::uint32_t> keys(capacity, free_slot), ids(capacity, free_slot);
+        by_key_.swap(keys);
+        by_id_.swap(ids);
+        for (std::size_t p = 0; p < entries_.size(); ++p) {
+            place(by_key_, key_probe(entries_[p].digest), static_cast<std::uint32_t>(p));
+            place(by_id_, id_probe(id_of(entries_[p])), static_cast<std::uint32_t>(p));
+        }
     }
 
     // Linear probing's backward-shift deletion: no tombstones, so lookups of
     // unknown keys stay short however often keys are removed.
-    void erase_slot(std::size_t hole) {
-        const std::size_t mask = slots_.size() - 1;
+    template <class Home>
+    static void erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, Home home_of) {
+        const std::size_t mask = table.size() - 1;
         std::size_t j = hole;
         for (;;) {
             j = (j + 1) & mask;
-            if (slots_[j].record == no_record) break;
-            const std::size_t h = home(slots_[j].digest);
+            if (table[j] == free_slot) break;
+            const std::size_t h = home_of(table[j] & position_mask);
             // Move slot j back into the hole unless its home lies cyclically in (hole, j].
             const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
             if (!stays) {
-                slots_[hole] = slots_[j];
+                table[hole] = table[j];
                 hole = j;
             }
         }
-        slots_[hole] = entry{};
+        table[hole] = free_slot;
     }
+
+    // After removals: the tables shrink below one eighth full, the entries
+    // below a quarter, and the id bytes are compacted once the removed ones
+    // outweigh the live ones. Each is linear and paid for by the removals
+    // since the last time, so memory stays in proportion to the keys (J3).
+    // Shrinking is optional: if memory runs out meanwhile, it is skipped.
+    void shrink() noexcept {
+        try {
+            if (entries_.empty()) {
+                *this = key_index(hashing_key());
+                return;
+            }
+            if (by_key_.size() > 16 && by_key_.size() >= 8 * entries_.size()) rehash(capacity_for(entries_.size()));
+            if (entries_.capacity() >= 4 * entries_.size()) entries_.shrink_to_fit();
+            if (ids_.dead > ids_.live && ids_.dead >= max_chunk) compact_ids();
+        } catch (...) {
+        }
+    }
+
+    // Copies the live ids into fresh chunks; the entries are repointed only
+    // once every copy has succeeded.
+    void compact_ids() {
+        id_chunks fresh;
+        std::vector<std::pair<std::uint32_t, std::uint16_t>> at(entries_.size());
+        for (std::size_t p = 0; p < entries_.size(); ++p) at[p] = fresh.store(id_of(entries_[p]));
+        for (std::size_t p = 0; p < entries_.size(); ++p)
+            std::tie(entries_[p].id_chunk_, entries_[p].id_offset_) = at[p];
+        ids_ = std::move(fresh);
+    }
+
+    void store_id(entry& e, std::string_view id) { std::tie(e.id_chunk_, e.id_offset_) = ids_.store(id); }
 
     void fill(entry& e, std::string_view tenant, const api_key& record, const permission_policy& policy) {
         e.tenant = intern_tenant(tenant);
@@ -254,11 +369,55 @@ private:
         return id;
     }
 
+    // Bytes an id of n bytes takes in a chunk: its length (7 bits a byte) and itself.
+    static std::size_t stored_size(std::size_t n) noexcept {
+        std::size_t size = n + 1;
+        for (; n >= 0x80; n >>= 7) ++size;
+        return size;
+    }
+
+    // The ids' bytes, each once: its length, then the id, in chunks of
+    // growing size. An id longer than a chunk gets a chunk of its own.
+    struct id_chunks {
+        std::vector<std::vector<char>> chunks;
+        std::size_t open = npos;  // the chunk being filled
+        std::size_t used = 0;     // bytes of it in use
+        std::size_t live = 0;     // bytes of the indexed ids
+        std::size_t dead = 0;     // bytes of removed ids, still in the chunks
+
+        std::pair<std::uint32_t, std::uint16_t> store(std::string_view id) {
+            const std::size_t need = stored_size(id.size());
+            std::size_t chunk = chunks.size(), offset = 0;
+            if (need > max_chunk) {
+                chunks.emplace_back(need);
+            } else {
+                if (open == npos || chunks[open].size() - used < need) {
+                    std::size_t size = open == npos ? first_chunk : std::min(max_chunk, 2 * chunks[open].size());
+                    while (size < need) size *= 2;
+                    chunks.emplace_back(size);
+                    open = chunks.size() - 1;
+                    used = 0;
+                }
+                chunk = open;
+                offset = used;
+                used += need;
+            }
+            auto* p = reinterpret_cast<unsigned char*>(chunks[chunk].data()) + offset;
+            std::size_t n = id.size();
+            for (; n >= 0x80; n >>= 7) *p++ = static_cast<unsigned char>(0x80 | (n & 0x7f));
+            *p++ = static_cast<unsigned char>(n);
+            if (!id.empty()) std::memcpy(p, id.data(), id.size());
+            live += need;
+            return {static_cast<std::uint32_t>(chunk), static_cast<std::uint16_t>(offset)};
+        }
+    };
+
     std::uint64_t k0_ = 0;
     std::uint64_t k1_ = 0;
-    std::vector<entry> slots_;
-    std::vector<cold_record> records_;
-    std::unordered_map<key_id, std::uint32_t> by_id_;
+    std::vector<entry> entries_;
+    std::vector<std::uint32_t> by_key_;  // positions in entries_, by digest
+    std::vector<std::uint32_t> by_id_;   // positions in entries_, by id
+    id_chunks ids_;
     std::vector<std::string> tenants_;
     std::map<std::string, std::uint32_t, std::less<>> tenant_ids_;
     std::vector<key_permissions> permission_sets_;

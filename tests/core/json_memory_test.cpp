@@ -1,126 +1,34 @@
-// J3 measured, not assumed: this file replaces the global allocation functions
-// of the core suite with ones that count bytes (as tests/lifecycle/
-// allocation_test.cpp counts allocations) and track the peak of live bytes.
+// J3 measured, not assumed: this file is the core suite's one user of the
+// counting global allocation functions, which count bytes and track the peak
+// of live bytes.
 // Each parser reads inputs of n and 10n bytes of its worst shapes; the peak
 // must stay within 4 times the input plus a constant, and both the peak and
 // the bytes requested in total must grow linearly.
 #include <catch2/catch.hpp>
 
-#include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <functional>
-#include <new>
 #include <string>
 
+#include "../support/counting_allocator.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/notification.hpp"
 
 namespace {
 
-// Each block carries its size in a 16-byte header, so a free knows what it returns.
-constexpr std::size_t header = 16;
-
-std::atomic<bool> counting{false};
-std::atomic<long long> live{0};  // bytes allocated and not yet freed, since the program started
-std::atomic<long long> peak{0};  // the highest `live` since counting started
-std::atomic<unsigned long long> requested{0};
-
-void note_alloc(std::size_t n) {
-    const long long now = live.fetch_add(static_cast<long long>(n)) + static_cast<long long>(n);
-    if (counting.load(std::memory_order_relaxed)) {
-        requested.fetch_add(n);
-        long long p = peak.load();
-        while (now > p && !peak.compare_exchange_weak(p, now)) {
-        }
-    }
-}
-
-void* counted_alloc(std::size_t n) {
-    auto* base = static_cast<unsigned char*>(std::malloc(n + header));
-    if (base == nullptr) throw std::bad_alloc();
-    *reinterpret_cast<std::size_t*>(base) = n;
-    note_alloc(n);
-    return base + header;
-}
-
-void counted_free(void* p) noexcept {
-    if (p == nullptr) return;
-    auto* base = static_cast<unsigned char*>(p) - header;
-    live.fetch_sub(static_cast<long long>(*reinterpret_cast<std::size_t*>(base)));
-    std::free(base);
-}
-
-// Over-aligned blocks: the header takes a whole alignment unit.
-void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
-    const auto a = std::max(static_cast<std::size_t>(al), header);
-    const std::size_t size = (n + a + a - 1) / a * a;
-    auto* base = static_cast<unsigned char*>(std::aligned_alloc(a, size));
-    if (base == nullptr) throw std::bad_alloc();
-    auto* p = base + a;
-    reinterpret_cast<std::size_t*>(p)[-1] = n;
-    note_alloc(n);
-    return p;
-}
-
-void counted_aligned_free(void* p, std::align_val_t al) noexcept {
-    if (p == nullptr) return;
-    const auto a = std::max(static_cast<std::size_t>(al), header);
-    live.fetch_sub(static_cast<long long>(reinterpret_cast<std::size_t*>(p)[-1]));
-    std::free(static_cast<unsigned char*>(p) - a);
-}
-
-struct usage {
-    std::size_t peak;       // the most bytes live at once, beyond those live at the start
-    std::size_t requested;  // every byte asked for, freed or not
-};
+using counting_allocator::usage;
 
 // Runs f with counting on. What f returns is destroyed after the count stops,
 // so a result that holds the decoded input is part of the peak.
 template <class F>
 usage measure(F f) {
-    const long long start = live.load();
-    peak = start;
-    requested = 0;
-    counting = true;
+    const counting_allocator::scope counter;
     auto kept = f();
-    counting = false;
-    const usage u{static_cast<std::size_t>(peak.load() - start), static_cast<std::size_t>(requested.load())};
+    const usage u = counter.stop();
     (void)kept;
     return u;
 }
-
-}  // namespace
-
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void operator delete(void* p) noexcept { counted_free(p); }
-void operator delete[](void* p) noexcept { counted_free(p); }
-void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
-void operator delete(void* p, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
-void operator delete[](void* p, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
-void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
-void operator delete[](void* p, std::size_t, std::align_val_t a) noexcept { counted_aligned_free(p, a); }
-
-namespace {
 
 // J3's constant: what a parser may take whatever the input's size.
 constexpr std::size_t allowance = std::size_t{1} << 20;

@@ -1,86 +1,31 @@
-// K10: an authorization check allocates no heap memory. This file replaces the
-// global allocation functions for the whole suite with counting ones that
-// forward to malloc; only the span between start() and stop() is counted.
+// K10: an authorization check allocates no heap memory, and (issue 14 item 5)
+// the key index holds no more heap per key than a map of the keys. This file
+// is the lifecycle suite's one user of the counting global allocation functions.
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "../support/counting_allocator.hpp"
 #include "helpers.hpp"
 #include "keyhook/authorization.hpp"
-
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-
-void* counted_alloc(std::size_t n) {
-    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
-}
-
-void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
-    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-    const auto a = static_cast<std::size_t>(al);
-    const std::size_t size = (n + a - 1) / a * a;
-    if (void* p = std::aligned_alloc(a, size == 0 ? a : size)) return p;
-    throw std::bad_alloc();
-}
-
-struct allocation_counter {
-    allocation_counter() {
-        allocations = 0;
-        counting = true;
-    }
-    ~allocation_counter() { counting = false; }
-    std::size_t stop() {
-        counting = false;
-        return allocations.load();
-    }
-};
-
-}  // namespace
-
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 using namespace keyhook;
 using test_support::at;
 
 TEST_CASE("the allocation counter sees allocations", "[K10][allocation]") {
-    allocation_counter counter;
+    const counting_allocator::scope counter;
     auto* s = new std::string(100, 'x');  // too long for the small-string buffer: two allocations
     const auto n = counter.stop();
     delete s;
-    CHECK(n == 2);
+    CHECK(n.allocations == 2);
+    CHECK(n.requested == sizeof(std::string) + 101);
+    CHECK(n.held == static_cast<long long>(sizeof(std::string) + 101));
+    CHECK(counter.stop().held == 0);
 }
 
 TEST_CASE("K10: an authorization check allocates no heap memory", "[K10][allocation]") {
@@ -113,7 +58,7 @@ TEST_CASE("K10: an authorization check allocates no heap memory", "[K10][allocat
     const std::string folder = "A folder name longer than SSO";
     const auto batch = api_family::batch();
 
-    allocation_counter counter;
+    const counting_allocator::scope counter;
     const auto a = authorize(index, allowed, family, resource_ref::in_folder(folder), access_level::write, now);
     const auto b = authorize(index, unknown, family, resource_ref::in_folder(folder), access_level::write, now);
     const auto c = authorize(index, wrong_tenant, family, resource_ref::in_folder(folder), access_level::write, now);
@@ -122,8 +67,7 @@ TEST_CASE("K10: an authorization check allocates no heap memory", "[K10][allocat
     const auto f = authorize(index, allowed, family, resource_ref::all(), access_level::read, r.expire_at);
     const auto g = authorize(index, key, "a-tenant-name-longer-than-the-sso-buffer", family, resource_ref::all(),
                              access_level::read, now);
-    const auto count = counter.stop();
-    CHECK(count == 0);
+    CHECK(counter.stop().allocations == 0);
 
     CHECK(a.allowed());
     CHECK(b.reason() == denial_reason::unknown_key);
@@ -132,4 +76,124 @@ TEST_CASE("K10: an authorization check allocates no heap memory", "[K10][allocat
     CHECK(e.reason() == denial_reason::insufficient_access);
     CHECK(f.reason() == denial_reason::not_active);
     CHECK(g.allowed());
+}
+
+// ---- issue 14 item 5: the heap the key index holds, counted exactly.
+
+namespace {
+
+struct plain_entry {  // what the baseline map holds per key
+    std::uint32_t tenant;
+    std::int64_t expire_at;
+};
+
+api_key record_with_id(std::string id) {
+    api_key k;
+    k.id = key_id(std::move(id));
+    k.name = "k";
+    k.active_from = at("2024-01-01T00:00:00Z");
+    k.expire_at = at("2025-01-01T00:00:00Z");
+    k.groups = {"user:pf"};
+    return k;
+}
+
+// n generated keys, and ids of `id_bytes` bytes (UUIDs when 36).
+struct key_set {
+    std::vector<std::string> ids, keys;
+    key_set(std::size_t n, std::size_t id_bytes) {
+        test_support::seeded_random random(n + id_bytes);
+        for (std::size_t i = 0; i < n; ++i) {
+            auto id = generate_uuid_v4(random);
+            while (id.size() < id_bytes) id += id;
+            id.resize(id_bytes);
+            ids.push_back(std::move(id));
+            keys.push_back(generate_uuid_v4(random));
+        }
+    }
+};
+
+// Heap bytes an index of the set holds once built (reserved, as a host that
+// knows the count does).
+long long index_heap(const key_set& s) {
+    const permission_policy policy;
+    std::vector<api_key> records;
+    for (const auto& id : s.ids) records.push_back(record_with_id(id));
+    const counting_allocator::scope heap;
+    auto index = std::make_unique<key_index>(std::array<unsigned char, 16>{1, 2, 3});
+    index->reserve(s.keys.size());
+    for (std::size_t i = 0; i < s.keys.size(); ++i) index->add("acme", records[i], secret(s.keys[i]), policy);
+    const auto held = heap.stop().held;
+    REQUIRE(index->size() == s.keys.size());
+    return held;
+}
+
+}  // namespace
+
+TEST_CASE("issue 14 item 5: the key index holds no more heap per key than a map of the keys", "[K10][index]") {
+    // 30,000 UUID keys fill the index's tables as 1,000,000 do (46 and 48 %).
+    const key_set s(30000, 36);
+    const long long index = index_heap(s);
+    long long map = 0;
+    {
+        const counting_allocator::scope heap;
+        std::unordered_map<std::string, plain_entry> m;
+        m.reserve(s.keys.size());
+        for (const auto& k : s.keys) m.emplace(k, plain_entry{1, 2});
+        map = heap.stop().held;
+    }
+    INFO("index " << index << " bytes, map " << map << " bytes, for " << s.keys.size() << " keys");
+    CHECK(index <= map);
+    // What the design gives: a 48-byte entry, the id and its length byte, two
+    // 65,536-slot tables of 4 bytes, at most one chunk's slack, and the
+    // tenant's name and permission set.
+    const long long designed = 30000 * (48 + 37) + 2 * 65536 * 4 + 65536 + 4096;
+    CHECK(index <= designed);
+    CHECK(index >= 30000 * (48 + 37));
+}
+
+TEST_CASE("issue 14 item 5: an id is stored once: 200 more bytes an id cost 200 bytes a key", "[K10][index]") {
+    const std::size_t n = 4000;
+    const long long short_ids = index_heap(key_set(n, 36));
+    const long long long_ids = index_heap(key_set(n, 236));
+    const long long growth = long_ids - short_ids;
+    INFO("36-byte ids: " << short_ids << " bytes, 236-byte ids: " << long_ids);
+    // Within two chunks (the last one is allocated whole) of 200 bytes a key;
+    // storing ids twice would add 400 bytes a key.
+    CHECK(growth >= static_cast<long long>(200 * n) - 2 * 65536);
+    CHECK(growth <= static_cast<long long>(200 * n) + 2 * 65536);
+}
+
+TEST_CASE("issue 14 item 5: removing keys gives their memory back", "[K10][K8][index]") {
+    const key_set s(20000, 36);
+    const key_set few(1000, 36);
+    const long long small = index_heap(few);
+    const permission_policy policy;
+    const key_id wanted(s.ids[5]);
+    const counting_allocator::scope heap;
+    {
+        key_index index(std::array<unsigned char, 16>{1, 2, 3});
+        for (std::size_t i = 0; i < s.keys.size(); ++i)
+            index.add("acme", record_with_id(s.ids[i]), secret(s.keys[i]), policy);
+        for (std::size_t i = 1000; i < s.keys.size(); ++i) REQUIRE(index.remove(key_id(s.ids[i])));
+        const long long kept = heap.stop().held;
+        {
+            INFO("1,000 keys left of 20,000: " << kept << " bytes; 1,000 keys indexed alone: " << small);
+            CHECK(kept <= 4 * small);
+        }
+        for (std::size_t i = 0; i < 1000; ++i) CHECK(index.find(s.keys[i]));
+
+        // Lookups by key and by id, and reading an id, allocate nothing either.
+        const counting_allocator::scope lookups;
+        const auto* e = index.find(s.keys[5]);
+        const auto* by_id = index.find_id(wanted);
+        const auto id = index.id_of(*e);
+        CHECK(lookups.stop().allocations == 0);
+        CHECK(id == s.ids[5]);
+        CHECK(by_id == e);
+
+        // The last removal leaves nothing behind while the index lives on.
+        for (std::size_t i = 0; i < 1000; ++i) REQUIRE(index.remove(key_id(s.ids[i])));
+        CHECK(index.empty());
+        CHECK(heap.stop().held == 0);
+    }
 }

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "helpers.hpp"
+#include "keyhook/authorization.hpp"
 #include "keyhook/key_index.hpp"
 
 using namespace keyhook;
@@ -69,9 +71,9 @@ TEST_CASE("K10: the index finds exactly the indexed keys", "[K10][index]") {
 
     const auto* one = index.find("0123456789abcdef-one");
     REQUIRE(one);
-    CHECK(index.id_of(*one) == key_id("id-1"));
+    CHECK(index.id_of(*one) == "id-1");
     CHECK(index.tenant_of(*one) == "acme");
-    CHECK(index.id_of(*index.find("0123456789abcdef-two")) == key_id("id-2"));
+    CHECK(index.id_of(*index.find("0123456789abcdef-two")) == "id-2");
     CHECK_FALSE(index.find("0123456789abcdef-on"));    // a prefix
     CHECK_FALSE(index.find("0123456789abcdef-one "));  // one more character
     CHECK_FALSE(index.find("0123456789abcdef-onE"));   // last character differs
@@ -134,7 +136,7 @@ TEST_CASE("K10: removal and updates keep every other key findable", "[K10][K6][K
         const auto* e = index.find(keys[order[n]]);
         if (n < removed) {
             missing += e == nullptr;
-        } else if (e && index.id_of(*e) == key_id("id-" + std::to_string(order[n]))) {
+        } else if (e && index.id_of(*e) == "id-" + std::to_string(order[n])) {
             ++found;
         }
     }
@@ -171,4 +173,125 @@ TEST_CASE("K9: keys with the same groups share one merged permission set", "[K9]
     CHECK(&index.permissions_of(*ea) == &index.permissions_of(*eb));
     CHECK(ea->permissions != ec->permissions);
     CHECK(index.permissions_of(*ec).access_to(resource_ref::all()) == access_level::write);
+}
+
+// ---- issue 14 item 5: the index at the memory of a map (ids kept once, in
+// chunks; 32-bit slots with 5 tag bits). The byte counts are in allocation_test.cpp.
+
+TEST_CASE("issue 14 item 5: ids of every length are kept once and read back whole", "[K10][index]") {
+    key_index index(fixed_hashing_key());
+    const permission_policy policy;
+    // Each side of the one- and two-byte length prefixes, and of the 64 KiB
+    // chunk: 65,533 bytes plus a 3-byte length fill a chunk exactly, 65,534 get their own.
+    const std::vector<std::size_t> lengths{0, 1, 127, 128, 16383, 16384, 65533, 65534, 70000};
+    std::vector<std::string> ids, keys;
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+        ids.push_back(std::string(lengths[i], static_cast<char>('a' + i)));
+        keys.push_back("0123456789abcdef-" + std::to_string(i));
+        index.add("acme", record_with_id(ids.back()), secret(keys.back()), policy);
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        INFO("id of " << lengths[i] << " bytes");
+        const auto* e = index.find(keys[i]);
+        REQUIRE(e);
+        CHECK(index.id_of(*e) == ids[i]);
+        CHECK(index.find_id(key_id(ids[i])) == e);
+    }
+    // An id one byte shorter or longer is another id.
+    CHECK_FALSE(index.find_id(key_id(std::string(127, 'c').substr(1))));
+    CHECK_FALSE(index.find_id(key_id(std::string(129, 'd'))));
+    for (std::size_t i = 0; i < ids.size(); i += 2) CHECK(index.remove(key_id(ids[i])));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        INFO("id of " << lengths[i] << " bytes");
+        const auto* e = index.find(keys[i]);
+        CHECK((e != nullptr) == (i % 2 == 1));
+        if (e) CHECK(index.id_of(*e) == ids[i]);
+    }
+}
+
+TEST_CASE("issue 14 item 5: after most keys are removed the ids are compacted and the rest still found",
+          "[K10][K8][index]") {
+    key_index index(fixed_hashing_key());
+    const permission_policy policy;
+    test_support::seeded_random random(7);
+    const std::size_t n = 20000;
+    std::vector<std::string> ids, keys;
+    for (std::size_t i = 0; i < n; ++i) {
+        ids.push_back(generate_uuid_v4(random));
+        keys.push_back(generate_uuid_v4(random));
+        index.add("acme", record_with_id(ids.back()), secret(keys.back()), policy);
+    }
+    // 15,000 removed ids (540 KB) outweigh the 5,000 live ones: compaction runs.
+    for (std::size_t i = 0; i < n; ++i)
+        if (i % 4 != 0) REQUIRE(index.remove(key_id(ids[i])));
+    CHECK(index.size() == n / 4);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto* e = index.find(keys[i]);
+        if (i % 4 != 0) {
+            CHECK_FALSE(e);
+            CHECK_FALSE(index.find_id(key_id(ids[i])));
+            continue;
+        }
+        REQUIRE(e);
+        CHECK(index.id_of(*e) == ids[i]);
+        CHECK(index.find_id(key_id(ids[i])) == e);
+    }
+    // The removed ids can be indexed again.
+    for (std::size_t i = 1; i < n; i += 4) index.add("acme", record_with_id(ids[i]), secret(keys[i]), policy);
+    for (std::size_t i = 1; i < n; i += 4) CHECK(index.id_of(*index.find(keys[i])) == ids[i]);
+}
+
+TEST_CASE("issue 14 item 5: a slot whose tag matches still needs the whole digest", "[K10][index]") {
+    // Three keys whose digests start at the same slot of a 16-slot table and
+    // carry the same 5 tag bits (the top of the digest's second word).
+    const auto k = fixed_hashing_key();
+    const std::uint64_t k0 = detail::sip::load_le(k.data(), 8), k1 = detail::sip::load_le(k.data() + 8, 8);
+    std::vector<std::string> same;
+    const auto first = detail::siphash128(k0, k1, "0123456789abcdef-0");
+    for (int i = 0; same.size() < 3; ++i) {
+        const std::string key = "0123456789abcdef-" + std::to_string(i);
+        const auto d = detail::siphash128(k0, k1, key);
+        if ((d.lo & 15) == (first.lo & 15) && (d.hi >> 59) == (first.hi >> 59)) same.push_back(key);
+    }
+    key_index index(k);
+    const permission_policy policy;
+    index.add("acme", record_with_id("first"), secret(same[0]), policy);
+    index.add("acme", record_with_id("second"), secret(same[1]), policy);
+    REQUIRE(index.find(same[0]));
+    REQUIRE(index.find(same[1]));
+    CHECK(index.id_of(*index.find(same[0])) == "first");
+    CHECK(index.id_of(*index.find(same[1])) == "second");
+    CHECK_FALSE(index.find(same[2]));  // same slot and tag, another digest
+    CHECK(index.remove(key_id("first")));
+    CHECK_FALSE(index.find(same[0]));
+    CHECK(index.id_of(*index.find(same[1])) == "second");
+}
+
+TEST_CASE("issue 14 item 5: a copy of the index keeps its own ids", "[K10][index]") {
+    auto original = std::make_unique<key_index>(fixed_hashing_key());
+    const permission_policy policy;
+    original->add("acme", record_with_id("id-1"), secret("0123456789abcdef-one"), policy);
+    const key_index copy = *original;
+    original.reset();
+    REQUIRE(copy.find("0123456789abcdef-one"));
+    CHECK(copy.id_of(*copy.find("0123456789abcdef-one")) == "id-1");
+}
+
+TEST_CASE("issue 14 item 5: authorization::key() is a copy of the found key's id", "[K10][index]") {
+    auto index = std::make_unique<key_index>(fixed_hashing_key());
+    const permission_policy policy;
+    index->add("acme", record_with_id("id-1"), secret("0123456789abcdef-one"), policy);
+    const auto now = at("2024-06-01T00:00:00Z");
+    const auto found = authorize(*index, "0123456789abcdef-one", "other", api_family::batch(), resource_ref::all(),
+                                 access_level::read, now);
+    const auto unknown = authorize(*index, "0123456789abcdef-two", "acme", api_family::batch(), resource_ref::all(),
+                                   access_level::read, now);
+    CHECK(found.reason() == denial_reason::wrong_tenant);
+    CHECK(found.message() == "denied: key \"id-1\" does not belong to the tenant named in header x-tenant-name");
+    CHECK(unknown.reason() == denial_reason::unknown_key);
+    CHECK_FALSE(unknown.key());
+    const auto id = found.key();
+    index.reset();
+    REQUIRE(id);
+    CHECK(*id == key_id("id-1"));
 }

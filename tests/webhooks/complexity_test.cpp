@@ -1,79 +1,16 @@
 // J3 for webhook validation and dispatch: growth is asserted on counts, never
-// on time. This file replaces the global allocation functions of the webhooks
-// suite with ones that count bytes (forwarding to malloc); only the span of a
-// byte_counter is counted. Name lookups are counted in problem_sink::steps.
+// on time. This file is the webhooks suite's one user of the counting global
+// allocation functions (bytes requested within a counting_allocator::scope).
+// Name lookups are counted in problem_sink::steps.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "../support/counting_allocator.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/webhook.hpp"
-
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocated_bytes{0};
-
-void* counted_alloc(std::size_t n) {
-    if (counting.load(std::memory_order_relaxed)) allocated_bytes.fetch_add(n, std::memory_order_relaxed);
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
-}
-
-void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
-    if (counting.load(std::memory_order_relaxed)) allocated_bytes.fetch_add(n, std::memory_order_relaxed);
-    const auto a = static_cast<std::size_t>(al);
-    const std::size_t size = (n + a - 1) / a * a;
-    if (void* p = std::aligned_alloc(a, size == 0 ? a : size)) return p;
-    throw std::bad_alloc();
-}
-
-// Bytes allocated (in total, not at the peak) while it runs.
-struct byte_counter {
-    byte_counter() {
-        allocated_bytes = 0;
-        counting = true;
-    }
-    ~byte_counter() { counting = false; }
-    std::size_t stop() {
-        counting = false;
-        return allocated_bytes.load();
-    }
-};
-
-}  // namespace
-
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -106,9 +43,9 @@ struct cost {
 cost validate_list(const std::vector<webhook>& list, bool first_only) {
     std::vector<keyhook::error> problems;
     keyhook::detail::hooks::problem_sink sink{problems, first_only};
-    byte_counter counter;
+    const counting_allocator::scope counter;
     auto out = keyhook::detail::hooks::webhook_validator::run_list(list, {}, "webhooks", sink);
-    const std::size_t bytes = counter.stop();
+    const std::size_t bytes = counter.stop().requested;
     REQUIRE(problems.empty());
     REQUIRE(out.size() == list.size());
     return {sink.steps, bytes};
@@ -165,13 +102,13 @@ TEST_CASE("outside finding 7: reading webhooks from JSON and dispatching are lin
     n.tenant = "acme";
     n.user_action = keyhook::event_type::AddProduct;
     for (int k = 0; k < 2; ++k) {
-        byte_counter counter;
+        const counting_allocator::scope counter;
         const auto hooks = keyhook::try_webhooks_from_json(k == 0 ? small : large);
-        read_bytes[k] = counter.stop();
+        read_bytes[k] = counter.stop().requested;
         REQUIRE(hooks);
-        byte_counter dispatch_counter;
+        const counting_allocator::scope dispatch_counter;
         const auto requests = keyhook::try_dispatch(tenant, *hooks, n);
-        dispatch_bytes[k] = dispatch_counter.stop();
+        dispatch_bytes[k] = dispatch_counter.stop().requested;
         REQUIRE(requests);
         REQUIRE(requests->size() == hooks->size());
     }
@@ -181,9 +118,9 @@ TEST_CASE("outside finding 7: reading webhooks from JSON and dispatching are lin
 
 TEST_CASE("outside finding 7: oversized parameters are refused at a cost that does not grow", "[J3][H2]") {
     const auto error_bytes = [](const webhook& w) {
-        byte_counter counter;
+        const counting_allocator::scope counter;
         const auto r = keyhook::try_validate_webhook(w);
-        const std::size_t bytes = counter.stop();
+        const std::size_t bytes = counter.stop().requested;
         REQUIRE_FALSE(r);
         CHECK(r.error().code == keyhook::errc::limit_exceeded);
         return bytes;
