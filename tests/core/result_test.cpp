@@ -1,0 +1,195 @@
+#include "keyhook/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+using keyhook::errc;
+using keyhook::error;
+using keyhook::result;
+
+namespace {
+
+const error bad{errc::invalid_value, "data.id", "expected a UUID"};
+
+template <class T>
+std::string printed(const result<T>& r) {
+    std::ostringstream os;
+    os << r;
+    return os.str();
+}
+
+result<int> half(int n) {
+    if (n % 2 != 0) return error{errc::invalid_value, "n", "is odd"};
+    return n / 2;
+}
+
+}  // namespace
+
+TEST_CASE("result: a value or an error, as std::expected", "[result]") {
+    const result<int> ok = 42;
+    REQUIRE(ok.has_value());
+    REQUIRE(static_cast<bool>(ok));
+    REQUIRE(ok.value() == 42);
+    REQUIRE(*ok == 42);
+
+    const result<int> failed = bad;
+    REQUIRE_FALSE(failed.has_value());
+    REQUIRE_FALSE(static_cast<bool>(failed));
+    REQUIRE(failed.error() == bad);
+
+    static_assert(std::is_same_v<result<int>::value_type, int>);
+    static_assert(std::is_same_v<result<int>::error_type, error>);
+    static_assert(std::is_same_v<result<int>::rebind<long>, result<long>>);
+}
+
+TEST_CASE("result: value() on an error throws keyhook::exception carrying that error", "[result]") {
+    result<std::string> failed = bad;
+    try {
+        (void)failed.value();
+        FAIL("value() did not throw");
+    } catch (const keyhook::exception& e) {
+        REQUIRE(e.error() == bad);
+        REQUIRE(std::string(e.what()) == "[keyhook.invalid_value] data.id: expected a UUID");
+    }
+    REQUIRE_THROWS_AS(std::move(failed).value(), keyhook::exception);
+    const result<std::string>& as_const = failed;
+    REQUIRE_THROWS_AS(as_const.value(), keyhook::exception);
+}
+
+TEST_CASE("result: operator-> and moving the value out", "[result]") {
+    result<std::string> r = std::string("hello");
+    REQUIRE(r->size() == 5);
+    r->append("!");
+    REQUIRE(*r == "hello!");
+    std::string taken = std::move(r).value();
+    REQUIRE(taken == "hello!");
+
+    result<std::unique_ptr<int>> owner = std::make_unique<int>(7);  // move-only values work
+    auto p = *std::move(owner);
+    REQUIRE(*p == 7);
+}
+
+TEST_CASE("result: value_or gives the value, or the fallback on an error", "[result]") {
+    REQUIRE(result<int>(3).value_or(9) == 3);
+    REQUIRE(result<int>(bad).value_or(9) == 9);
+    result<std::string> s = std::string("kept");
+    REQUIRE(std::move(s).value_or("fallback") == "kept");
+    REQUIRE(result<std::string>(bad).value_or("fallback") == "fallback");
+}
+
+TEST_CASE("result: and_then chains calls that can fail; the first error passes through", "[result]") {
+    REQUIRE(result<int>(8).and_then(half).and_then(half).value() == 2);
+    const auto odd = result<int>(6).and_then(half).and_then(half);
+    REQUIRE_FALSE(odd.has_value());
+    REQUIRE(odd.error().path == "n");
+
+    int calls = 0;
+    const auto skipped = result<int>(bad).and_then([&](int n) {
+        ++calls;
+        return half(n);
+    });
+    REQUIRE(calls == 0);
+    REQUIRE(skipped.error() == bad);
+
+    // To another value type.
+    const auto text = result<int>(5).and_then([](int n) { return result<std::string>(std::to_string(n)); });
+    REQUIRE(text.value() == "5");
+}
+
+TEST_CASE("result: transform maps the value, transform_error the error", "[result]") {
+    const auto doubled = result<int>(21).transform([](int n) { return n * 2; });
+    REQUIRE(doubled.value() == 42);
+    const auto as_text = result<int>(bad).transform([](int n) { return std::to_string(n); });
+    static_assert(std::is_same_v<std::decay_t<decltype(as_text)>, result<std::string>>);
+    REQUIRE(as_text.error() == bad);
+
+    int seen = 0;
+    const result<void> nothing = result<int>(4).transform([&](int n) { seen = n; });
+    REQUIRE(nothing.has_value());
+    REQUIRE(seen == 4);
+
+    const auto prefixed = result<int>(bad).transform_error([](error e) {
+        e.path = "outer." + e.path;
+        return e;
+    });
+    REQUIRE(prefixed.error().path == "outer.data.id");
+    REQUIRE(result<int>(1).transform_error([](error) { return bad; }).value() == 1);
+}
+
+TEST_CASE("result: or_else recovers from an error; a value passes through", "[result]") {
+    const auto recovered = result<int>(bad).or_else(
+        [](const error& e) { return e.code == errc::invalid_value ? result<int>(0) : result<int>(e); });
+    REQUIRE(recovered.value() == 0);
+    int calls = 0;
+    const auto kept = result<int>(5).or_else([&](const error&) {
+        ++calls;
+        return result<int>(0);
+    });
+    REQUIRE(kept.value() == 5);
+    REQUIRE(calls == 0);
+    const auto moved = result<std::string>(bad).or_else([](error&& e) { return result<std::string>(e.path); });
+    REQUIRE(moved.value() == "data.id");
+}
+
+TEST_CASE("result<void>: success by default, an error otherwise", "[result]") {
+    const result<void> ok;
+    REQUIRE(ok.has_value());
+    REQUIRE_NOTHROW(ok.value());
+    const result<void> failed = bad;
+    REQUIRE_FALSE(failed);
+    REQUIRE(failed.error() == bad);
+    try {
+        failed.value();
+        FAIL("value() did not throw");
+    } catch (const keyhook::exception& e) {
+        REQUIRE(e.error() == bad);
+    }
+    REQUIRE(ok.and_then([] { return result<int>(1); }).value() == 1);
+    REQUIRE(failed.and_then([] { return result<int>(1); }).error() == bad);
+    REQUIRE(ok.transform([] { return 2; }).value() == 2);
+    REQUIRE(failed.or_else([](const error&) { return result<void>(); }).has_value());
+    REQUIRE(failed
+                .transform_error([](error e) {
+                    e.code = errc::out_of_range;
+                    return e;
+                })
+                .error()
+                .code == errc::out_of_range);
+    REQUIRE(ok == result<void>());
+    REQUIRE(failed != ok);
+}
+
+TEST_CASE("result: == compares the value or the error", "[result]") {
+    REQUIRE(result<int>(1) == result<int>(1));
+    REQUIRE(result<int>(1) != result<int>(2));
+    REQUIRE(result<int>(bad) == result<int>(bad));
+    REQUIRE(result<int>(bad) != result<int>(1));
+    REQUIRE(result<int>(bad) != result<int>(error{errc::invalid_value, "data.id", "other"}));
+}
+
+TEST_CASE("result: printing shows the value or the error", "[result][P1]") {
+    REQUIRE(printed(result<int>(42)) == "42");
+    REQUIRE(printed(result<int>(bad)) == "[keyhook.invalid_value] data.id: expected a UUID");
+    REQUIRE(printed(result<void>()) == "ok");
+    REQUIRE(printed(result<void>(bad)) == "[keyhook.invalid_value] data.id: expected a UUID");
+}
+
+TEST_CASE("result: printed text is quoted and escaped (P1); ordinary text is unchanged", "[result][P1]") {
+    // Outside the boundary: control, DEL, C1 and bidi characters are escaped, quotes and backslashes too.
+    REQUIRE(printed(result<std::string>(std::string("a\nb\x1b[2J"))) == R"("a\x0ab\x1b[2J")");
+    REQUIRE(printed(result<std::string>(std::string("\x7f\xc2\x9b\xe2\x80\xae"))) == R"("\x7f\u009b\u202e")");
+    REQUIRE(printed(result<std::string>(std::string("say \"hi\" \\"))) == R"("say \"hi\" \\")");
+    REQUIRE(printed(result<std::string>(std::string("\xff"))) == R"("\xff")");
+    // Inside: printable ASCII and non-ASCII letters are copied as they are.
+    REQUIRE(printed(result<std::string>(std::string("caf\xc3\xa9 ok"))) == "\"caf\xc3\xa9 ok\"");
+    // A forged error line in a value cannot pass for an error: it is quoted.
+    REQUIRE(printed(result<std::string>(std::string("[keyhook.unauthorized] x"))) == "\"[keyhook.unauthorized] x\"");
+    // An error's path and message are escaped as well.
+    REQUIRE(printed(result<int>(error{errc::invalid_value, "a\nb", "bad\x1b"})) ==
+            R"([keyhook.invalid_value] a\x0ab: bad\x1b)");
+}
