@@ -3,3 +3,5 @@
 #include <catch2/catch.hpp>
 #include <date/date.h>
 #include <nlohmann/json.hpp>
+// Every test source prints timestamps alike (a StringMaker that only some saw would break the ODR).
+#include "keyhook/testing/catch2.hpp"

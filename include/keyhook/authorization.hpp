@@ -159,4 +159,10 @@ private:
                      tenant ? std::string_view(tenant->value) : std::string_view(), family, resource, needed, now);
 }
 
+// An authorization reads its key's id from the index (key(), message()): a temporary index would dangle.
+authorization authorize(const key_index&& index, std::string_view key, std::string_view tenant,
+                        const api_family& family, resource_ref resource, access_level needed, timestamp now) = delete;
+authorization authorize(const key_index&& index, const http_headers& headers, const api_family& family,
+                        resource_ref resource, access_level needed, timestamp now) = delete;
+
 }  // namespace keyhook

@@ -275,6 +275,8 @@ struct own_key {
     secret key;
     friend bool operator==(const own_key& a, const own_key& b) noexcept { return a.key == b.key; }
     friend bool operator!=(const own_key& a, const own_key& b) noexcept { return !(a == b); }
+    // Masked: without it GoogleTest would print the object's bytes, a short key's plaintext among them.
+    friend std::ostream& operator<<(std::ostream& os, const own_key& k) { return os << "own_key{" << k.key << '}'; }
 };
 using generation_method = std::variant<generate_key, own_key>;
 

@@ -125,6 +125,8 @@ using http_headers = std::vector<http_header>;
         if (header_name_equal(h.name, name)) return &h;
     return nullptr;
 }
+// The pointer would dangle once a temporary list is gone.
+const http_header* find_header(const http_headers&& headers, std::string_view name) = delete;
 
 // A request for the host to send (or that the host received).
 struct http_request {

@@ -6,7 +6,9 @@
 //     auto body = keyhook::testing::list_response_builder().add(key).build();
 //     auto page = keyhook::parse_key_list(body);
 //
-// Include Catch2 before this header to have Catch print timestamps as T4 text.
+// Framework-free: it includes no test framework and specializes nothing of
+// one. For printers and matchers include keyhook/testing/catch2.hpp (Catch2
+// v2) or keyhook/testing/gtest.hpp (GoogleTest), which include this header.
 #pragma once
 
 #include <chrono>
@@ -270,13 +272,3 @@ private:
 };
 
 }  // namespace keyhook::testing
-
-#ifdef CATCH_VERSION_MAJOR
-// Catch prints a keyhook::timestamp as T4 text ("2026-01-15T10:00:00.000Z").
-namespace Catch {
-template <>
-struct StringMaker<keyhook::timestamp> {
-    static std::string convert(const keyhook::timestamp& t) { return keyhook::format_timestamp(t); }
-};
-}  // namespace Catch
-#endif

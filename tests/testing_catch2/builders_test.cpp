@@ -1,8 +1,6 @@
-// Catch2 comes first (through the precompiled header as well), so testing.hpp
-// adds its StringMaker for timestamps.
-#include <catch2/catch.hpp>
-
-#include "keyhook/testing.hpp"
+// The framework-free builders of keyhook/testing.hpp, and Catch printing a
+// timestamp through keyhook/testing/catch2.hpp.
+#include "keyhook/testing/catch2.hpp"
 
 #include <string>
 
@@ -21,7 +19,7 @@ TEST_CASE("testing: fixed_now is 2026-01-15T10:00:00Z", "[T1][T4][testing]") {
     CHECK(fixed_now == keyhook::parse_timestamp("2026-01-15T10:00:00Z"));
 }
 
-TEST_CASE("testing: Catch prints timestamps as T4 text", "[T4][testing]") {
+TEST_CASE("testing: Catch prints timestamps as T4 text (keyhook/testing/catch2.hpp)", "[T4][testing]") {
     CHECK(Catch::Detail::stringify(fixed_now) == "2026-01-15T10:00:00.000Z");
     CHECK(Catch::Detail::stringify(fixed_now + keyhook::microseconds{1}) == "2026-01-15T10:00:00.000001Z");
 }
