@@ -242,6 +242,12 @@ def rows_for(medians, compile_result):
             n, d = "%s/%d" % (num, size), "%s/%d" % (den, size)
             rows.append(Row("%s / bare OpenSSL, %d bytes" % (what, size), ratio(medians, n, d), "<=", 1.2,
                             "%s %s, floor %s" % (what, per(medians, n), per(medians, d))))
+        # Information: against the prepared-key technique done by hand.
+        for what, num in (("v1 sign", "BM_v1_sign"), ("v1 verify", "BM_v1_verify")):
+            n, d = "%s/%d" % (num, size), "BM_hmac_prekeyed/%d" % size
+            rows.append(Row("%s / bare OpenSSL with a pre-keyed context, %d bytes" % (what, size),
+                            ratio(medians, n, d), "info", 1.2,
+                            "%s %s, pre-keyed %s" % (what, per(medians, n), per(medians, d))))
     # 7. Compile time (issue 12 item 3): the umbrella header in each mode, and each
     #    public header on its own, against a TU of nlohmann/json.hpp + date/date.h.
     m = compile_result["median_seconds"] if compile_result else {}

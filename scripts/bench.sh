@@ -43,7 +43,8 @@ targets=(keyhook_bench)
 [ -f "$root/benchmarks/bench_authorize.cpp" ] && targets+=(keyhook_bench_authorize)
 # Built only when keyhook::crypto is (OpenSSL found).
 build_targets="$(cmake --build "$build" --target help 2>/dev/null || true)"
-case "$build_targets" in *keyhook_bench_signing:*) targets+=(keyhook_bench_signing) ;; esac
+# Ninja lists "name: phony", Makefiles "... name".
+case "$build_targets" in *" keyhook_bench_signing"* | *keyhook_bench_signing:*) targets+=(keyhook_bench_signing) ;; esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake --build "$build" --parallel "$jobs" --target "${targets[@]}"
 

@@ -88,7 +88,7 @@ int main() {
     // Attempt 2: the same outbound request signed again with a fresh
     // timestamp; same webhook-id, so the receiver can drop a duplicate.
     const keyhook::timestamp second_at = decision.send_at;
-    const auto sent = kc::signed_request(delivery.outbound, second_at);
+    const auto sent = kc::sign_outbound(delivery.outbound, second_at);
     ok &= expect(receive(shared_with_receiver, sent, second_at + 2s) == 204, "attempt 2 refused");
     history.push_back({second_at, keyhook::attempt_outcome::http(204), std::nullopt});
     decision = keyhook::plan_next_attempt(history, second_at, kc::openssl_random{});

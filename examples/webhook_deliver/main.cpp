@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
         clock.wait_until(next->next_at);
 
         // The signature's timestamp is real time: the receiver checks it against its clock.
-        const auto request = keyhook::crypto::try_signed_request(next->request, clock_now());
+        const auto request = keyhook::crypto::try_sign_outbound(next->request, clock_now());
         const auto started = std::chrono::steady_clock::now();
         const auto sent_at = clock.now();
         const auto answer = request ? examples::http::send(*request, client) : error_response(request.error().message);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -78,11 +79,13 @@ constexpr int base64_value(char c) noexcept {
     int bits = 0;
     for (std::size_t i = 0; i < end; ++i) {
         const int v = detail::base64_value(text[i]);
-        if (v < 0)
+        if (v < 0) {
+            detail::wipe_string(out);  // part of a key, perhaps
             return error{errc::invalid_value,
                          {},
                          "invalid base64 character at offset " + std::to_string(i) +
                              (text[i] == '=' ? " (padding before the end)" : "")};
+        }
         acc = (acc << 6) | static_cast<std::uint32_t>(v);
         bits += 6;
         if (bits >= 8) {
@@ -90,9 +93,13 @@ constexpr int base64_value(char c) noexcept {
             out += static_cast<char>((acc >> bits) & 0xFF);
         }
     }
-    if (end % 4 == 1) return error{errc::invalid_value, {}, "base64 text has an impossible length"};
-    if ((acc & ((1u << bits) - 1u)) != 0)
-        return error{errc::invalid_value, {}, "base64 text has non-zero bits after its last byte"};
+    if (end % 4 == 1 || (acc & ((1u << bits) - 1u)) != 0) {
+        detail::wipe_string(out);  // part of a key, perhaps
+        return error{errc::invalid_value,
+                     {},
+                     end % 4 == 1 ? "base64 text has an impossible length"
+                                  : "base64 text has non-zero bits after its last byte"};
+    }
     return out;
 }
 

@@ -3,6 +3,8 @@
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 
+#include "fixtures.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -466,19 +468,8 @@ TEST_CASE("B3: a sender's key list mixes whsec_ secrets and whsk_ keys; a whpk_ 
 
 TEST_CASE("B3: a webhook carrying a whsec_ secret and a whsk_ key is signed with both", "[B3][B1][dispatch]") {
     const auto now = keyhook::parse_timestamp("2026-03-14T09:26:53.589Z");
-    keyhook::notification n;
-    n.folder_name = "Loans";
-    n.user_action = keyhook::event_type::AddProduct;
-    n.tenant = "acme";
-    n.request_time = now;
-    auto hook = [](std::string name, std::string signing) {
-        keyhook::webhook w;
-        w.name = std::move(name);
-        w.endpoint = "https://hooks.example.com/" + w.name;
-        w.saved = true;
-        w.signing_secret = keyhook::secret(std::move(signing));
-        return w;
-    };
+    const auto n = crypto_fixtures::event(now);
+    using crypto_fixtures::hook;
     const auto both = std::string(kat_secret) + " " + svix_signing_key;
     const auto deliveries =
         kc::dispatch_signed({"acme", true}, {hook("both", both), hook("ed", svix_signing_key)}, n, now);

@@ -1,5 +1,7 @@
 #include "keyhook/crypto/signed_dispatch.hpp"
 
+#include "fixtures.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -27,22 +29,11 @@ const timestamp now = keyhook::parse_timestamp("2026-03-14T09:26:53.589Z");
 const std::string secret_b64 = keyhook::base64_encode(std::string(32, '\x5c'));
 const std::string secret_text = "whsec_" + secret_b64;
 
-notification event() {
-    notification n;
-    n.folder_name = "Loans";
-    n.user_action = event_type::AddProduct;
-    n.tenant = "acme";
-    n.request_time = now;
-    return n;
-}
+notification event() { return crypto_fixtures::event(now); }
 
 webhook hook(std::string name, std::optional<std::string> signing = std::nullopt) {
-    webhook w;
-    w.name = std::move(name);
-    w.endpoint = "https://hooks.example.com/" + w.name;
-    w.saved = true;
+    webhook w = crypto_fixtures::hook(std::move(name), std::move(signing));
     w.auth.push_back({keyhook::auth_location::header, "x-api-key", secret("receiver-key-0123456789")});
-    if (signing) w.signing_secret = secret(*signing);
     return w;
 }
 
@@ -80,7 +71,7 @@ TEST_CASE("B1: a webhook with a signing secret gets the three headers", "[B1][H8
 TEST_CASE("B1: a retry keeps the webhook-id and is signed at its own time", "[B1][H8][B2][signing][dispatch]") {
     const auto first = kc::dispatch_signed(acme, {hook("signed", secret_text)}, event(), now).at(0);
     const timestamp later = now + 30min;
-    const auto retry = kc::signed_request(first.outbound, later);
+    const auto retry = kc::sign_outbound(first.outbound, later);
     CHECK(find_header(retry.headers, "webhook-id")->value == find_header(first.request.headers, "webhook-id")->value);
     CHECK(find_header(retry.headers, "webhook-timestamp")->value !=
           find_header(first.request.headers, "webhook-timestamp")->value);
@@ -89,7 +80,7 @@ TEST_CASE("B1: a retry keeps the webhook-id and is signed at its own time", "[B1
     CHECK_FALSE(kc::try_verify_request(s, first.request, later).has_value());  // the old signature is stale
     // An explicit secret overrides the configuration.
     const auto other = kc::parse_signing_secret(keyhook::base64_encode(std::string(24, 'k')));
-    const auto by_other = kc::sign_request(first.outbound, other, later);
+    const auto by_other = kc::sign_outbound(first.outbound, other, later);
     CHECK(kc::try_verify_request(other, by_other, later).has_value());
     CHECK_FALSE(kc::try_verify_request(s, by_other, later).has_value());
 }

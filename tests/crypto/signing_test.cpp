@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -583,4 +584,35 @@ TEST_CASE("outside finding 10: a tolerance of seconds::max() accepts a fresh val
     CHECK(kc::try_verify_signature(s, far_headers, kat_body, unix_time(999999999999 - 300), 300s).has_value());
     CHECK_FALSE(kc::try_verify_signature(s, far_headers, kat_body, unix_time(999999999999 - 301), 300s).has_value());
     CHECK(kc::try_verify_signature(s, far_headers, kat_body, keyhook::timestamp::min(), huge).has_value());
+}
+
+TEST_CASE("issue 14 item 3: copies of one prepared key sign and verify from several threads at once",
+          "[B1][signing][prepared]") {
+    // The scratch context goes to one caller at a time; the others duplicate
+    // the pristine one. Every signature must still be the known answer.
+    const auto s = kc::parse_signing_secret(kat_secret);
+    const auto headers = kat_headers();
+    constexpr int threads = 4, rounds = 300;
+    std::vector<int> wrong(threads, 0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            const auto copy = s;  // copies share the prepared key
+            for (int i = 0; i < rounds; ++i) {
+                if (kc::compute_signature(t % 2 == 0 ? s : copy, kat_id, unix_time(kat_unix), kat_body) !=
+                    kat_signature)
+                    ++wrong[static_cast<std::size_t>(t)];
+                if (!kc::try_verify_signature(copy, headers, kat_body, unix_time(kat_unix)))
+                    ++wrong[static_cast<std::size_t>(t)];
+            }
+        });
+    for (auto& th : pool) th.join();
+    CHECK(wrong == std::vector<int>(threads, 0));
+    // A moved-from secret holds no key: signing with it is an error, not a crash.
+    auto moved = s;
+    const auto taken = std::move(moved);
+    CHECK(kc::compute_signature(taken, kat_id, unix_time(kat_unix), kat_body) == kat_signature);
+    const auto r = kc::try_signature_headers(moved, kat_id, unix_time(kat_unix),
+                                             kat_body);  // NOLINT(bugprone-use-after-move): the case under test
+    CHECK_FALSE(r.has_value());
 }

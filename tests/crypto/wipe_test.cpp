@@ -229,3 +229,64 @@ TEST_CASE("item 4: the one-time plaintext of a generated API key is wiped when r
     }
     CHECK(search.sightings_so_far() == 0);
 }
+
+TEST_CASE("issue 12: a whsec_ key refused for its size is wiped (try_decode_signing_secret)", "[wipe][B1]") {
+    // 65 bytes: one more than B1 lets keyhook sign with.
+    const std::string marker = make_marker('f') + std::string(25, 'x');
+    REQUIRE(marker.size() == 65);
+    const std::string text = "whsec_" + keyhook::base64_encode(marker);
+    released_memory_search search(marker);
+    {
+        const auto refused = keyhook::detail::try_decode_signing_secret(text, "signing_secret");
+        REQUIRE_FALSE(refused.has_value());
+        CHECK(refused.error().code == keyhook::errc::out_of_range);
+        CHECK(refused.error().path == "signing_secret");
+        CHECK_FALSE(keyhook::crypto::try_parse_signing_secret(text, keyhook::crypto::signing_key_use::sign));
+    }
+    CHECK(search.sightings_so_far() == 0);
+    // The other side of the boundary: 64 bytes are accepted, and wiped when released.
+    const std::string accepted_marker = marker.substr(0, 64);
+    const std::string accepted_text = "whsec_" + keyhook::base64_encode(accepted_marker);
+    released_memory_search accepted_search(accepted_marker);
+    CHECK(keyhook::crypto::try_parse_signing_secret(accepted_text, keyhook::crypto::signing_key_use::sign));
+    CHECK(accepted_search.sightings_so_far() == 0);
+}
+
+TEST_CASE("issue 12: base64 that fails after decoding part of a key wipes the part", "[wipe][B1]") {
+    // 42 bytes: base64 without padding, so any suffix below is what breaks it.
+    const std::string marker = make_marker('g') + "yz";
+    const std::string b64 = keyhook::base64_encode(marker);
+    REQUIRE(b64.back() != '=');
+    released_memory_search search(marker);
+    for (const char* suffix : {"!", "A", "AB"}) {  // bad character, impossible length, non-zero bits
+        INFO(suffix);
+        CHECK_FALSE(keyhook::try_base64_decode(b64 + suffix).has_value());
+        CHECK_FALSE(keyhook::crypto::try_parse_signing_secret("whsec_" + b64 + suffix).has_value());
+    }
+    CHECK(search.sightings_so_far() == 0);
+}
+
+TEST_CASE("issue 12: reveal() releases no temporary holding a key's base64", "[wipe][B1][B3]") {
+    // `key` revealed is `prefix` + `b64`; no released block may hold `b64`.
+    const auto check = [](const auto& key, const std::string& prefix, const std::string& b64) {
+        std::string revealed;
+        {
+            released_memory_search search(b64);
+            revealed = key.reveal();
+            { const auto as_secret = key.to_secret(); }
+            CHECK(search.sightings_so_far() == 0);
+        }
+        CHECK(revealed == prefix + b64);
+        keyhook::detail::wipe_string(revealed);
+    };
+    const std::string key = make_marker('h') + "yz";  // 42 bytes
+    check(keyhook::crypto::parse_signing_secret(keyhook::base64_encode(key)), "whsec_", keyhook::base64_encode(key));
+
+    std::array<unsigned char, 32> seed{};
+    for (std::size_t i = 0; i < seed.size(); ++i) seed[i] = static_cast<unsigned char>(0xA0 + i);
+    const auto signing = keyhook::crypto::try_asymmetric_signing_key_from_seed(seed.data(), seed.size()).value();
+    const auto public_half = signing.public_key().bytes();
+    std::string raw(reinterpret_cast<const char*>(seed.data()), seed.size());
+    raw.append(reinterpret_cast<const char*>(public_half.data()), public_half.size());
+    check(signing, "whsk_", keyhook::base64_encode(raw));
+}

@@ -66,9 +66,8 @@ struct evp_md_ctx_free {
     void operator()(EVP_MD_CTX* p) const noexcept { EVP_MD_CTX_free(p); }
 };
 
-[[noreturn]] inline void throw_ed25519_failure(const char* step) {
-    throw exception(error{errc::invalid_signature, "signing_key", std::string("OpenSSL ") + step + " failed"});
-}
+// Ed25519 signatures and their base64 (88 characters and EVP_EncodeBlock's terminator).
+using ed25519_base64 = std::array<unsigned char, (ed25519_signature_bytes + 2) / 3 * 4 + 1>;
 
 // OPENSSL_cleanse over a string's whole buffer, then empty it.
 inline void cleanse_string(std::string& s) noexcept {
@@ -111,17 +110,19 @@ inline std::string_view as_chars(const unsigned char* p, std::size_t n) noexcept
     return {reinterpret_cast<const char*>(p), n};
 }
 
-// The private state for a 32-byte seed, its public half derived by OpenSSL.
-inline std::shared_ptr<const ed25519_private_state> make_private_state(const unsigned char* seed) {
+// The private state for a 32-byte seed, its public half derived by OpenSSL,
+// its EVP_PKEY built once (issue 14 item 3).
+inline result<std::shared_ptr<const ed25519_private_state>> make_private_state(const unsigned char* seed) {
     auto state = std::make_shared<ed25519_private_state>();
     state->pkey.reset(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed, ed25519_seed_bytes));
-    if (!state->pkey) throw_ed25519_failure("EVP_PKEY_new_raw_private_key(ED25519)");
+    if (!state->pkey)
+        return openssl_failure(errc::invalid_value, "signing_key", "EVP_PKEY_new_raw_private_key(ED25519)");
     std::size_t n = ed25519_public_key_bytes;
     if (EVP_PKEY_get_raw_public_key(state->pkey.get(), state->raw.data() + ed25519_seed_bytes, &n) != 1 ||
         n != ed25519_public_key_bytes)
-        throw_ed25519_failure("EVP_PKEY_get_raw_public_key");
+        return openssl_failure(errc::invalid_value, "signing_key", "EVP_PKEY_get_raw_public_key");
     for (std::size_t i = 0; i < ed25519_seed_bytes; ++i) state->raw[i] = seed[i];
-    return state;
+    return std::shared_ptr<const ed25519_private_state>(std::move(state));
 }
 
 inline std::shared_ptr<const ed25519_public_state> make_public_state(const unsigned char* bytes) {
@@ -169,7 +170,7 @@ class public_key {
 public:
     // "whpk_" + padded base64 of the 32 bytes.
     [[nodiscard]] std::string to_string() const {
-        return std::string(public_key_prefix) + base64_encode(state_->raw.data(), state_->raw.size());
+        return detail::prefixed_base64(public_key_prefix, state_->raw.data(), state_->raw.size());
     }
     [[nodiscard]] const std::array<unsigned char, ed25519_public_key_bytes>& bytes() const noexcept {
         return state_->raw;
@@ -203,7 +204,8 @@ private:
         return error{errc::out_of_range, "public_key",
                      "the key is " + std::to_string(n) + " bytes; Ed25519 public keys are 32"};
     auto state = detail::make_public_state(bytes);
-    if (!state) return error{errc::invalid_value, "public_key", "OpenSSL refused the Ed25519 public key"};
+    if (!state)
+        return detail::openssl_failure(errc::invalid_value, "public_key", "EVP_PKEY_new_raw_public_key(ED25519)");
     return public_key(std::move(state));
 }
 
@@ -226,15 +228,15 @@ public:
     // The written form, "whsk_" + padded base64 of seed || public key. Call
     // only to store the key.
     [[nodiscard]] std::string reveal() const {
-        return std::string(asymmetric_signing_key_prefix) + base64_encode(state_->raw.data(), state_->raw.size());
+        return detail::prefixed_base64(asymmetric_signing_key_prefix, state_->raw.data(), state_->raw.size());
     }
     // The same, as a keyhook::secret (the type webhook configurations hold).
     [[nodiscard]] secret to_secret() const { return secret(reveal()); }
-    // The public key to hand to receivers.
+    // The public key to hand to receivers; throws keyhook::exception if
+    // OpenSSL fails (try_public_key_from_bytes on bytes() does not throw).
     [[nodiscard]] keyhook::crypto::public_key public_key() const {
-        auto state = detail::make_public_state(state_->raw.data() + ed25519_seed_bytes);
-        if (!state) detail::throw_ed25519_failure("EVP_PKEY_new_raw_public_key(ED25519)");
-        return keyhook::crypto::public_key(std::move(state));
+        const auto* raw = state_->raw.data() + ed25519_seed_bytes;
+        return try_public_key_from_bytes(raw, ed25519_public_key_bytes).value();
     }
     // "whsk_" and a '*' for every character of the base64 part.
     [[nodiscard]] std::string masked() const {
@@ -277,7 +279,9 @@ private:
     if (n != ed25519_seed_bytes)
         return error{errc::out_of_range, "signing_key",
                      "the seed is " + std::to_string(n) + " bytes; Ed25519 seeds are 32"};
-    return asymmetric_signing_key(detail::make_private_state(seed));
+    auto state = detail::make_private_state(seed);
+    if (!state) return state.error();
+    return asymmetric_signing_key(std::move(*state));
 }
 
 // Reads "whsk_<base64>" (prefix required). Refused (path "signing_key"):
@@ -289,7 +293,9 @@ private:
         detail::decode_prefixed_key(text, asymmetric_signing_key_prefix, asymmetric_signing_key_bytes, "signing_key");
     if (!bytes) return bytes.error();
     const auto* raw = reinterpret_cast<const unsigned char*>(bytes->value.data());
-    auto state = detail::make_private_state(raw);
+    auto prepared = detail::make_private_state(raw);
+    if (!prepared) return prepared.error();
+    auto& state = *prepared;
     const auto derived = detail::as_chars(state->raw.data() + ed25519_seed_bytes, ed25519_public_key_bytes);
     const auto given = detail::as_chars(raw + ed25519_seed_bytes, ed25519_public_key_bytes);
     if (derived != given)
@@ -308,8 +314,8 @@ private:
 
 // A new key pair from 32 bytes of the host's secure random source, a callable
 // `void(unsigned char* out, std::size_t n)` such as keyhook::crypto::openssl_random.
-// The drawn seed is cleansed. A keyhook::exception thrown by the source
-// becomes the error of the try_ form.
+// The drawn seed is cleansed. Whatever the source throws becomes the error of
+// the try_ form (a keyhook::exception's own error, else path "random").
 template <class RandomSource>
 [[nodiscard]] result<asymmetric_signing_key> try_generate_asymmetric_signing_key(RandomSource&& random) {
     std::array<unsigned char, ed25519_seed_bytes> seed{};
@@ -317,11 +323,7 @@ template <class RandomSource>
         std::array<unsigned char, ed25519_seed_bytes>& s;
         ~cleanse_on_exit() { OPENSSL_cleanse(s.data(), s.size()); }
     } guard{seed};
-    try {
-        random(seed.data(), seed.size());
-    } catch (const exception& e) {
-        return e.error();
-    }
+    if (auto e = detail::draw_random(random, seed.data(), seed.size())) return std::move(*e);
     return try_asymmetric_signing_key_from_seed(seed.data(), seed.size());
 }
 
@@ -330,32 +332,56 @@ template <class RandomSource>
     return try_generate_asymmetric_signing_key(std::forward<RandomSource>(random)).value();
 }
 
-// Ed25519 (RFC 8032, pure: the message is not pre-hashed) of `message`.
-[[nodiscard]] inline ed25519_signature ed25519_sign(const asymmetric_signing_key& key, std::string_view message) {
-    const std::unique_ptr<EVP_MD_CTX, detail::evp_md_ctx_free> ctx(EVP_MD_CTX_new());
-    if (!ctx) detail::throw_ed25519_failure("EVP_MD_CTX_new");
-    if (EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key.native_handle()) != 1)
-        detail::throw_ed25519_failure("EVP_DigestSignInit");
-    ed25519_signature sig{};
+namespace detail {
+// Ed25519 of `message` into `sig` with the prepared key; the OpenSSL step that
+// failed, or nullptr. A context per call, as OpenSSL 3.0's Ed25519 is one-shot.
+inline const char* ed25519_sign_into(EVP_PKEY* key, std::string_view message, ed25519_signature& sig) noexcept {
+    const std::unique_ptr<EVP_MD_CTX, evp_md_ctx_free> ctx(EVP_MD_CTX_new());
+    if (!ctx) return "EVP_MD_CTX_new";
+    if (EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key) != 1) return "EVP_DigestSignInit";
     std::size_t n = sig.size();
     if (EVP_DigestSign(ctx.get(), sig.data(), &n, reinterpret_cast<const unsigned char*>(message.data()),
                        message.size()) != 1 ||
         n != sig.size())
-        detail::throw_ed25519_failure("EVP_DigestSign");
+        return "EVP_DigestSign";
+    return nullptr;
+}
+
+// 1: `sig` is a valid signature of `message`; 0: it is not; -1: OpenSSL
+// failed before it could tell, `failed` naming the step.
+inline int ed25519_verify_checked(EVP_PKEY* key, std::string_view message, const unsigned char* sig,
+                                  std::size_t sig_size, const char*& failed) noexcept {
+    if (sig_size != ed25519_signature_bytes) return 0;
+    const std::unique_ptr<EVP_MD_CTX, evp_md_ctx_free> ctx(EVP_MD_CTX_new());
+    if (!ctx) return failed = "EVP_MD_CTX_new", -1;
+    if (EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key) != 1)
+        return failed = "EVP_DigestVerifyInit", -1;
+    const int verdict = EVP_DigestVerify(ctx.get(), sig, sig_size,
+                                         reinterpret_cast<const unsigned char*>(message.data()), message.size());
+    // A bad signature leaves an entry in OpenSSL's error queue: not the host's concern.
+    if (verdict != 1) ERR_clear_error();
+    return verdict == 1 ? 1 : 0;
+}
+}  // namespace detail
+
+// Ed25519 (RFC 8032, pure: the message is not pre-hashed) of `message`.
+// Throws keyhook::exception (path "signing_key") if OpenSSL fails.
+[[nodiscard]] inline ed25519_signature ed25519_sign(const asymmetric_signing_key& key, std::string_view message) {
+    ed25519_signature sig{};
+    if (const char* failed = detail::ed25519_sign_into(key.native_handle(), message, sig))
+        throw exception(detail::openssl_failure(errc::invalid_signature, "signing_key", failed));
     return sig;
 }
 
 // Whether `sig` is a valid Ed25519 signature of `message` under `key`. A
-// signature of another length is simply not valid.
+// signature of another length is simply not valid. Throws keyhook::exception
+// (path "public_key") if OpenSSL fails before it can tell.
 [[nodiscard]] inline bool ed25519_verify(const public_key& key, std::string_view message, const unsigned char* sig,
                                          std::size_t sig_size) {
-    if (sig_size != ed25519_signature_bytes) return false;
-    const std::unique_ptr<EVP_MD_CTX, detail::evp_md_ctx_free> ctx(EVP_MD_CTX_new());
-    if (!ctx) detail::throw_ed25519_failure("EVP_MD_CTX_new");
-    if (EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.native_handle()) != 1)
-        detail::throw_ed25519_failure("EVP_DigestVerifyInit");
-    return EVP_DigestVerify(ctx.get(), sig, sig_size, reinterpret_cast<const unsigned char*>(message.data()),
-                            message.size()) == 1;
+    const char* failed = "";
+    const int verdict = detail::ed25519_verify_checked(key.native_handle(), message, sig, sig_size, failed);
+    if (verdict < 0) throw exception(detail::openssl_failure(errc::invalid_signature, "public_key", failed));
+    return verdict == 1;
 }
 
 [[nodiscard]] inline bool ed25519_verify(const public_key& key, std::string_view message,
@@ -373,9 +399,15 @@ inline std::string signed_content(std::string_view id, std::string_view unix_tim
     return m;
 }
 
-inline std::string asymmetric_signature_base64(const asymmetric_signing_key& key, std::string_view content) {
-    const auto sig = ed25519_sign(key, content);
-    return base64_encode(sig.data(), sig.size());
+// The base64 part of a v1a signature of `content`, into `out`; the error of a
+// failed OpenSSL call otherwise.
+inline std::optional<error> asymmetric_signature_base64(const asymmetric_signing_key& key, std::string_view content,
+                                                        ed25519_base64& out) {
+    ed25519_signature sig{};
+    if (const char* failed = ed25519_sign_into(key.native_handle(), content, sig))
+        return openssl_failure(errc::invalid_signature, webhook_signature_header, failed);
+    EVP_EncodeBlock(out.data(), sig.data(), static_cast<int>(sig.size()));
+    return std::nullopt;
 }
 }  // namespace detail
 
@@ -385,8 +417,13 @@ inline std::string asymmetric_signature_base64(const asymmetric_signing_key& key
                                                               std::string_view webhook_id, timestamp signed_at,
                                                               std::string_view body) {
     const std::string unix_time = std::to_string(detail::unix_seconds(signed_at));
-    return std::string(asymmetric_signature_version) + ',' +
-           detail::asymmetric_signature_base64(key, detail::signed_content(webhook_id, unix_time, body));
+    detail::ed25519_base64 b64{};
+    if (auto e = detail::asymmetric_signature_base64(key, detail::signed_content(webhook_id, unix_time, body), b64))
+        throw exception(std::move(*e));
+    std::string out;
+    out.reserve(asymmetric_signature_version.size() + 1 + b64.size());
+    out.append(asymmetric_signature_version).append(1, ',').append(detail::as_view(b64));
+    return out;
 }
 
 // What a sender signs with: symmetric secrets ("v1") and asymmetric keys
@@ -428,10 +465,10 @@ struct verification_keys {
     if (!keys.asymmetric.empty()) {
         const std::string content = detail::signed_content(webhook_id, unix_time, body);
         for (const auto& k : keys.asymmetric) {
+            detail::ed25519_base64 b64{};
+            if (auto e = detail::asymmetric_signature_base64(k, content, b64)) return std::move(*e);
             if (!signatures.empty()) signatures += ' ';
-            signatures += asymmetric_signature_version;
-            signatures += ',';
-            signatures += detail::asymmetric_signature_base64(k, content);
+            signatures.append(asymmetric_signature_version).append(1, ',').append(detail::as_view(b64));
         }
     }
     return http_headers{{std::string(webhook_id_header), std::string(webhook_id), false},
@@ -476,45 +513,49 @@ struct verification_keys {
     const std::string_view id = envelope->id;
     const std::string_view unix_time = envelope->unix_time;
 
-    std::vector<std::string> expected;
-    expected.reserve(keys.secrets.size());
-    for (const auto& s : keys.secrets) expected.push_back(detail::signature_base64(s, id, unix_time, body));
+    detail::expected_v1_signatures expected;
+    if (auto e = expected.compute(keys.secrets, id, unix_time, body)) return std::move(*e);
 
     // Several entries are expected to be few; the content is built once, on first need.
     std::string content;
     bool matched = false;
     std::size_t candidates = 0, asymmetric = 0;
-    std::string_view rest = envelope->signatures;
-    while (!rest.empty()) {
-        const auto space = rest.find(' ');
-        const std::string_view entry = rest.substr(0, space);
-        rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-        const auto comma = entry.find(',');
-        if (comma == std::string_view::npos) continue;
-        const auto version = entry.substr(0, comma);
-        const auto value = entry.substr(comma + 1);
+    std::optional<error> failure;
+    detail::for_each_signature_entry(envelope->signatures, [&](std::string_view version, std::string_view value) {
         if (version == signature_version && !expected.empty()) {
             ++candidates;
             // No early exit: every v1 candidate is compared against every secret.
-            for (const auto& e : expected) matched = constant_time_equal(value, e) || matched;
+            matched = expected.matches(value) || matched;
         } else if (version == asymmetric_signature_version && !keys.public_keys.empty()) {
             ++candidates;
-            if (++asymmetric > max_asymmetric_signatures)
-                return error{
-                    errc::invalid_signature, std::string(webhook_signature_header),
-                    "more than " + std::to_string(max_asymmetric_signatures) + " v1a signatures in the header"};
-            if (matched) continue;  // public data: no secret to protect by going on
+            if (++asymmetric > max_asymmetric_signatures) {
+                failure =
+                    error{errc::invalid_signature, std::string(webhook_signature_header),
+                          "more than " + std::to_string(max_asymmetric_signatures) + " v1a signatures in the header"};
+                return false;
+            }
+            if (matched) return true;  // public data: no secret to protect by going on
             auto sig = try_base64_decode(value);
-            if (!sig || sig->size() != ed25519_signature_bytes) continue;
+            if (!sig || sig->size() != ed25519_signature_bytes) return true;
             if (content.empty()) content = detail::signed_content(id, unix_time, body);
             for (const auto& k : keys.public_keys) {
-                if (ed25519_verify(k, content, reinterpret_cast<const unsigned char*>(sig->data()), sig->size())) {
+                const char* failed = "";
+                const int verdict = detail::ed25519_verify_checked(k.native_handle(), content,
+                                                                   reinterpret_cast<const unsigned char*>(sig->data()),
+                                                                   sig->size(), failed);
+                if (verdict < 0) {
+                    failure = detail::openssl_failure(errc::invalid_signature, webhook_signature_header, failed);
+                    return false;
+                }
+                if (verdict == 1) {
                     matched = true;
                     break;
                 }
             }
         }
-    }
+        return true;
+    });
+    if (failure) return std::move(*failure);
     const std::string versions = !expected.empty() && !keys.public_keys.empty() ? "v1 or v1a"
                                  : expected.empty()                             ? "v1a"
                                                                                 : "v1";

@@ -23,10 +23,19 @@
 
 namespace keyhook::crypto {
 
+// sign_request signs an http_request with keys and a webhook id the caller
+// passes; sign_outbound signs what dispatch made (an outbound_request, which
+// carries its delivery id and its webhook's keys).
+
 // The request to send for `r` at `now`, signed with `s` (whatever the
 // webhook's own configuration says).
-[[nodiscard]] inline http_request sign_request(const outbound_request& r, const signing_secret& s, timestamp now) {
-    return sign_request(r.request(), s, to_string(r.id()), now);
+[[nodiscard]] inline result<http_request> try_sign_outbound(const outbound_request& r, const signing_secret& s,
+                                                            timestamp now) {
+    return try_sign_request(r.request(), s, to_string(r.id()), now);
+}
+
+[[nodiscard]] inline http_request sign_outbound(const outbound_request& r, const signing_secret& s, timestamp now) {
+    return try_sign_outbound(r, s, now).value();
 }
 
 // B1 policy: `r` signed with its webhook's signing secret, or unsigned when the
@@ -34,7 +43,7 @@ namespace keyhook::crypto {
 // (v1) and whsk_ (v1a, B3) in any mix. Refused: a key that is not whsec_ +
 // base64 of 24 to 64 bytes nor a whsk_ key (path "signing_secret", the
 // message naming the webhook).
-[[nodiscard]] inline result<http_request> try_signed_request(const outbound_request& r, timestamp now) {
+[[nodiscard]] inline result<http_request> try_sign_outbound(const outbound_request& r, timestamp now) {
     const auto& configured = r.signing_secret();
     if (!configured) return r.request();
     auto s = try_parse_signing_keys(*configured);  // B1 whsec_ and B3 whsk_ keys
@@ -43,15 +52,15 @@ namespace keyhook::crypto {
         e.message = "webhook " + keyhook::detail::quote_input(r.webhook_name()) + ": " + e.message;
         return e;
     }
-    return sign_request(r.request(), *s, to_string(r.id()), now);
+    return try_sign_request(r.request(), *s, to_string(r.id()), now);
 }
 
-[[nodiscard]] inline http_request signed_request(const outbound_request& r, timestamp now) {
-    return try_signed_request(r, now).value();
+[[nodiscard]] inline http_request sign_outbound(const outbound_request& r, timestamp now) {
+    return try_sign_outbound(r, now).value();
 }
 
 // One delivery ready to go: what dispatch made (kept for retries, which are
-// signed again with signed_request(outbound, later)) and the request to send now.
+// signed again with sign_outbound(outbound, later)) and the request to send now.
 struct signed_delivery {
     outbound_request outbound;
     http_request request;
@@ -94,9 +103,14 @@ result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requ
     std::vector<signed_delivery> out;
     out.reserve(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        auto request = secrets[i] ? sign_request(requests[i].request(), *secrets[i], to_string(requests[i].id()), now)
-                                  : requests[i].request();
-        out.push_back(signed_delivery{std::move(requests[i]), std::move(request), secrets[i].has_value()});
+        if (!secrets[i]) {
+            auto request = requests[i].request();
+            out.push_back(signed_delivery{std::move(requests[i]), std::move(request), false});
+            continue;
+        }
+        auto request = try_sign_request(requests[i].request(), *secrets[i], to_string(requests[i].id()), now);
+        if (!request) return error{request.error().code, path_of(requests[i].webhook_name()), request.error().message};
+        out.push_back(signed_delivery{std::move(requests[i]), std::move(*request), true});
     }
     return out;
 }

@@ -12,11 +12,14 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -25,12 +28,14 @@
 
 #include <nlohmann/json.hpp>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/opensslv.h>
 #include <openssl/params.h>
 
 #include "keyhook/base64.hpp"
 #include "keyhook/detail/signing_secret.hpp"
+#include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
@@ -65,21 +70,89 @@ inline constexpr std::string_view svix_timestamp_header = "svix-timestamp";
 inline constexpr std::string_view svix_signature_header = "svix-signature";
 
 class signing_secret;
+
 namespace detail {
-// The one way to build a signing_secret from key bytes (already checked).
-struct signing_secret_access {
-    static signing_secret make(std::string key) noexcept;
+
+struct evp_mac_free {
+    void operator()(EVP_MAC* p) const noexcept { EVP_MAC_free(p); }
 };
+struct evp_mac_ctx_free {
+    void operator()(EVP_MAC_CTX* p) const noexcept { EVP_MAC_CTX_free(p); }
+};
+
+// An OpenSSL call that failed, as an error (issue 12: a try_ function returns
+// it, never throws). OpenSSL's error queue is cleared: the host's next
+// OpenSSL call must not report keyhook's failure.
+inline error openssl_failure(errc code, std::string_view path, std::string_view step) {
+    ERR_clear_error();
+    return error{code, std::string(path), "OpenSSL " + std::string(step) + " failed"};
+}
+
+using sha256_digest = std::array<unsigned char, 32>;
+// Padded base64 of a digest (44 characters) and EVP_EncodeBlock's terminator.
+using sha256_base64 = std::array<unsigned char, 45>;
+
+// The prepared form of an HMAC-SHA256 key (issue 14 item 3): a context keyed
+// once, so a signature costs no MAC fetch, no digest fetch and no keying.
+// `pristine` never changes after construction and may be duplicated from any
+// thread at once; `scratch` is re-initialised with the same key by whichever
+// call holds `busy`, so the usual call makes no context at all.
+struct hmac_sha256_key {
+    std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> pristine;
+    std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> scratch;
+    mutable std::atomic<bool> busy{false};
+};
+
+// OpenSSL keeps its own copy of the key, cleansed when the contexts are freed.
+inline result<std::shared_ptr<const hmac_sha256_key>> prepare_hmac_sha256(const std::string& key) {
+    constexpr std::string_view where = "signing_secret";
+    const std::unique_ptr<EVP_MAC, evp_mac_free> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+    if (!mac) return openssl_failure(errc::invalid_value, where, "EVP_MAC_fetch(HMAC)");
+    auto prepared = std::make_shared<hmac_sha256_key>();
+    prepared->pristine.reset(EVP_MAC_CTX_new(mac.get()));
+    if (!prepared->pristine) return openssl_failure(errc::invalid_value, where, "EVP_MAC_CTX_new");
+    char digest_name[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+                                 OSSL_PARAM_construct_end()};
+    if (EVP_MAC_init(prepared->pristine.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(),
+                     params) != 1)
+        return openssl_failure(errc::invalid_value, where, "EVP_MAC_init");
+    prepared->scratch.reset(EVP_MAC_CTX_dup(prepared->pristine.get()));
+    if (!prepared->scratch) return openssl_failure(errc::invalid_value, where, "EVP_MAC_CTX_dup");
+    return std::shared_ptr<const hmac_sha256_key>(std::move(prepared));
+}
+
+// "<prefix>" + padded base64 of `n` bytes, encoded in place: a temporary
+// holding the base64 of a key would be released unwiped.
+inline std::string prefixed_base64(std::string_view prefix, const unsigned char* bytes, std::size_t n) {
+    std::string out(prefix.size() + (n + 2) / 3 * 4 + 1, '\0');
+    prefix.copy(out.data(), prefix.size());
+    const int written =
+        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data() + prefix.size()), bytes, static_cast<int>(n));
+    out.resize(prefix.size() + static_cast<std::size_t>(written));
+    return out;
+}
+
+// The one way to build a signing_secret from key bytes (already checked),
+// and to reach its prepared key.
+struct signing_secret_access {
+    static result<signing_secret> make(std::string key);
+    static const hmac_sha256_key* prepared(const signing_secret& s) noexcept;
+};
+
 }  // namespace detail
 
-// A webhook signing secret: the HMAC key, written "whsec_" + base64(key).
+// A webhook signing secret: the HMAC key, written "whsec_" + base64(key),
+// and its prepared OpenSSL context (shared by copies, never changed).
 // Printing, JSON and comparison never show or leak the key.
 class signing_secret {
 public:
     // The written form, "whsec_" + padded base64. Call only to store the secret
     // or to hand it to the receiver.
     [[nodiscard]] std::string reveal() const {
-        return std::string(signing_secret_prefix) + base64_encode(key_.reveal());
+        const auto& k = key_.reveal();
+        return detail::prefixed_base64(signing_secret_prefix, reinterpret_cast<const unsigned char*>(k.data()),
+                                       k.size());
     }
     // The same, as a keyhook::secret (the type webhook configurations hold).
     [[nodiscard]] secret to_secret() const { return secret(reveal()); }
@@ -101,20 +174,31 @@ public:
 
 private:
     // Marked a signing key, so that printing key() shows none of it either (B1).
-    explicit signing_secret(std::string key) noexcept : key_(std::move(key), secret_kind::signing_key) {}
+    signing_secret(std::string key, std::shared_ptr<const detail::hmac_sha256_key> prepared) noexcept
+        : key_(std::move(key), secret_kind::signing_key), prepared_(std::move(prepared)) {}
     secret key_;
+    // Null only in a moved-from secret, which then signs nothing (an error).
+    std::shared_ptr<const detail::hmac_sha256_key> prepared_;
 
     friend struct detail::signing_secret_access;
 };
 
-inline signing_secret detail::signing_secret_access::make(std::string key) noexcept {
-    return signing_secret(std::move(key));
+inline result<signing_secret> detail::signing_secret_access::make(std::string key) {
+    keyhook::detail::wiped_string bytes(std::move(key));  // wiped if preparing fails
+    auto prepared = prepare_hmac_sha256(bytes.get());
+    if (!prepared) return prepared.error();
+    return signing_secret(std::move(bytes.get()), std::move(*prepared));
+}
+
+inline const detail::hmac_sha256_key* detail::signing_secret_access::prepared(const signing_secret& s) noexcept {
+    return s.prepared_.get();
 }
 
 // Reads "whsec_<base64>" or the bare base64 part. For verifying (the
 // default) a key of any non-empty length is read; for signing, 24 to 64 bytes
 // (errc::out_of_range otherwise). Errors (path "signing_secret") say what is
-// wrong without quoting the text.
+// wrong without quoting the text; an OpenSSL failure preparing the key is
+// errc::invalid_value.
 [[nodiscard]] inline result<signing_secret> try_parse_signing_secret(std::string_view text,
                                                                      signing_key_use use = signing_key_use::verify) {
     auto key = keyhook::detail::try_decode_signing_secret(text, "signing_secret", use);
@@ -142,10 +226,28 @@ inline signing_secret detail::signing_secret_access::make(std::string key) noexc
     return s.key_size() >= min_signing_key_bytes && s.key_size() <= max_signing_key_bytes;
 }
 
+namespace detail {
+// Runs the host's random source; whatever it throws becomes an error (path
+// "random"), since a try_ function never throws (issue 12).
+template <class RandomSource>
+std::optional<error> draw_random(RandomSource& random, unsigned char* out, std::size_t n) noexcept {
+    try {
+        random(out, n);
+        return std::nullopt;
+    } catch (const exception& e) {
+        return e.error();
+    } catch (const std::exception& e) {
+        return error{errc::invalid_value, "random", std::string("the random source failed: ") + e.what()};
+    } catch (...) {
+        return error{errc::invalid_value, "random", "the random source failed"};
+    }
+}
+}  // namespace detail
+
 // A new secret of `key_bytes` random bytes (24 to 64) from the host's secure
 // random source, a callable `void(unsigned char* out, std::size_t n)` such as
-// keyhook::crypto::openssl_random. A keyhook::exception thrown by the source
-// becomes the error of the try_ form.
+// keyhook::crypto::openssl_random. Whatever the source throws becomes the
+// error of the try_ form (a keyhook::exception's own error, else path "random").
 template <class RandomSource>
 [[nodiscard]] result<signing_secret> try_generate_signing_secret(RandomSource&& random,
                                                                  std::size_t key_bytes = default_signing_key_bytes) {
@@ -153,13 +255,10 @@ template <class RandomSource>
         return error{errc::out_of_range, "key_bytes",
                      std::to_string(key_bytes) + " bytes asked for; expected " + std::to_string(min_signing_key_bytes) +
                          " to " + std::to_string(max_signing_key_bytes)};
-    std::string key(key_bytes, '\0');
-    try {
-        random(reinterpret_cast<unsigned char*>(key.data()), key.size());
-    } catch (const exception& e) {
-        return e.error();
-    }
-    return detail::signing_secret_access::make(std::move(key));
+    keyhook::detail::wiped_string key(std::string(key_bytes, '\0'));
+    if (auto e = detail::draw_random(random, reinterpret_cast<unsigned char*>(key.get().data()), key_bytes))
+        return std::move(*e);
+    return detail::signing_secret_access::make(std::move(key.get()));
 }
 
 template <class RandomSource>
@@ -170,39 +269,37 @@ template <class RandomSource>
 
 namespace detail {
 
-struct evp_mac_free {
-    void operator()(EVP_MAC* p) const noexcept { EVP_MAC_free(p); }
-};
-struct evp_mac_ctx_free {
-    void operator()(EVP_MAC_CTX* p) const noexcept { EVP_MAC_CTX_free(p); }
-};
-
-[[noreturn]] inline void throw_openssl_failure(const char* step) {
-    throw exception(error{errc::invalid_signature, "webhook-signature", std::string("OpenSSL ") + step + " failed"});
-}
-
-using sha256_digest = std::array<unsigned char, 32>;
-
-// HMAC-SHA256 of the concatenation of `parts`, streamed (the body is not copied).
-inline sha256_digest hmac_sha256(const secret& key, std::initializer_list<std::string_view> parts) {
-    const std::unique_ptr<EVP_MAC, evp_mac_free> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
-    if (!mac) throw_openssl_failure("EVP_MAC_fetch(HMAC)");
-    const std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> ctx(EVP_MAC_CTX_new(mac.get()));
-    if (!ctx) throw_openssl_failure("EVP_MAC_CTX_new");
-    char digest_name[] = "SHA256";
-    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
-                                 OSSL_PARAM_construct_end()};
-    const auto& k = key.reveal();
-    if (EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(k.data()), k.size(), params) != 1)
-        throw_openssl_failure("EVP_MAC_init");
+// HMAC-SHA256 of the concatenation of `parts` under a prepared key, streamed
+// (the body is not copied). Returns the OpenSSL step that failed, or nullptr.
+// Makes no context unless another thread holds the scratch one, when it
+// duplicates the pristine one.
+inline const char* hmac_sha256(const hmac_sha256_key* key, std::initializer_list<std::string_view> parts,
+                               sha256_digest& out) noexcept {
+    if (key == nullptr) return "HMAC (a moved-from signing_secret has no key)";
+    struct release_scratch {
+        const hmac_sha256_key* held = nullptr;
+        ~release_scratch() {
+            if (held != nullptr) held->busy.store(false, std::memory_order_release);
+        }
+    } lease;
+    std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> own;
+    EVP_MAC_CTX* ctx = nullptr;
+    if (!key->busy.exchange(true, std::memory_order_acquire)) {
+        lease.held = key;
+        ctx = key->scratch.get();
+        // No key and no parameters: back to the keyed state, nothing fetched.
+        if (EVP_MAC_init(ctx, nullptr, 0, nullptr) != 1) return "EVP_MAC_init";
+    } else {
+        own.reset(EVP_MAC_CTX_dup(key->pristine.get()));
+        if (!own) return "EVP_MAC_CTX_dup";
+        ctx = own.get();
+    }
     for (const auto part : parts)
-        if (EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(part.data()), part.size()) != 1)
-            throw_openssl_failure("EVP_MAC_update");
-    sha256_digest out{};
+        if (EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(part.data()), part.size()) != 1)
+            return "EVP_MAC_update";
     std::size_t written = 0;
-    if (EVP_MAC_final(ctx.get(), out.data(), &written, out.size()) != 1 || written != out.size())
-        throw_openssl_failure("EVP_MAC_final");
-    return out;
+    if (EVP_MAC_final(ctx, out.data(), &written, out.size()) != 1 || written != out.size()) return "EVP_MAC_final";
+    return nullptr;
 }
 
 // Whole Unix seconds, rounded down (the header has no fraction).
@@ -210,11 +307,84 @@ inline std::int64_t unix_seconds(timestamp t) noexcept {
     return std::chrono::floor<std::chrono::seconds>(t).time_since_epoch().count();
 }
 
-// The base64 part of a v1 signature for an id and a timestamp already written.
-inline std::string signature_base64(const signing_secret& s, std::string_view id, std::string_view unix_time,
-                                    std::string_view body) {
-    const auto mac = hmac_sha256(s.key(), {id, ".", unix_time, ".", body});
-    return base64_encode(mac.data(), mac.size());
+// The text of a base64 buffer filled by EVP_EncodeBlock, without its terminator.
+template <std::size_t N>
+std::string_view as_view(const std::array<unsigned char, N>& b) noexcept {
+    return {reinterpret_cast<const char*>(b.data()), N - 1};
+}
+
+// The base64 part of a v1 signature, into `out`, for an id and a timestamp
+// already written; the error of a failed OpenSSL call otherwise.
+inline std::optional<error> v1_signature_base64(const signing_secret& s, std::string_view id,
+                                                std::string_view unix_time, std::string_view body, sha256_base64& out) {
+    sha256_digest mac{};
+    if (const char* failed = hmac_sha256(signing_secret_access::prepared(s), {id, ".", unix_time, ".", body}, mac))
+        return openssl_failure(errc::invalid_signature, webhook_signature_header, failed);
+    EVP_EncodeBlock(out.data(), mac.data(), static_cast<int>(mac.size()));
+    return std::nullopt;
+}
+
+// The secrets a call signs or verifies with: one, or a vector's, never
+// copied (a copy would duplicate the key bytes and cost an allocation).
+class secret_list {
+public:
+    secret_list(const std::vector<signing_secret>& v) noexcept : first_(v.data()), count_(v.size()) {}  // NOLINT
+    secret_list(const signing_secret& s) noexcept : first_(&s), count_(1) {}                            // NOLINT
+    [[nodiscard]] const signing_secret* begin() const noexcept { return first_; }
+    [[nodiscard]] const signing_secret* end() const noexcept { return first_ + count_; }
+    [[nodiscard]] std::size_t size() const noexcept { return count_; }
+    [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+
+private:
+    const signing_secret* first_;
+    std::size_t count_;
+};
+
+// The expected v1 signatures of one delivery, one per secret; inline for up
+// to 4 (a receiver mid-rotation holds 2), so verifying allocates none.
+class expected_v1_signatures {
+public:
+    expected_v1_signatures() = default;
+    expected_v1_signatures(const expected_v1_signatures&) = delete;
+    expected_v1_signatures& operator=(const expected_v1_signatures&) = delete;
+
+    std::optional<error> compute(secret_list secrets, std::string_view id, std::string_view unix_time,
+                                 std::string_view body) {
+        if (secrets.size() > inline_.size()) more_.resize(secrets.size());
+        data_ = secrets.size() > inline_.size() ? more_.data() : inline_.data();
+        size_ = 0;
+        for (const auto& s : secrets)
+            if (auto e = v1_signature_base64(s, id, unix_time, body, data_[size_++])) return e;
+        return std::nullopt;
+    }
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+    // Whether the value of a "v1," entry is one of them. No early exit: it is
+    // compared with every one, in constant time.
+    [[nodiscard]] bool matches(std::string_view value) const noexcept {
+        bool matched = false;
+        for (std::size_t i = 0; i < size_; ++i) matched = constant_time_equal(value, as_view(data_[i])) || matched;
+        return matched;
+    }
+
+private:
+    std::array<sha256_base64, 4> inline_{};
+    std::vector<sha256_base64> more_;
+    sha256_base64* data_ = inline_.data();
+    std::size_t size_ = 0;
+};
+
+// Calls f(version, value) for each space-separated "version,value" entry of a
+// webhook-signature header (entries without a comma are skipped) until f
+// returns false.
+template <class F>
+void for_each_signature_entry(std::string_view header, F&& f) {
+    while (!header.empty()) {
+        const auto space = header.find(' ');
+        const std::string_view entry = header.substr(0, space);
+        header = space == std::string_view::npos ? std::string_view() : header.substr(space + 1);
+        const auto comma = entry.find(',');
+        if (comma != std::string_view::npos && !f(entry.substr(0, comma), entry.substr(comma + 1))) return;
+    }
 }
 
 // A webhook-id must be a plain header value: 1 to 256 visible ASCII characters.
@@ -259,17 +429,22 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
 [[nodiscard]] inline std::string compute_signature(const signing_secret& s, std::string_view webhook_id,
                                                    timestamp signed_at, std::string_view body) {
     const std::string unix_time = std::to_string(detail::unix_seconds(signed_at));
-    return std::string(signature_version) + ',' + detail::signature_base64(s, webhook_id, unix_time, body);
+    detail::sha256_base64 b64{};
+    if (auto e = detail::v1_signature_base64(s, webhook_id, unix_time, body, b64)) throw exception(std::move(*e));
+    std::string out;
+    out.reserve(signature_version.size() + 1 + b64.size());
+    out.append(signature_version).append(1, ',').append(detail::as_view(b64));
+    return out;
 }
 
+namespace detail {
 // The three headers for a request signed with every secret in `secrets`
 // (more than one while a secret is being rotated: the receiver accepts any).
 // Refused: an empty list (path "signing_secret"), a secret outside 24 to 64
 // bytes (B1; errc::out_of_range, path "signing_secret") and a webhook id that
 // is not a plain header value (path "webhook-id").
-[[nodiscard]] inline result<http_headers> try_signature_headers(const std::vector<signing_secret>& secrets,
-                                                                std::string_view webhook_id, timestamp now,
-                                                                std::string_view body) {
+inline result<http_headers> signature_headers_of(secret_list secrets, std::string_view webhook_id, timestamp now,
+                                                 std::string_view body) {
     if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
     for (const auto& s : secrets)
         if (!can_sign_with(s))
@@ -280,20 +455,36 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
     if (!detail::valid_webhook_id(webhook_id)) return detail::invalid_webhook_id(webhook_id);
     const std::string unix_time = std::to_string(detail::unix_seconds(now));
     std::string signatures;
+    signatures.reserve(secrets.size() * (signature_version.size() + 1 + detail::sha256_base64{}.size()));
     for (const auto& s : secrets) {
+        detail::sha256_base64 b64{};
+        if (auto e = detail::v1_signature_base64(s, webhook_id, unix_time, body, b64)) return std::move(*e);
         if (!signatures.empty()) signatures += ' ';
-        signatures += signature_version;
-        signatures += ',';
-        signatures += detail::signature_base64(s, webhook_id, unix_time, body);
+        signatures.append(signature_version).append(1, ',').append(detail::as_view(b64));
     }
     return http_headers{{std::string(webhook_id_header), std::string(webhook_id), false},
                         {std::string(webhook_timestamp_header), unix_time, false},
                         {std::string(webhook_signature_header), std::move(signatures), false}};
 }
 
+inline result<http_request> sign_request_with(http_request request, secret_list secrets, std::string_view webhook_id,
+                                              timestamp now) {
+    auto headers = signature_headers_of(secrets, webhook_id, now, request.body);
+    if (!headers) return headers.error();
+    for (auto& h : *headers) set_header(request.headers, h.name, std::move(h.value));
+    return request;
+}
+}  // namespace detail
+
+[[nodiscard]] inline result<http_headers> try_signature_headers(const std::vector<signing_secret>& secrets,
+                                                                std::string_view webhook_id, timestamp now,
+                                                                std::string_view body) {
+    return detail::signature_headers_of(secrets, webhook_id, now, body);
+}
+
 [[nodiscard]] inline result<http_headers> try_signature_headers(const signing_secret& s, std::string_view webhook_id,
                                                                 timestamp now, std::string_view body) {
-    return try_signature_headers(std::vector<signing_secret>{s}, webhook_id, now, body);
+    return detail::signature_headers_of(s, webhook_id, now, body);
 }
 
 [[nodiscard]] inline http_headers signature_headers(const signing_secret& s, std::string_view webhook_id, timestamp now,
@@ -306,15 +497,12 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
 [[nodiscard]] inline result<http_request> try_sign_request(http_request request,
                                                            const std::vector<signing_secret>& secrets,
                                                            std::string_view webhook_id, timestamp now) {
-    auto headers = try_signature_headers(secrets, webhook_id, now, request.body);
-    if (!headers) return headers.error();
-    for (auto& h : *headers) detail::set_header(request.headers, h.name, std::move(h.value));
-    return request;
+    return detail::sign_request_with(std::move(request), secrets, webhook_id, now);
 }
 
 [[nodiscard]] inline result<http_request> try_sign_request(http_request request, const signing_secret& s,
                                                            std::string_view webhook_id, timestamp now) {
-    return try_sign_request(std::move(request), std::vector<signing_secret>{s}, webhook_id, now);
+    return detail::sign_request_with(std::move(request), s, webhook_id, now);
 }
 
 [[nodiscard]] inline http_request sign_request(http_request request, const signing_secret& s,
@@ -423,6 +611,7 @@ inline result<signed_envelope> check_signed_envelope(const http_headers& headers
 
 }  // namespace detail
 
+namespace detail {
 // Verifies a received webhook against one or several secrets (a receiver that
 // rotates its secret accepts either while both are valid), in this order:
 //   1. the three headers are present, each under its webhook-* name or its
@@ -438,32 +627,25 @@ inline result<signed_envelope> check_signed_envelope(const http_headers& headers
 //   4. one of the space-separated "v1," signatures equals the HMAC of the exact
 //      `body` bytes under one of the secrets, compared in constant time; entries
 //      of other versions ("v1a,...") are ignored (errc::invalid_signature).
-[[nodiscard]] inline result<verified_webhook> try_verify_signature(
-    const std::vector<signing_secret>& secrets, const http_headers& headers, std::string_view body, timestamp now,
-    std::chrono::seconds tolerance = default_signature_tolerance) {
+inline result<verified_webhook> verify_with(secret_list secrets, const http_headers& headers, std::string_view body,
+                                            timestamp now, std::chrono::seconds tolerance) {
     if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
     // Steps 1 to 3, shared with v1a verification (asymmetric.hpp, B3).
     const auto envelope = detail::check_signed_envelope(headers, now, tolerance);
     if (!envelope) return envelope.error();
 
-    std::vector<std::string> expected;
-    expected.reserve(secrets.size());
-    for (const auto& s : secrets)
-        expected.push_back(detail::signature_base64(s, envelope->id, envelope->unix_time, body));
+    detail::expected_v1_signatures expected;
+    if (auto e = expected.compute(secrets, envelope->id, envelope->unix_time, body)) return std::move(*e);
 
     bool matched = false;
     std::size_t candidates = 0;
-    std::string_view rest = envelope->signatures;
-    while (!rest.empty()) {
-        const auto space = rest.find(' ');
-        const std::string_view entry = rest.substr(0, space);
-        rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-        const auto comma = entry.find(',');
-        if (comma == std::string_view::npos || entry.substr(0, comma) != signature_version) continue;
+    detail::for_each_signature_entry(envelope->signatures, [&](std::string_view version, std::string_view value) {
+        if (version != signature_version) return true;
         ++candidates;
-        // No early exit: every candidate is compared against every secret.
-        for (const auto& e : expected) matched = constant_time_equal(entry.substr(comma + 1), e) || matched;
-    }
+        // Every candidate is compared, against every secret: no early exit.
+        matched = expected.matches(value) || matched;
+        return true;
+    });
     if (candidates == 0)
         return error{errc::invalid_signature, std::string(webhook_signature_header), "no v1 signature in the header"};
     if (!matched)
@@ -472,11 +654,18 @@ inline result<signed_envelope> check_signed_envelope(const http_headers& headers
                                      : "none of the " + std::to_string(candidates) + " v1 signatures matches"};
     return verified_webhook{std::string(envelope->id), envelope->signed_at};
 }
+}  // namespace detail
+
+[[nodiscard]] inline result<verified_webhook> try_verify_signature(
+    const std::vector<signing_secret>& secrets, const http_headers& headers, std::string_view body, timestamp now,
+    std::chrono::seconds tolerance = default_signature_tolerance) {
+    return detail::verify_with(secrets, headers, body, now, tolerance);
+}
 
 [[nodiscard]] inline result<verified_webhook> try_verify_signature(
     const signing_secret& s, const http_headers& headers, std::string_view body, timestamp now,
     std::chrono::seconds tolerance = default_signature_tolerance) {
-    return try_verify_signature(std::vector<signing_secret>{s}, headers, body, now, tolerance);
+    return detail::verify_with(s, headers, body, now, tolerance);
 }
 
 [[nodiscard]] inline verified_webhook verify_signature(const signing_secret& s, const http_headers& headers,

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "keyhook/base64.hpp"
+#include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook::detail {
@@ -27,22 +28,26 @@ enum class signing_key_use {
 };
 
 // The key bytes of "whsec_<base64>" or of the bare base64 part. Errors carry
-// `where` as their path and never quote the text.
+// `where` as their path and never quote the text; the bytes of a key refused
+// for its size are wiped.
 [[nodiscard]] inline result<std::string> try_decode_signing_secret(std::string_view text, std::string_view where,
                                                                    signing_key_use use = signing_key_use::sign) {
     if (text.substr(0, signing_secret_prefix.size()) == signing_secret_prefix)
         text.remove_prefix(signing_secret_prefix.size());
     if (text.empty()) return error{errc::invalid_value, std::string(where), "the secret is empty"};
-    auto key = try_base64_decode(text);
-    if (!key) return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + key.error().message};
+    auto decoded = try_base64_decode(text);
+    if (!decoded)
+        return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + decoded.error().message};
+    // Wiped on every path: a refused key is still key material (issue 14 item 4).
+    wiped_string key(std::move(*decoded));
+    const std::size_t n = key.get().size();
     // Non-empty text decodes to at least one byte; checked anyway, an empty HMAC key is no key.
-    if (key->empty()) return error{errc::out_of_range, std::string(where), "the key is 0 bytes"};
-    if (use == signing_key_use::sign && (key->size() < min_signing_key_bytes || key->size() > max_signing_key_bytes))
+    if (n == 0) return error{errc::out_of_range, std::string(where), "the key is 0 bytes"};
+    if (use == signing_key_use::sign && (n < min_signing_key_bytes || n > max_signing_key_bytes))
         return error{errc::out_of_range, std::string(where),
-                     "the key is " + std::to_string(key->size()) + " bytes; expected " +
-                         std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes) +
-                         " to sign with"};
-    return std::move(*key);
+                     "the key is " + std::to_string(n) + " bytes; expected " + std::to_string(min_signing_key_bytes) +
+                         " to " + std::to_string(max_signing_key_bytes) + " to sign with"};
+    return std::move(key.get());
 }
 
 }  // namespace keyhook::detail

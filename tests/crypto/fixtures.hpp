@@ -1,0 +1,36 @@
+// What several crypto suites dispatch: one event, and webhooks that carry
+// signing keys (whsec_ and whsk_ text, as configured).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "keyhook/events.hpp"
+#include "keyhook/notification.hpp"
+#include "keyhook/secret.hpp"
+#include "keyhook/timestamps.hpp"
+#include "keyhook/webhook.hpp"
+
+namespace crypto_fixtures {
+
+inline keyhook::notification event(keyhook::timestamp at) {
+    keyhook::notification n;
+    n.folder_name = "Loans";
+    n.user_action = keyhook::event_type::AddProduct;
+    n.tenant = "acme";
+    n.request_time = at;
+    return n;
+}
+
+// A saved webhook at https://hooks.example.com/<name>, signed when `signing` is given.
+inline keyhook::webhook hook(std::string name, std::optional<std::string> signing = std::nullopt) {
+    keyhook::webhook w;
+    w.name = std::move(name);
+    w.endpoint = "https://hooks.example.com/" + w.name;
+    w.saved = true;
+    if (signing) w.signing_secret = keyhook::secret(std::move(*signing));
+    return w;
+}
+
+}  // namespace crypto_fixtures
