@@ -26,12 +26,6 @@ const std::string public_key = "whpk_1SiA4o9hyqTCpIqC5V9HUakiiaeACeqfZTInDBbOir4
 const keyhook::timestamp signed_at{std::chrono::seconds{1767225600}};
 const std::string body = R"({"FolderName":"Lending","UserAction":"PublishEngine"})";
 
-std::vector<std::string> windows(const std::string& s) {
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i + 8 <= s.size(); ++i) out.push_back(s.substr(i, 8));
-    return out;
-}
-
 template <class F>
 outcome from(F&& f) {
     const auto r = gen::call(f);
@@ -73,27 +67,28 @@ std::string header_value(const std::string& header) {
 }  // namespace
 
 TEST_CASE("generative: signing secrets, keys and signed headers", "[hostile][generative][B1][B3][P1][M3]") {
-    auto material = windows(secret_text.substr(6));
-    for (const auto& w : windows(signing_key.substr(5))) material.push_back(w);
+    auto material = gen::windows(secret_text.substr(6));
+    for (const auto& w : gen::windows(signing_key.substr(5))) material.push_back(w);
     std::vector<surface> v;
-    v.push_back(text("signing secret (verify)", secret_text, {}, windows(secret_text.substr(6)),
+    v.push_back(text("signing secret (verify)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
                      [](const std::string& in) { return from([&] { return kc::try_parse_signing_secret(in); }); }));
+    v.push_back(text("signing secret (sign)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
+                     [](const std::string& in) {
+                         return from([&] { return kc::try_parse_signing_secret(in, kc::signing_key_use::sign); });
+                     }));
     v.push_back(
-        text("signing secret (sign)", secret_text, {}, windows(secret_text.substr(6)), [](const std::string& in) {
-            return from([&] { return kc::try_parse_signing_secret(in, kc::signing_key_use::sign); });
-        }));
-    v.push_back(text("signing key (whsk_)", signing_key, {}, windows(signing_key.substr(5)), [](const std::string& in) {
-        return from([&] { return kc::try_parse_asymmetric_signing_key(in); });
-    }));
-    v.push_back(text("public key (whpk_)", public_key, {}, {},
+        text("signing key (whsk_)", signing_key, {"signing_key"}, gen::windows(signing_key.substr(5)),
+             [](const std::string& in) { return from([&] { return kc::try_parse_asymmetric_signing_key(in); }); }));
+    v.push_back(text("public key (whpk_)", public_key, {"public_key"}, {},
                      [](const std::string& in) { return from([&] { return kc::try_parse_public_key(in); }); }));
     v.push_back(text("sender's key list", secret_text + " " + signing_key, {"signing_secret"}, material,
                      [](const std::string& in) { return from([&] { return kc::try_parse_signing_keys(in); }); }));
-    v.push_back(text("receiver's key list", secret_text + " " + public_key, {}, windows(secret_text.substr(6)),
+    v.push_back(text("receiver's key list", secret_text + " " + public_key, {"signing_keys", "signing_keys[]"},
+                     gen::windows(secret_text.substr(6)),
                      [](const std::string& in) { return from([&] { return kc::try_parse_verification_keys(in); }); }));
     for (const std::string header : {"webhook-id", "webhook-timestamp", "webhook-signature"})
-        v.push_back(text(header, header_value(header), {}, material,
-                         [header](const std::string& in) { return verify_with(header, in); }));
+        v.push_back(text(header, header_value(header), {"webhook-id", "webhook-timestamp", "webhook-signature"},
+                         material, [header](const std::string& in) { return verify_with(header, in); }));
     for (auto& s : v) s.memory_allowance = std::size_t{2} << 20;  // OpenSSL's contexts
     for (const auto& s : v) {
         const auto st = gen::run_surface(s);

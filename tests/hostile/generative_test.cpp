@@ -159,13 +159,6 @@ surface text(std::string name, std::string sample, std::set<std::string> fields,
     return s;
 }
 
-// Every 8-byte window of a secret: not even part of it may be quoted (B1, M3).
-std::vector<std::string> windows(const std::string& secret) {
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i + 8 <= secret.size(); ++i) out.push_back(secret.substr(i, 8));
-    return out;
-}
-
 template <class F>
 outcome from(F&& f) {
     const auto r = gen::call(f);
@@ -179,7 +172,7 @@ std::vector<surface> text_surfaces() {
                      [](const std::string& in) { return from([&] { return keyhook::try_parse_timestamp(in); }); }));
     v.push_back(text("event name", "EventsDataRetentionSucccess", {},
                      [](const std::string& in) { return from([&] { return keyhook::try_parse_event_type(in); }); }));
-    v.push_back(text("event filter", "PublishEngine", {"events", "events[0]"}, [](const std::string& in) {
+    v.push_back(text("event filter", "PublishEngine", {"events", "events[1]"}, [](const std::string& in) {
         return from([&] {
             return keyhook::try_parse_event_filter(std::vector<std::string>{"UpdateEngine", in}, "events");
         });
@@ -187,7 +180,7 @@ std::vector<surface> text_surfaces() {
     auto endpoint =
         text("endpoint", "https://hooks.example.com:8443/in/x?api_key=s3cr3t-query-value-42&v=2", {"endpoint"},
              [](const std::string& in) { return from([&] { return keyhook::try_validate_endpoint(in); }); });
-    endpoint.secrets = windows("s3cr3t-query-value-42");
+    endpoint.secrets = gen::windows("s3cr3t-query-value-42");
     v.push_back(endpoint);
     v.push_back(text("ip address", "2001:4860:4860::8888", {"address"},
                      [](const std::string& in) { return from([&] { return keyhook::try_parse_ip_address(in); }); }));
@@ -202,22 +195,22 @@ std::vector<surface> text_surfaces() {
         if (!r) return outcome{r.error(), {}, {}};
         return outcome{};
     });
-    b64.secrets = windows(b64.sample);
+    b64.secrets = gen::windows(b64.sample);
     v.push_back(b64);
     // The receiving side: the key from the query and from the header (H7).
     const std::string key = "5b0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36";
-    auto query =
-        text("received URL", "/hooks/in?source=platform&api_key=" + key + "&x=1", {}, [key](const std::string& in) {
-            keyhook::http_request request{"POST", in, {}, "{}"};
-            return from([&] { return keyhook::try_receive_notification(request, keyhook::secret(key)); });
-        });
-    query.secrets = windows(key);
+    auto query = text("received URL", "/hooks/in?source=platform&api_key=" + key + "&x=1", {"api_key", "x-api-key"},
+                      [key](const std::string& in) {
+                          keyhook::http_request request{"POST", in, {}, "{}"};
+                          return from([&] { return keyhook::try_receive_notification(request, keyhook::secret(key)); });
+                      });
+    query.secrets = gen::windows(key);
     v.push_back(query);
-    auto header = text("received x-api-key", key, {}, [key](const std::string& in) {
+    auto header = text("received x-api-key", key, {"x-api-key"}, [key](const std::string& in) {
         keyhook::http_request request{"POST", "/hooks/in", {{"x-api-key", in}}, "{}"};
         return from([&] { return keyhook::try_receive_notification(request, keyhook::secret(key)); });
     });
-    header.secrets = windows(key);
+    header.secrets = gen::windows(key);
     v.push_back(header);
     // Creation: the name, and an own key (K2, K3), which is a secret.
     const auto create = [](const std::string& name, const std::string& own) -> outcome {
@@ -237,11 +230,11 @@ std::vector<surface> text_surfaces() {
         });
     };
     const std::string own = "Own-Key_0123456789abcdefXYZ";
-    v.push_back(text("key name", "billing sync", {},
+    v.push_back(text("key name", "billing sync", {"name"},
                      [create, own](const std::string& in) -> outcome { return create(in, own); }));
-    auto own_key =
-        text("own key", own, {}, [create](const std::string& in) -> outcome { return create("billing sync", in); });
-    own_key.secrets = windows(own);
+    auto own_key = text("own key", own, {"key"},
+                        [create](const std::string& in) -> outcome { return create("billing sync", in); });
+    own_key.secrets = gen::windows(own);
     v.push_back(own_key);
     // The list call (L1): base URL, tenant, bearer token (a secret).
     const std::string token = "eyJhbGciOiJIUzI1NiJ9.dG9rZW4tYm9keQ.c2lnbmF0dXJl";
@@ -254,19 +247,19 @@ std::vector<surface> text_surfaces() {
         q.status = "active";
         return from([&] { return keyhook::try_list_keys_request(q); });
     };
-    auto base = text("list call base URL", "https://utilities.example.com/base", {},
+    auto base = text("list call base URL", "https://utilities.example.com/base", {"base_url"},
                      [request, token](const std::string& in) { return request(in, "acme lending", token); });
-    base.secrets = windows(token);
+    base.secrets = gen::windows(token);
     v.push_back(base);
-    auto tenant = text("list call tenant", "acme lending/ü", {}, [request, token](const std::string& in) {
+    auto tenant = text("list call tenant", "acme lending/ü", {"tenant"}, [request, token](const std::string& in) {
         return request("https://utilities.example.com", in, token);
     });
-    tenant.secrets = windows(token);
+    tenant.secrets = gen::windows(token);
     v.push_back(tenant);
-    auto bearer = text("list call token", token, {}, [request](const std::string& in) {
+    auto bearer = text("list call token", token, {"token"}, [request](const std::string& in) {
         return request("https://utilities.example.com", "acme", in);
     });
-    bearer.secrets = windows(token);
+    bearer.secrets = gen::windows(token);
     v.push_back(bearer);
     return v;
 }
@@ -318,6 +311,8 @@ TEST_CASE("generative: the engine's properties can fail", "[hostile][generative]
     CHECK(gen::path_known("x[0][0]", {}, "x"));
     CHECK_FALSE(gen::path_known("xy", {}, "x"));
     CHECK_FALSE(gen::path_known("data.other", {"data"}, "data.result"));
+    CHECK(gen::any_index("keys[12].a[0]") == "keys[].a[]");
+    CHECK(gen::any_index("x[\"1\"]") == "x[\"1\"]");
     const auto doc = nlohmann::ordered_json::parse(R"({"a":[1,{"b":"c"}]})");
     CHECK(gen::splice(doc, nlohmann::json::json_pointer("/a/1/b"), "1e400") == R"({"a":[1,{"b":1e400}]})");
 }
