@@ -223,9 +223,10 @@ struct throws_int {
 };
 
 template <class Source>
-void check_source_failure(Source source, std::string_view expected_message) {
+void check_source_failure(Source source, errc expected_code, std::string_view expected_message) {
     const auto secret = kc::try_generate_signing_secret(source);
     REQUIRE_FALSE(secret.has_value());
+    CHECK(secret.error().code == expected_code);
     CHECK(secret.error().path == "random");
     CHECK(secret.error().message.find(expected_message) != std::string::npos);
     const auto key = kc::try_generate_asymmetric_signing_key(source);
@@ -298,9 +299,9 @@ TEST_CASE("issue 12: try_parse_signing_secret never throws when OpenSSL fails", 
 
 TEST_CASE("issue 12: try_generate_signing_secret never throws, whatever fails", "[B1][try]") {
     CHECK(sweep([] { return kc::try_generate_signing_secret(kc::openssl_random{}); }) == 5);  // RAND_bytes first
-    check_source_failure(throws_keyhook_error{}, "entropy pool closed");
-    check_source_failure(throws_runtime_error{}, "the random source failed: getrandom: EINTR");
-    check_source_failure(throws_int{}, "the random source failed");
+    check_source_failure(throws_keyhook_error{}, errc::invalid_value, "entropy pool closed");
+    check_source_failure(throws_runtime_error{}, errc::host_failure, R"(threw: "getrandom: EINTR")");
+    check_source_failure(throws_int{}, errc::host_failure, "threw a non-standard exception");
 }
 
 TEST_CASE("issue 12: try_generate_asymmetric_signing_key never throws, whatever fails", "[B3][try]") {
@@ -308,6 +309,7 @@ TEST_CASE("issue 12: try_generate_asymmetric_signing_key never throws, whatever 
     CHECK(sweep([] { return kc::try_generate_asymmetric_signing_key(kc::openssl_random{}); }) == 3);
     const auto e = kc::try_generate_asymmetric_signing_key(throws_runtime_error{});
     REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().code == errc::host_failure);
     CHECK(e.error().path == "random");
 }
 

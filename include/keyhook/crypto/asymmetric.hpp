@@ -315,7 +315,8 @@ private:
 // A new key pair from 32 bytes of the host's secure random source, a callable
 // `void(unsigned char* out, std::size_t n)` such as keyhook::crypto::openssl_random.
 // The drawn seed is cleansed. Whatever the source throws becomes the error of
-// the try_ form (a keyhook::exception's own error, else path "random").
+// the try_ form (a keyhook::exception's own error, else errc::host_failure at
+// "random").
 template <class RandomSource>
 [[nodiscard]] result<asymmetric_signing_key> try_generate_asymmetric_signing_key(RandomSource&& random) {
     std::array<unsigned char, ed25519_seed_bytes> seed{};

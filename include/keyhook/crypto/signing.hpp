@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -227,19 +226,16 @@ inline const detail::hmac_sha256_key* detail::signing_secret_access::prepared(co
 }
 
 namespace detail {
-// Runs the host's random source; whatever it throws becomes an error (path
-// "random"), since a try_ function never throws (issue 12).
+// Runs the host's random source; whatever it throws becomes an error (a
+// keyhook::exception's own, else errc::host_failure at "random"), since a
+// try_ function never throws (issue 12).
 template <class RandomSource>
-std::optional<error> draw_random(RandomSource& random, unsigned char* out, std::size_t n) noexcept {
+std::optional<error> draw_random(RandomSource& random, unsigned char* out, std::size_t n) {
     try {
         random(out, n);
         return std::nullopt;
-    } catch (const exception& e) {
-        return e.error();
-    } catch (const std::exception& e) {
-        return error{errc::invalid_value, "random", std::string("the random source failed: ") + e.what()};
     } catch (...) {
-        return error{errc::invalid_value, "random", "the random source failed"};
+        return keyhook::detail::current_host_error("random");
     }
 }
 }  // namespace detail
@@ -247,7 +243,8 @@ std::optional<error> draw_random(RandomSource& random, unsigned char* out, std::
 // A new secret of `key_bytes` random bytes (24 to 64) from the host's secure
 // random source, a callable `void(unsigned char* out, std::size_t n)` such as
 // keyhook::crypto::openssl_random. Whatever the source throws becomes the
-// error of the try_ form (a keyhook::exception's own error, else path "random").
+// error of the try_ form (a keyhook::exception's own error, else
+// errc::host_failure at "random").
 template <class RandomSource>
 [[nodiscard]] result<signing_secret> try_generate_signing_secret(RandomSource&& random,
                                                                  std::size_t key_bytes = default_signing_key_bytes) {
