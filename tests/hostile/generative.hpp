@@ -87,6 +87,19 @@ struct stats {
     std::size_t inputs = 0, errors = 0, accepted = 0, bytes = 0;
 };
 
+// A text surface: `fields` are the paths its errors may name.
+inline surface text_surface(std::string name, std::string sample, std::set<std::string> fields,
+                            std::function<outcome(const std::string&)> run, std::vector<std::string> secrets = {}) {
+    surface s;
+    s.name = std::move(name);
+    s.sample = std::move(sample);
+    s.json = false;
+    s.fields = std::move(fields);
+    s.secrets = std::move(secrets);
+    s.run = std::move(run);
+    return s;
+}
+
 // --- hostile material ---------------------------------------------------------
 
 inline std::string repeat(const std::string& s, std::size_t n) {

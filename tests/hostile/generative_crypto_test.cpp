@@ -35,16 +35,9 @@ outcome from(F&& f) {
     return {std::nullopt, os.str(), {}};
 }
 
-surface text(std::string name, std::string sample, std::set<std::string> fields, std::vector<std::string> secrets,
-             std::function<outcome(const std::string&)> run) {
-    surface s;
-    s.name = std::move(name);
-    s.sample = std::move(sample);
-    s.json = false;
-    s.fields = std::move(fields);
-    s.secrets = std::move(secrets);
-    s.run = std::move(run);
-    return s;
+surface text4(std::string name, std::string sample, std::set<std::string> fields, std::vector<std::string> secrets,
+              std::function<outcome(const std::string&)> run) {
+    return gen::text_surface(std::move(name), std::move(sample), std::move(fields), std::move(run), std::move(secrets));
 }
 
 // A request signed with the secret and the signing key, one header replaced.
@@ -70,25 +63,25 @@ TEST_CASE("generative: signing secrets, keys and signed headers", "[hostile][gen
     auto material = gen::windows(secret_text.substr(6));
     for (const auto& w : gen::windows(signing_key.substr(5))) material.push_back(w);
     std::vector<surface> v;
-    v.push_back(text("signing secret (verify)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
-                     [](const std::string& in) { return from([&] { return kc::try_parse_signing_secret(in); }); }));
-    v.push_back(text("signing secret (sign)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
-                     [](const std::string& in) {
-                         return from([&] { return kc::try_parse_signing_secret(in, kc::signing_key_use::sign); });
-                     }));
+    v.push_back(text4("signing secret (verify)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
+                      [](const std::string& in) { return from([&] { return kc::try_parse_signing_secret(in); }); }));
+    v.push_back(text4("signing secret (sign)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
+                      [](const std::string& in) {
+                          return from([&] { return kc::try_parse_signing_secret(in, kc::signing_key_use::sign); });
+                      }));
     v.push_back(
-        text("signing key (whsk_)", signing_key, {"signing_key"}, gen::windows(signing_key.substr(5)),
-             [](const std::string& in) { return from([&] { return kc::try_parse_asymmetric_signing_key(in); }); }));
-    v.push_back(text("public key (whpk_)", public_key, {"public_key"}, {},
-                     [](const std::string& in) { return from([&] { return kc::try_parse_public_key(in); }); }));
-    v.push_back(text("sender's key list", secret_text + " " + signing_key, {"signing_secret"}, material,
-                     [](const std::string& in) { return from([&] { return kc::try_parse_signing_keys(in); }); }));
-    v.push_back(text("receiver's key list", secret_text + " " + public_key, {"signing_keys", "signing_keys[]"},
-                     gen::windows(secret_text.substr(6)),
-                     [](const std::string& in) { return from([&] { return kc::try_parse_verification_keys(in); }); }));
+        text4("signing key (whsk_)", signing_key, {"signing_key"}, gen::windows(signing_key.substr(5)),
+              [](const std::string& in) { return from([&] { return kc::try_parse_asymmetric_signing_key(in); }); }));
+    v.push_back(text4("public key (whpk_)", public_key, {"public_key"}, {},
+                      [](const std::string& in) { return from([&] { return kc::try_parse_public_key(in); }); }));
+    v.push_back(text4("sender's key list", secret_text + " " + signing_key, {"signing_secret"}, material,
+                      [](const std::string& in) { return from([&] { return kc::try_parse_signing_keys(in); }); }));
+    v.push_back(text4("receiver's key list", secret_text + " " + public_key, {"signing_keys", "signing_keys[]"},
+                      gen::windows(secret_text.substr(6)),
+                      [](const std::string& in) { return from([&] { return kc::try_parse_verification_keys(in); }); }));
     for (const std::string header : {"webhook-id", "webhook-timestamp", "webhook-signature"})
-        v.push_back(text(header, header_value(header), {"webhook-id", "webhook-timestamp", "webhook-signature"},
-                         material, [header](const std::string& in) { return verify_with(header, in); }));
+        v.push_back(text4(header, header_value(header), {"webhook-id", "webhook-timestamp", "webhook-signature"},
+                          material, [header](const std::string& in) { return verify_with(header, in); }));
     for (auto& s : v) s.memory_allowance = std::size_t{2} << 20;  // OpenSSL's contexts
     for (const auto& s : v) {
         const auto st = gen::run_surface(s);

@@ -147,17 +147,7 @@ surface dispatch_surface() {
     return s;
 }
 
-// Text surfaces: fields are the paths their errors may name.
-surface text(std::string name, std::string sample, std::set<std::string> fields,
-             std::function<outcome(const std::string&)> run) {
-    surface s;
-    s.name = std::move(name);
-    s.sample = std::move(sample);
-    s.json = false;
-    s.fields = std::move(fields);
-    s.run = std::move(run);
-    return s;
-}
+using gen::text_surface;
 
 template <class F>
 outcome from(F&& f) {
@@ -168,45 +158,53 @@ outcome from(F&& f) {
 
 std::vector<surface> text_surfaces() {
     std::vector<surface> v;
-    v.push_back(text("timestamp", "2026-11-22T02:00:14.62016+05:30", {},
-                     [](const std::string& in) { return from([&] { return keyhook::try_parse_timestamp(in); }); }));
-    v.push_back(text("event name", "EventsDataRetentionSucccess", {},
-                     [](const std::string& in) { return from([&] { return keyhook::try_parse_event_type(in); }); }));
-    v.push_back(text("event filter", "PublishEngine", {"events", "events[1]"}, [](const std::string& in) {
+    v.push_back(text_surface("timestamp", "2026-11-22T02:00:14.62016+05:30", {}, [](const std::string& in) {
+        return from([&] { return keyhook::try_parse_timestamp(in); });
+    }));
+    v.push_back(text_surface("event name", "EventsDataRetentionSucccess", {}, [](const std::string& in) {
+        return from([&] { return keyhook::try_parse_event_type(in); });
+    }));
+    v.push_back(text_surface("event filter", "PublishEngine", {"events", "events[1]"}, [](const std::string& in) {
         return from([&] {
             return keyhook::try_parse_event_filter(std::vector<std::string>{"UpdateEngine", in}, "events");
         });
     }));
     auto endpoint =
-        text("endpoint", "https://hooks.example.com:8443/in/x?api_key=s3cr3t-query-value-42&v=2", {"endpoint"},
-             [](const std::string& in) { return from([&] { return keyhook::try_validate_endpoint(in); }); });
+        text_surface("endpoint", "https://hooks.example.com:8443/in/x?api_key=s3cr3t-query-value-42&v=2", {"endpoint"},
+                     [](const std::string& in) { return from([&] { return keyhook::try_validate_endpoint(in); }); });
     endpoint.secrets = gen::windows("s3cr3t-query-value-42");
     v.push_back(endpoint);
-    v.push_back(text("ip address", "2001:4860:4860::8888", {"address"},
-                     [](const std::string& in) { return from([&] { return keyhook::try_parse_ip_address(in); }); }));
-    v.push_back(text("checked address", "::ffff:8.8.8.8", {"address"},
-                     [](const std::string& in) { return from([&] { return keyhook::try_check_address(in); }); }));
-    v.push_back(text("Retry-After", "Wed, 21 Oct 2026 07:28:00 GMT", {"Retry-After"},
+    v.push_back(text_surface("ip address", "2001:4860:4860::8888", {"address"}, [](const std::string& in) {
+        return from([&] { return keyhook::try_parse_ip_address(in); });
+    }));
+    v.push_back(text_surface("checked address", "::ffff:8.8.8.8", {"address"}, [](const std::string& in) {
+        return from([&] { return keyhook::try_check_address(in); });
+    }));
+    v.push_back(
+        text_surface("Retry-After", "Wed, 21 Oct 2026 07:28:00 GMT", {"Retry-After"},
                      [](const std::string& in) { return from([&] { return keyhook::try_parse_retry_after(in); }); }));
-    v.push_back(text("delivery id", "msg_0123456789abcdef0123456789abcdef", {"deliveryId"},
+    v.push_back(
+        text_surface("delivery id", "msg_0123456789abcdef0123456789abcdef", {"deliveryId"},
                      [](const std::string& in) { return from([&] { return keyhook::try_parse_delivery_id(in); }); }));
-    auto b64 = text("base64 (key material)", "S2V5TWF0ZXJpYWwtMDEyMzQ1Njc4OWFiY2RlZg==", {}, [](const std::string& in) {
-        auto r = gen::call([&] { return keyhook::try_base64_decode(in); });
-        if (!r) return outcome{r.error(), {}, {}};
-        return outcome{};
-    });
+    auto b64 = text_surface("base64 (key material)", "S2V5TWF0ZXJpYWwtMDEyMzQ1Njc4OWFiY2RlZg==", {},
+                            [](const std::string& in) {
+                                auto r = gen::call([&] { return keyhook::try_base64_decode(in); });
+                                if (!r) return outcome{r.error(), {}, {}};
+                                return outcome{};
+                            });
     b64.secrets = gen::windows(b64.sample);
     v.push_back(b64);
     // The receiving side: the key from the query and from the header (H7).
     const std::string key = "5b0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36";
-    auto query = text("received URL", "/hooks/in?source=platform&api_key=" + key + "&x=1", {"api_key", "x-api-key"},
-                      [key](const std::string& in) {
-                          keyhook::http_request request{"POST", in, {}, "{}"};
-                          return from([&] { return keyhook::try_receive_notification(request, keyhook::secret(key)); });
-                      });
+    auto query =
+        text_surface("received URL", "/hooks/in?source=platform&api_key=" + key + "&x=1", {"api_key", "x-api-key"},
+                     [key](const std::string& in) {
+                         keyhook::http_request request{"POST", in, {}, "{}"};
+                         return from([&] { return keyhook::try_receive_notification(request, keyhook::secret(key)); });
+                     });
     query.secrets = gen::windows(key);
     v.push_back(query);
-    auto header = text("received x-api-key", key, {"x-api-key"}, [key](const std::string& in) {
+    auto header = text_surface("received x-api-key", key, {"x-api-key"}, [key](const std::string& in) {
         keyhook::http_request request{"POST", "/hooks/in", {{"x-api-key", in}}, "{}"};
         return from([&] { return keyhook::try_receive_notification(request, keyhook::secret(key)); });
     });
@@ -230,10 +228,10 @@ std::vector<surface> text_surfaces() {
         });
     };
     const std::string own = "Own-Key_0123456789abcdefXYZ";
-    v.push_back(text("key name", "billing sync", {"name"},
-                     [create, own](const std::string& in) -> outcome { return create(in, own); }));
-    auto own_key = text("own key", own, {"key"},
-                        [create](const std::string& in) -> outcome { return create("billing sync", in); });
+    v.push_back(text_surface("key name", "billing sync", {"name"},
+                             [create, own](const std::string& in) -> outcome { return create(in, own); }));
+    auto own_key = text_surface("own key", own, {"key"},
+                                [create](const std::string& in) -> outcome { return create("billing sync", in); });
     own_key.secrets = gen::windows(own);
     v.push_back(own_key);
     // The list call (L1): base URL, tenant, bearer token (a secret).
@@ -247,16 +245,16 @@ std::vector<surface> text_surfaces() {
         q.status = "active";
         return from([&] { return keyhook::try_list_keys_request(q); });
     };
-    auto base = text("list call base URL", "https://utilities.example.com/base", {"base_url"},
-                     [request, token](const std::string& in) { return request(in, "acme lending", token); });
+    auto base = text_surface("list call base URL", "https://utilities.example.com/base", {"base_url"},
+                             [request, token](const std::string& in) { return request(in, "acme lending", token); });
     base.secrets = gen::windows(token);
     v.push_back(base);
-    auto tenant = text("list call tenant", "acme lending/ü", {"tenant"}, [request, token](const std::string& in) {
-        return request("https://utilities.example.com", in, token);
-    });
+    auto tenant = text_surface(
+        "list call tenant", "acme lending/ü", {"tenant"},
+        [request, token](const std::string& in) { return request("https://utilities.example.com", in, token); });
     tenant.secrets = gen::windows(token);
     v.push_back(tenant);
-    auto bearer = text("list call token", token, {"token"}, [request](const std::string& in) {
+    auto bearer = text_surface("list call token", token, {"token"}, [request](const std::string& in) {
         return request("https://utilities.example.com", "acme", in);
     });
     bearer.secrets = gen::windows(token);
