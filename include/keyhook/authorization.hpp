@@ -135,13 +135,12 @@ private:
     a.entry_ = e;
     a.status_ = e->status_at(now);
     a.reason_ = denial_reason::wrong_tenant;
-    if (index.tenant_of(*e) != tenant) return a;
+    if (!index.tenant_is(*e, tenant)) return a;
     a.reason_ = denial_reason::not_active;
     if (a.status_ != key_status::active) return a;
-    const auto& permissions = index.permissions_of(*e);
     a.reason_ = denial_reason::family_not_allowed;
-    if (!permissions.allows(family)) return a;
-    a.granted_ = permissions.access_to(resource);
+    if (!index.allows(*e, family.name())) return a;
+    a.granted_ = index.permissions_of(*e).access_to(resource);
     a.reason_ = denial_reason::insufficient_access;
     if (a.granted_ < needed) return a;
     a.reason_.reset();

@@ -1,10 +1,10 @@
 // keyhook: an in-memory index of API keys for authorizing calls (rule K10).
 // Built once (that may allocate), then looked up without allocating.
 //
-// It stores no plaintext: each key is kept as its SipHash-2-4-128 digest under
+// It stores no plaintext: each key is kept as its SipHash-1-3-128 digest under
 // a random 128-bit key drawn when the index is made. A memory dump then shows
 // no usable key; guessing a key from a digest is as hard as guessing the key
-// (2^122 for a generated one). Lookup hashes the presented key once and probes
+// (2^122 for a generated one). Why 1-3 and not 2-4: docs/lifecycle.md. Lookup hashes the presented key once and probes
 // an open-addressing table; digests are compared without early exit. The price:
 // the index cannot give a key back, so a host that must send keys somewhere
 // keeps them itself.
@@ -181,8 +181,23 @@ public:
         return {reinterpret_cast<const char*>(p), n};
     }
     [[nodiscard]] std::string_view tenant_of(const entry& e) const noexcept { return tenants_[e.tenant]; }
+    // tenant_of(e) == tenant, without a call to memcmp for names of up to 16
+    // bytes (tenant names are not secret: an early exit tells nothing).
+    [[nodiscard]] bool tenant_is(const entry& e, std::string_view tenant) const noexcept {
+        return same_text(tenants_[e.tenant], tenant);
+    }
     [[nodiscard]] const key_permissions& permissions_of(const entry& e) const noexcept {
         return permission_sets_[e.permissions];
+    }
+    // permissions_of(e).allows(family), answered from a bit set: each family
+    // name that any merged set holds gets a number (up to 64 of them), and each
+    // set the bits of its families, so a check compares the name with the few
+    // known ones (by length first) instead of searching a tree of strings.
+    [[nodiscard]] bool allows(const entry& e, std::string_view family) const noexcept {
+        if (family_overflow_) return permission_sets_[e.permissions].allows(family);
+        for (std::size_t i = 0; i < family_names_.size(); ++i)
+            if (same_text(family_names_[i], family)) return (family_bits_[e.permissions] >> i) & 1U;
+        return false;
     }
 
 private:
@@ -220,7 +235,32 @@ private:
         return k;
     }
 
-    [[nodiscard]] detail::sip_digest hash(std::string_view s) const noexcept { return detail::siphash128(k0_, k1_, s); }
+    [[nodiscard]] detail::sip_digest hash(std::string_view s) const noexcept {
+        return detail::siphash13_128(k0_, k1_, s);
+    }
+
+    // Equality of two short public names: the length, then at most two
+    // (overlapping) loads a side up to 16 bytes, memcmp beyond.
+    static bool same_text(std::string_view a, std::string_view b) noexcept {
+        const std::size_t n = a.size();
+        if (n != b.size()) return false;
+        const char* p = a.data();
+        const char* q = b.data();
+        if (n > 16) return std::memcmp(p, q, n) == 0;
+        if (n >= 8)
+            return ((load<std::uint64_t>(p) ^ load<std::uint64_t>(q)) |
+                    (load<std::uint64_t>(p + n - 8) ^ load<std::uint64_t>(q + n - 8))) == 0;
+        if (n >= 4)
+            return ((load<std::uint32_t>(p) ^ load<std::uint32_t>(q)) |
+                    (load<std::uint32_t>(p + n - 4) ^ load<std::uint32_t>(q + n - 4))) == 0;
+        return n == 0 || (p[0] == q[0] && p[n / 2] == q[n / 2] && p[n - 1] == q[n - 1]);
+    }
+    template <class Word>
+    static Word load(const char* p) noexcept {
+        Word w;
+        std::memcpy(&w, p, sizeof w);
+        return w;
+    }
 
     // Where a probe starts, and the tag bits its slot carries.
     struct probe {
@@ -234,7 +274,7 @@ private:
     // Ids are hashed under another key than the digests: crafted ids cannot
     // pile up in the table, and their slots say nothing about the keys'.
     [[nodiscard]] probe id_probe(std::string_view id) const noexcept {
-        return probe_for(detail::siphash128(k1_, k0_ ^ 0x6964, id), by_id_.size());
+        return probe_for(detail::siphash13_128(k1_, k0_ ^ 0x6964, id), by_id_.size());
     }
 
     // The slot holding `d`, or npos. The entry of every slot on the probe run
@@ -364,7 +404,23 @@ private:
         const auto it = permission_ids_.find(p);
         if (it != permission_ids_.end()) return it->second;
         const auto id = static_cast<std::uint32_t>(permission_sets_.size());
+        std::uint64_t bits = 0;
+        for (const auto& family : p.families()) {
+            const std::string_view name = family.name();
+            std::size_t i = 0;
+            while (i < family_names_.size() && family_names_[i] != name) ++i;
+            if (i == family_names_.size()) {
+                if (i == 64) {
+                    family_overflow_ = true;  // from now on allows() searches the sets
+                    continue;
+                }
+                family_names_.emplace_back(name);
+            }
+            bits |= std::uint64_t{1} << i;
+        }
+        family_bits_.reserve(permission_sets_.size() + 1);
         permission_sets_.push_back(p);
+        family_bits_.push_back(bits);
         permission_ids_.emplace(std::move(p), id);
         return id;
     }
@@ -422,6 +478,9 @@ private:
     std::map<std::string, std::uint32_t, std::less<>> tenant_ids_;
     std::vector<key_permissions> permission_sets_;
     std::map<key_permissions, std::uint32_t> permission_ids_;
+    std::vector<std::uint64_t> family_bits_;  // per merged set: its families' numbers
+    std::vector<std::string> family_names_;   // the numbered family names, at most 64
+    bool family_overflow_ = false;            // a 65th name: allows() falls back to the sets
 };
 
 }  // namespace keyhook

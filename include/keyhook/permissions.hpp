@@ -114,7 +114,12 @@ struct resource_ref {
     [[nodiscard]] constexpr auto tie() const noexcept { return std::make_tuple(kind, folder, service); }
     friend constexpr bool operator==(resource_ref a, resource_ref b) noexcept { return a.tie() == b.tie(); }
     friend constexpr bool operator!=(resource_ref a, resource_ref b) noexcept { return !(a == b); }
-    friend constexpr bool operator<(resource_ref a, resource_ref b) noexcept { return a.tie() < b.tie(); }
+    // The tuple's order, each string compared once (a policy's map is searched with it).
+    friend constexpr bool operator<(resource_ref a, resource_ref b) noexcept {
+        if (a.kind != b.kind) return a.kind < b.kind;
+        if (const int c = a.folder.compare(b.folder); c != 0) return c < 0;
+        return a.service.compare(b.service) < 0;
+    }
     friend std::ostream& operator<<(std::ostream& os, resource_ref r) {
         switch (r.kind) {
             case resource_kind::all: return os << "all folders and services";
@@ -213,10 +218,10 @@ public:
     // several apply, the greatest wins (a narrower grant never lowers a wider one).
     [[nodiscard]] access_level access_to(resource_ref r) const noexcept {
         auto level = all_level_;
-        // No folder or service grant above the wide one: nothing to look up.
-        if (r.kind == resource_kind::all || max_specific_ <= level) return level;
-        level = greater_access(level, granted_on(resource_ref::in_folder(r.folder)));
-        if (r.kind == resource_kind::service) level = greater_access(level, granted_on(r));
+        // A map is searched only when a grant of that kind could raise the level.
+        if (r.kind == resource_kind::all) return level;
+        if (max_folder_ > level) level = greater_access(level, granted_on(resource_ref::in_folder(r.folder)));
+        if (r.kind == resource_kind::service && max_service_ > level) level = greater_access(level, granted_on(r));
         return level;
     }
 
@@ -257,16 +262,18 @@ public:
 private:
     // Kept with every grant, so that most checks need no map lookup.
     void note(resource_ref r, access_level level) noexcept {
-        if (r.kind == resource_kind::all)
-            all_level_ = greater_access(all_level_, level);
-        else
-            max_specific_ = greater_access(max_specific_, level);
+        switch (r.kind) {
+            case resource_kind::all: all_level_ = greater_access(all_level_, level); break;
+            case resource_kind::folder: max_folder_ = greater_access(max_folder_, level); break;
+            case resource_kind::service: max_service_ = greater_access(max_service_, level); break;
+        }
     }
 
     access_map access_;
     api_family_set families_;
-    access_level all_level_ = access_level::none;     // the grant on all folders and services
-    access_level max_specific_ = access_level::none;  // the greatest folder or service grant
+    access_level all_level_ = access_level::none;    // the grant on all folders and services
+    access_level max_folder_ = access_level::none;   // the greatest folder grant
+    access_level max_service_ = access_level::none;  // the greatest service grant
 };
 
 // K9: merges the grants of a key's groups under a tenant's policy: per resource
