@@ -92,33 +92,48 @@ using sha256_digest = std::array<unsigned char, 32>;
 using sha256_base64 = std::array<unsigned char, 45>;
 
 // The prepared form of an HMAC-SHA256 key (issue 14 item 3): a context keyed
-// once, so a signature costs no MAC fetch, no digest fetch and no keying.
-// `pristine` never changes after construction and may be duplicated from any
-// thread at once; `scratch` is re-initialised with the same key by whichever
-// call holds `busy`, so the usual call makes no context at all.
+// once, so a signature costs no MAC fetch, no digest fetch and no keying. It
+// is made on first use, not when the key is read, so a parsed key list costs
+// no OpenSSL memory (some 2 KB a key) until a key signs or verifies (J3).
+// `pristine` never changes once set and may be duplicated from any thread at
+// once; `scratch` is touched only by the call that holds `busy`, which
+// re-initialises it with the same key, so the usual call makes no context.
 struct hmac_sha256_key {
-    std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> pristine;
-    std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> scratch;
-    mutable std::atomic<bool> busy{false};
+    std::atomic<EVP_MAC_CTX*> pristine{nullptr};
+    EVP_MAC_CTX* scratch = nullptr;
+    std::atomic<bool> busy{false};
+
+    hmac_sha256_key() = default;
+    hmac_sha256_key(const hmac_sha256_key&) = delete;
+    hmac_sha256_key& operator=(const hmac_sha256_key&) = delete;
+    // OpenSSL cleanses its copy of the key when the contexts are freed.
+    ~hmac_sha256_key() {
+        EVP_MAC_CTX_free(pristine.load());
+        EVP_MAC_CTX_free(scratch);
+    }
 };
 
-// OpenSSL keeps its own copy of the key, cleansed when the contexts are freed.
-inline result<std::shared_ptr<const hmac_sha256_key>> prepare_hmac_sha256(const std::string& key) {
-    constexpr std::string_view where = "signing_secret";
+// The pristine context of `key`, made from `bytes` by the first caller (a
+// caller that loses the race frees its own); the OpenSSL step that failed, or
+// nullptr.
+inline const char* pristine_context(hmac_sha256_key& key, const std::string& bytes, EVP_MAC_CTX*& out) noexcept {
+    out = key.pristine.load(std::memory_order_acquire);
+    if (out != nullptr) return nullptr;
     const std::unique_ptr<EVP_MAC, evp_mac_free> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
-    if (!mac) return openssl_failure(errc::invalid_value, where, "EVP_MAC_fetch(HMAC)");
-    auto prepared = std::make_shared<hmac_sha256_key>();
-    prepared->pristine.reset(EVP_MAC_CTX_new(mac.get()));
-    if (!prepared->pristine) return openssl_failure(errc::invalid_value, where, "EVP_MAC_CTX_new");
+    if (!mac) return "EVP_MAC_fetch(HMAC)";
+    std::unique_ptr<EVP_MAC_CTX, evp_mac_ctx_free> made(EVP_MAC_CTX_new(mac.get()));
+    if (!made) return "EVP_MAC_CTX_new";
     char digest_name[] = "SHA256";
     const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
                                  OSSL_PARAM_construct_end()};
-    if (EVP_MAC_init(prepared->pristine.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(),
-                     params) != 1)
-        return openssl_failure(errc::invalid_value, where, "EVP_MAC_init");
-    prepared->scratch.reset(EVP_MAC_CTX_dup(prepared->pristine.get()));
-    if (!prepared->scratch) return openssl_failure(errc::invalid_value, where, "EVP_MAC_CTX_dup");
-    return std::shared_ptr<const hmac_sha256_key>(std::move(prepared));
+    if (EVP_MAC_init(made.get(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), params) != 1)
+        return "EVP_MAC_init";
+    EVP_MAC_CTX* expected = nullptr;
+    if (key.pristine.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel))
+        out = made.release();
+    else
+        out = expected;
+    return nullptr;
 }
 
 // "<prefix>" + padded base64 of `n` bytes, encoded in place: a temporary
@@ -136,7 +151,7 @@ inline std::string prefixed_base64(std::string_view prefix, const unsigned char*
 // and to reach its prepared key.
 struct signing_secret_access {
     static result<signing_secret> make(std::string key);
-    static const hmac_sha256_key* prepared(const signing_secret& s) noexcept;
+    static hmac_sha256_key* prepared(const signing_secret& s) noexcept;
 };
 
 }  // namespace detail
@@ -173,31 +188,31 @@ public:
 
 private:
     // Marked a signing key, so that printing key() shows none of it either (B1).
-    signing_secret(std::string key, std::shared_ptr<const detail::hmac_sha256_key> prepared) noexcept
+    signing_secret(std::string key, std::shared_ptr<detail::hmac_sha256_key> prepared) noexcept
         : key_(std::move(key), secret_kind::signing_key), prepared_(std::move(prepared)) {}
     secret key_;
     // Null only in a moved-from secret, which then signs nothing (an error).
-    std::shared_ptr<const detail::hmac_sha256_key> prepared_;
+    // Shared by copies; filled on first use (its members are atomic).
+    std::shared_ptr<detail::hmac_sha256_key> prepared_;
 
     friend struct detail::signing_secret_access;
 };
 
 inline result<signing_secret> detail::signing_secret_access::make(std::string key) {
-    keyhook::detail::wiped_string bytes(std::move(key));  // wiped if preparing fails
-    auto prepared = prepare_hmac_sha256(bytes.get());
-    if (!prepared) return prepared.error();
-    return signing_secret(std::move(bytes.get()), std::move(*prepared));
+    keyhook::detail::wiped_string bytes(std::move(key));  // wiped if the allocation fails
+    auto prepared = std::make_shared<hmac_sha256_key>();
+    return signing_secret(std::move(bytes.get()), std::move(prepared));
 }
 
-inline const detail::hmac_sha256_key* detail::signing_secret_access::prepared(const signing_secret& s) noexcept {
+inline detail::hmac_sha256_key* detail::signing_secret_access::prepared(const signing_secret& s) noexcept {
     return s.prepared_.get();
 }
 
 // Reads "whsec_<base64>" or the bare base64 part. For verifying (the
 // default) a key of any non-empty length is read; for signing, 24 to 64 bytes
 // (errc::out_of_range otherwise). Errors (path "signing_secret") say what is
-// wrong without quoting the text; an OpenSSL failure preparing the key is
-// errc::invalid_value.
+// wrong without quoting the text. No OpenSSL call: the key's context is made
+// when it first signs or verifies.
 [[nodiscard]] inline result<signing_secret> try_parse_signing_secret(std::string_view text,
                                                                      signing_key_use use = signing_key_use::verify) {
     auto key = keyhook::detail::try_decode_signing_secret(text, "signing_secret", use);
@@ -266,15 +281,17 @@ template <class RandomSource>
 
 namespace detail {
 
-// HMAC-SHA256 of the concatenation of `parts` under a prepared key, streamed
-// (the body is not copied). Returns the OpenSSL step that failed, or nullptr.
-// Makes no context unless another thread holds the scratch one, when it
-// duplicates the pristine one.
-inline const char* hmac_sha256(const hmac_sha256_key* key, std::initializer_list<std::string_view> parts,
-                               sha256_digest& out) noexcept {
+// HMAC-SHA256 of the concatenation of `parts` under a prepared key (`bytes`
+// are its key, for the first use), streamed: the body is not copied. Returns
+// the OpenSSL step that failed, or nullptr. Makes no context unless another
+// thread holds the scratch one, when it duplicates the pristine one.
+inline const char* hmac_sha256(hmac_sha256_key* key, const std::string& bytes,
+                               std::initializer_list<std::string_view> parts, sha256_digest& out) noexcept {
     if (key == nullptr) return "HMAC (a moved-from signing_secret has no key)";
+    EVP_MAC_CTX* pristine = nullptr;
+    if (const char* failed = pristine_context(*key, bytes, pristine)) return failed;
     struct release_scratch {
-        const hmac_sha256_key* held = nullptr;
+        hmac_sha256_key* held = nullptr;
         ~release_scratch() {
             if (held != nullptr) held->busy.store(false, std::memory_order_release);
         }
@@ -283,11 +300,12 @@ inline const char* hmac_sha256(const hmac_sha256_key* key, std::initializer_list
     EVP_MAC_CTX* ctx = nullptr;
     if (!key->busy.exchange(true, std::memory_order_acquire)) {
         lease.held = key;
-        ctx = key->scratch.get();
+        if (key->scratch == nullptr && (key->scratch = EVP_MAC_CTX_dup(pristine)) == nullptr) return "EVP_MAC_CTX_dup";
+        ctx = key->scratch;
         // No key and no parameters: back to the keyed state, nothing fetched.
         if (EVP_MAC_init(ctx, nullptr, 0, nullptr) != 1) return "EVP_MAC_init";
     } else {
-        own.reset(EVP_MAC_CTX_dup(key->pristine.get()));
+        own.reset(EVP_MAC_CTX_dup(pristine));
         if (!own) return "EVP_MAC_CTX_dup";
         ctx = own.get();
     }
@@ -315,7 +333,8 @@ std::string_view as_view(const std::array<unsigned char, N>& b) noexcept {
 inline std::optional<error> v1_signature_base64(const signing_secret& s, std::string_view id,
                                                 std::string_view unix_time, std::string_view body, sha256_base64& out) {
     sha256_digest mac{};
-    if (const char* failed = hmac_sha256(signing_secret_access::prepared(s), {id, ".", unix_time, ".", body}, mac))
+    if (const char* failed =
+            hmac_sha256(signing_secret_access::prepared(s), s.key().reveal(), {id, ".", unix_time, ".", body}, mac))
         return openssl_failure(errc::invalid_signature, webhook_signature_header, failed);
     EVP_EncodeBlock(out.data(), mac.data(), static_cast<int>(mac.size()));
     return std::nullopt;
