@@ -364,7 +364,7 @@ inline std::vector<std::string> windows(const std::string& secret) {
 
 // A raw C0 control (but LF), DEL, C1, bidi control or U+2028/9 at byte i.
 inline bool raw_control_at(const std::string& s, std::size_t i) {
-    const auto b = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0; };
+    const auto b = [&](std::size_t k) -> unsigned { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
     const unsigned c = b(i);
     if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
     if (c == 0xc2 && b(i + 1) >= 0x80 && b(i + 1) <= 0x9f) return true;
