@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -324,6 +325,83 @@ constexpr std::string_view expected_for(list_field f) noexcept {
     return "a string";
 }
 
+// A number token no double holds ("1e400"), by its place among the input's
+// number tokens in document order. nlohmann's parser stops at such a number,
+// which in lenient mode would lose the page's valid records (J2: it is a wrong
+// value like any other); try_parse_key_list parses a copy in which each is a
+// zero of the same length, and the handler recognizes it by its place.
+struct overflowing_number {
+    std::size_t ordinal;
+    std::string_view text;
+};
+
+// Does this well-formed-looking number token exceed a double's range? Only
+// tokens with an exponent or over 300 bytes can; underflow ("1e-400") reads
+// as zero, as nlohmann reads it.
+inline bool number_overflows(std::string_view token) {
+    if (token.size() <= 300 && token.find_first_of("eE") == std::string_view::npos) return false;
+    double value = 0;
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc::result_out_of_range) return false;
+    (void)end;
+    // Out of range both ways: overflow when the first significant digit sits at a positive power of ten.
+    const std::size_t e = token.find_first_of("eE");
+    const std::string_view mantissa = token.substr(0, e);
+    long long exponent = 0;
+    if (e != std::string_view::npos) {
+        std::size_t i = e + 1;
+        bool negative = false;
+        if (i < token.size() && (token[i] == '+' || token[i] == '-')) negative = token[i++] == '-';
+        for (; i < token.size(); ++i) exponent = std::min(exponent * 10 + (token[i] - '0'), 1000000000LL);
+        if (negative) exponent = -exponent;
+    }
+    // The power of ten of the first significant digit.
+    const std::size_t dot = mantissa.find('.');
+    const std::string_view whole = mantissa.substr(0, dot);
+    long long power = 0;
+    if (const std::size_t first = whole.find_first_not_of("-0"); first != std::string_view::npos) {
+        power = exponent + static_cast<long long>(whole.size() - first) - 1;
+    } else {
+        const std::string_view fraction = dot == std::string_view::npos ? std::string_view() : mantissa.substr(dot + 1);
+        power = exponent - static_cast<long long>(std::min(fraction.find_first_not_of('0'), fraction.size())) - 1;
+    }
+    return power > 0;
+}
+
+// The number tokens outside strings that overflow a double; none for almost every input.
+inline std::vector<overflowing_number> find_overflowing_numbers(std::string_view json) {
+    std::vector<overflowing_number> found;
+    std::size_t ordinal = 0;
+    for (std::size_t i = 0; i < json.size();) {
+        const char c = json[i];
+        if (c == '"') {
+            for (++i; i < json.size() && json[i] != '"'; ++i)
+                if (json[i] == '\\') ++i;
+            ++i;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            const std::size_t start = i;
+            while (i < json.size() && std::strchr("0123456789+-.eE", json[i]) != nullptr && json[i] != '\0') ++i;
+            const std::string_view token = json.substr(start, i - start);
+            if (number_overflows(token)) found.push_back({ordinal, token});
+            ++ordinal;
+        } else {
+            ++i;
+        }
+    }
+    return found;
+}
+
+// The copy nlohmann parses: each overflowing number becomes 0e00... of its length.
+inline std::string with_overflows_zeroed(std::string_view json, const std::vector<overflowing_number>& found) {
+    std::string copy(json);
+    for (const auto& n : found) {
+        const auto at = static_cast<std::size_t>(n.text.data() - json.data());
+        const std::size_t sign = n.text.front() == '-' ? 1 : 0;
+        copy.replace(at + sign, n.text.size() - sign, "0e" + std::string(n.text.size() - sign - 2, '0'));
+    }
+    return copy;
+}
+
 // Decodes a list-call response event by event. The structure is fixed
 // (envelope > data > result > record > groups), so the position is known from
 // `where_` alone; anything else is skipped by counting its nesting.
@@ -344,17 +422,25 @@ public:
 
     bool null() { return scalar(kind::null); }
     bool boolean(bool) { return scalar(kind::boolean); }
-    bool number_integer(number_integer_t v) { return number(v, numeric::integer, {}); }
+    bool number_integer(number_integer_t v) {
+        if (const auto* o = next_is_overflow()) return overflowed(o->text);
+        return number(v, numeric::integer, {});
+    }
     bool number_unsigned(number_unsigned_t v) {
+        if (const auto* o = next_is_overflow()) return overflowed(o->text);
         if (v > static_cast<number_unsigned_t>(std::numeric_limits<std::int64_t>::max()))
             return number(0, numeric::too_large, std::to_string(v));
         return number(static_cast<std::int64_t>(v), numeric::integer, {});
     }
     bool number_float(number_float_t, const string_t& text) {
+        if (const auto* o = next_is_overflow()) return overflowed(o->text);
         // Integer syntax too large for 64 bits (J2: out of range, not a fraction).
         const bool integral = text.find_first_of(".eE") == string_t::npos;
         return number(0, integral ? numeric::too_large : numeric::floating, text);
     }
+
+    // The numbers find_overflowing_numbers found, which the parsed copy holds as zeros.
+    void expect_overflows(const std::vector<overflowing_number>* found) noexcept { overflows_ = found; }
     bool binary(binary_t&) { return scalar(kind::other); }
 
     bool string(string_t& val) {
@@ -560,6 +646,45 @@ public:
         else
             fail(number_overflow_error(pos_.path(), token));
         return false;
+    }
+
+    const overflowing_number* next_is_overflow() noexcept {
+        const std::size_t ordinal = numbers_seen_++;
+        if (overflows_ == nullptr || next_overflow_ >= overflows_->size()) return nullptr;
+        const auto& o = (*overflows_)[next_overflow_];
+        if (o.ordinal != ordinal) return nullptr;
+        ++next_overflow_;
+        return &o;
+    }
+
+    // J2 for a number no double holds: in a record (or as an element of
+    // data.result) it rejects that record like any wrong value; in the
+    // envelope it refuses the page.
+    bool overflowed(std::string_view token) {
+        const bool in_record = where_ == place::record || where_ == place::groups;
+        const bool as_element = where_ == place::result && slot_ == slot::record && skip_ == 0;
+        if (!in_record && !as_element) {
+            if (skip_ == 0 && (slot_ == slot::count || slot_ == slot::page || slot_ == slot::page_size))
+                fail(error{errc::out_of_range, std::string(slot_path()),
+                           "expected a non-negative 64-bit integer, got " + quote_input(token)});
+            else
+                fail(number_overflow_error(pos_.path(), token));
+            return false;
+        }
+        auto e = number_overflow_error(pos_.path(), token);
+        pos_.value_done();
+        if (as_element) {
+            index_ = next_index_++;
+            reject(std::move(e));
+        } else if (skip_ == 0 && slot_ == slot::group) {
+            if (!group_failed_) field_error(list_field::groups, e.code, std::move(e.path), std::move(e.message));
+            group_failed_ = true;
+            ++group_index_;
+        } else {
+            field_error(skip_ == 0 && slot_ == slot::field ? field_ : list_field::none, e.code, std::move(e.path),
+                        std::move(e.message));
+        }
+        return true;
     }
 
     void syntax_error(std::size_t position, std::string_view what) {
@@ -1099,6 +1224,10 @@ private:
     std::size_t group_index_ = 0;
     bool group_failed_ = false;
     std::vector<std::pair<list_field, error>> field_errors_;  // of the record being read
+
+    const std::vector<overflowing_number>* overflows_ = nullptr;
+    std::size_t numbers_seen_ = 0;
+    std::size_t next_overflow_ = 0;
 };
 
 }  // namespace detail
@@ -1115,8 +1244,14 @@ private:
 // J3: memory at most 4 times the input plus a constant, time linear.
 [[nodiscard]] inline result<key_list_page> try_parse_key_list(std::string_view json,
                                                               const key_list_options& options = {}) {
+    // J2: numbers no double holds are found first, so that one in a record
+    // rejects that record instead of stopping the parser (see overflowing_number).
+    const auto overflows = detail::find_overflowing_numbers(json);
+    const std::string zeroed = overflows.empty() ? std::string() : detail::with_overflows_zeroed(json, overflows);
+    const std::string_view text = overflows.empty() ? json : std::string_view(zeroed);
     const auto run = [&](std::optional<std::size_t> exact) {
         detail::key_list_sax sax(options, json.size(), exact);
+        sax.expect_overflows(&overflows);
         // nlohmann's lexer takes a NUL byte for the end of input and would ignore
         // what follows; JSON text never holds a raw NUL, so refuse it here.
         if (const auto nul = json.find('\0'); nul != std::string_view::npos) {
@@ -1124,7 +1259,7 @@ private:
             return std::make_pair(sax.finish(), std::optional<std::size_t>());
         }
         try {
-            detail::run_json_parser(json, sax);
+            detail::run_json_parser(text, sax);
         } catch (const nlohmann::json::exception& ex) {
             // sax_parse reports through parse_error; this is a second net only.
             sax.syntax_error(0, ex.what());

@@ -481,13 +481,59 @@ TEST_CASE("J2: count, page and pageSize beyond a double or below zero name their
 }
 
 TEST_CASE("J2: a number out of range anywhere names its path", "[J2][L2][key_list]") {
-    const auto r = try_parse_key_list(one_record(R"({"x":[0,{"y":-1e400}],)" + plain_record.substr(1)));
-    REQUIRE_FALSE(r);
-    CHECK(r.error().code == errc::out_of_range);
-    CHECK(r.error().path == "data.result[0].x[1].y");
-    CHECK(r.error().message == R"(number "-1e400" is outside the range of a double)");
+    const auto body = one_record(R"({"x":[0,{"y":-1e400}],)" + plain_record.substr(1));
+    const auto strict = try_parse_key_list(body, {key_list_mode::strict});
+    REQUIRE_FALSE(strict);
+    CHECK(strict.error().code == errc::out_of_range);
+    CHECK(strict.error().path == "data.result[0].x[1].y");
+    CHECK(strict.error().message == R"(number "-1e400" is outside the range of a double)");
     // 1e308 fits a double: read, and ignored as an unknown member.
     CHECK(try_parse_key_list(one_record(R"({"x":[0,{"y":-1e308}],)" + plain_record.substr(1))));
+}
+
+TEST_CASE("outside finding hostile-2: a number no double holds rejects its record, not the page",
+          "[J2][J3][L2][key_list]") {
+    const std::string head = R"({"status":"success","data":{"count":4,"page":1,"pageSize":4,"result":[)";
+    const std::string good = plain_record;
+    // In an unknown member, in a known field, in groups, and as an element of result.
+    const std::string body = head + good + "," + R"({"x":[0,{"y":-1e400}],)" + plain_record.substr(1) + "," +
+                             R"({"id":1.5e999,)" + plain_record.substr(10) + "," + R"({"groups":["a",2e400],)" +
+                             plain_record.substr(1) + ",1e999," + good + "]}}";
+    const auto page = try_parse_key_list(body);
+    REQUIRE(page);
+    CHECK(page->records.size() == 2);
+    REQUIRE(page->rejected.size() == 4);
+    CHECK(page->rejected_count == 4);
+    CHECK(page->rejected[0].path == "data.result[1].x[1].y");
+    CHECK(page->rejected[1].path == "data.result[2].id");
+    CHECK(page->rejected[1].message == R"(number "1.5e999" is outside the range of a double)");
+    CHECK(page->rejected[2].path == "data.result[3].groups[1]");
+    CHECK(page->rejected[3].path == "data.result[4]");
+    for (const auto& e : page->rejected) CHECK(e.code == errc::out_of_range);
+    // The other side of the boundary: the largest double and an underflow are numbers, so the
+    // record is read (the unknown member ignored).
+    const auto fits =
+        try_parse_key_list(head + R"({"x":[1.7976931348623157e308,-1e-400],)" + plain_record.substr(1) + "]}}");
+    REQUIRE(fits);
+    CHECK(fits->records.size() == 1);
+    const auto over = try_parse_key_list(head + R"({"x":1.7976931348623159e308,)" + plain_record.substr(1) + "]}}");
+    REQUIRE(over);
+    CHECK(over->records.empty());
+    CHECK(over->rejected_count == 1);
+    // Strings that look like such numbers are strings; a number in the envelope still refuses the page.
+    CHECK(
+        try_parse_key_list(head + R"({"x":"1e400","y":"\"2e999",)" + plain_record.substr(1) + "]}}")->records.size() ==
+        1);
+    const auto envelope =
+        try_parse_key_list(R"({"status":"success","x":-1e400,"data":{"count":1,"page":1,"pageSize":1,"result":[]}})");
+    REQUIRE_FALSE(envelope);
+    CHECK(envelope.error().path == "x");
+    // Byte offsets of later syntax errors are those of the input as given.
+    const auto broken = try_parse_key_list(head + R"({"x":1e400,)" + plain_record.substr(1) + "]}} x");
+    REQUIRE_FALSE(broken);
+    CHECK(broken.error().code == errc::syntax_error);
+    const auto at = (head + R"({"x":1e400,)" + plain_record.substr(1) + "]}} ").size();
+    CHECK(broken.error().message.find("byte offset " + std::to_string(at)) != std::string::npos);
 }
 
 TEST_CASE("outside finding 14: 1e400 names data.count and the reason, not a byte offset", "[J2][L2][key_list]") {
