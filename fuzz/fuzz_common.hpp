@@ -112,6 +112,9 @@ inline void check_no_long_quote(const keyhook::error& e, const std::vector<std::
 // Parses JSON without exceptions, refusing deep nesting first (nlohmann's DOM
 // parser is iterative, but the DOM's destructor recurses).
 inline bool parse_json(std::string_view text, nlohmann::json& out, std::size_t max_depth = 128) {
+    // nlohmann's lexer takes a NUL byte for the end of the input; keyhook refuses the text
+    // (JSON never holds a raw NUL), so nlohmann's reading is no oracle for it.
+    if (text.find('\0') != std::string_view::npos) return false;
     std::size_t depth = 0, deepest = 0;
     bool in_string = false, escaped = false;
     for (char c : text) {

@@ -116,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::check(c == keyhook::errc::duplicate_member || c == keyhook::errc::limit_exceeded,
                     "a repeated member gave another kind of error", lenient.error().what());
     }
-    if (!lenient && lenient.error().code == keyhook::errc::duplicate_member)
+    // (nlohmann's SAX, the oracle of repeats, stops at a number no double holds; keyhook reads on.)
+    if (!lenient && lenient.error().code == keyhook::errc::duplicate_member && !stopped_at_overflow)
         fuzz::check(std::find(repeated.begin(), repeated.end(), lenient.error().path) != repeated.end(),
                     "duplicate_member names no repeated member", lenient.error().path);
 
