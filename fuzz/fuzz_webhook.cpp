@@ -4,7 +4,7 @@
 //  0: configuration JSON through webhook_settings_from_json;
 //  1: an endpoint URL through validate_endpoint;
 //  2: one authentication parameter (fuzzed in/name/value) on a valid webhook;
-//  3: address text through parse_ip_address_text and check_address, compared
+//  3: address text through try_parse_ip_address and check_address, compared
 //     with inet_pton; then raw bytes as an address, and the addresses at both
 //     sides of every boundary of the range table below.
 // Properties: an accepted endpoint has no user-info, fragment, space or
@@ -409,7 +409,7 @@ void fuzz_auth(FuzzedDataProvider& in, const endpoint_policy& policy) {
 }
 
 void fuzz_address(std::string_view text, const endpoint_policy& policy) {
-    const auto ip = keyhook::parse_ip_address_text(text);
+    const auto ip = keyhook::try_parse_ip_address(text);
     const std::string z(text);  // NUL-terminated for inet_pton
     const bool has_nul = text.find('\0') != std::string_view::npos;
     std::array<std::uint8_t, 16> buf{};
@@ -423,7 +423,7 @@ void fuzz_address(std::string_view text, const endpoint_policy& policy) {
         fuzz::check(std::memcmp(buf.data(), ip->octets.data(), 16) == 0, "IPv6 bytes differ from inet_pton", z);
     }
     if (ip) {
-        const auto back = keyhook::parse_ip_address_text(keyhook::to_string(*ip));
+        const auto back = keyhook::try_parse_ip_address(keyhook::to_string(*ip));
         fuzz::check(back && *back == *ip, "an address does not survive to_string", keyhook::to_string(*ip));
     }
     // After name resolution (H1): the reference decides, not the library's classifier.

@@ -63,7 +63,7 @@ int main() {
     request.expire_at = parse_timestamp("2024-03-31T00:00:00Z");
     request.groups = {"user:pf", "user:finance"};
     std::cout << "  request: " << request << '\n';
-    for (const auto& problem : validate_key_request(request)) std::cout << "  problem: " << problem << '\n';
+    for (const auto& problem : key_request_problems(request)) std::cout << "  problem: " << problem << '\n';
 
     auto now = parse_timestamp("2024-03-01T09:00:00Z");
     auto created = create_key(request, tenant_kind::restricted, random, now,

@@ -71,7 +71,7 @@ int main() {
     // Attempt 1, at once: dispatch signs each request at the time given. Say
     // the receiver is busy and answers 503 with Retry-After: 120.
     std::vector<keyhook::delivery_attempt> history;
-    auto decision = keyhook::plan_next_attempt(history, start, kc::openssl_random{});
+    auto decision = keyhook::plan_next_attempt(history, kc::openssl_random{}, start);
     std::cout << decision << '\n';
     const auto deliveries = kc::dispatch_signed(tenant, {hook}, event, decision.send_at);
     const auto& delivery = deliveries.at(0);
@@ -81,7 +81,7 @@ int main() {
 
     // The plan: the schedule says 5 s (+ up to 20 %), the server asked for
     // 120 s, which is the longer, so it wins.
-    decision = keyhook::plan_next_attempt(history, decision.send_at, kc::openssl_random{});
+    decision = keyhook::plan_next_attempt(history, kc::openssl_random{}, decision.send_at);
     std::cout << decision << '\n';
     ok &= expect(decision.send_at == history.back().sent_at + 120s, "Retry-After not honoured");
 
@@ -91,7 +91,7 @@ int main() {
     const auto sent = kc::sign_outbound(delivery.outbound, second_at);
     ok &= expect(receive(shared_with_receiver, sent, second_at + 2s) == 204, "attempt 2 refused");
     history.push_back({second_at, keyhook::attempt_outcome::http(204), std::nullopt});
-    decision = keyhook::plan_next_attempt(history, second_at, kc::openssl_random{});
+    decision = keyhook::plan_next_attempt(history, kc::openssl_random{}, second_at);
     std::cout << decision << '\n';
     ok &= expect(decision.what == keyhook::retry_decision::action::succeeded, "not a success");
 

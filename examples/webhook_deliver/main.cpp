@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
             if (auto ra = keyhook::try_parse_retry_after(*answer.retry_after)) attempt.retry_after = *ra;
         next->history.push_back(attempt);
 
-        auto decision = keyhook::try_plan_next_attempt(next->history, clock.now(), random);
+        auto decision = keyhook::try_plan_next_attempt(next->history, random, clock.now());
         nlohmann::ordered_json line;
         line["deliveryId"] = to_string(next->request.id());
         line["webhook"] = next->request.webhook_name();

@@ -63,9 +63,11 @@ enum class key_status { active, active_in_future, expired, revoked };
 
 inline std::ostream& operator<<(std::ostream& os, key_status s) { return os << to_string(s); }
 
-// S2: reads a listed status case- and space-insensitively. Accepts the S3
-// spellings and the aliases ActiveInFuture, Deactivated, Inactive.
-[[nodiscard]] inline std::optional<key_status> parse_key_status(std::string_view text) noexcept {
+namespace detail {
+
+// S2 without an error value, for the readers (the list call's SAX decoder
+// reads one per record).
+[[nodiscard]] inline std::optional<key_status> read_key_status(std::string_view text) noexcept {
     char folded[24];
     std::size_t n = 0;
     for (char c : text) {
@@ -80,6 +82,23 @@ inline std::ostream& operator<<(std::ostream& os, key_status s) { return os << t
     if (f == "revoked" || f == "deactivated" || f == "inactive") return key_status::revoked;
     return std::nullopt;
 }
+
+// The one message for a status S2 does not know.
+inline error unknown_key_status(std::string path, std::string_view text) {
+    return error{errc::invalid_value, std::move(path),
+                 "expected Active, Active in the future, Expired or Revoked, got " + quote_input(text)};
+}
+
+}  // namespace detail
+
+// S2: reads a listed status case- and space-insensitively. Accepts the S3
+// spellings and the aliases ActiveInFuture, Deactivated, Inactive; anything
+// else is errc::invalid_value at path "status".
+[[nodiscard]] inline result<key_status> try_parse_key_status(std::string_view text) {
+    if (const auto s = detail::read_key_status(text)) return *s;
+    return detail::unknown_key_status("status", text);
+}
+[[nodiscard]] inline key_status parse_key_status(std::string_view text) { return try_parse_key_status(text).value(); }
 
 // One record of the list call (spec 2.1). Members the platform may leave out or
 // send as null (L2) are optional; `groups` reads absent or null as empty.
@@ -216,10 +235,8 @@ inline bool read_time(const nlohmann::json& obj, std::string_view name, const st
     if (!detail::read_string(j, member::description, path, false, k.description, err)) return err;
     if (!detail::read_string(j, member::masked, path, false, k.masked, err)) return err;
     if (!detail::read_string(j, member::status, path, true, s, err)) return err;
-    const auto status = parse_key_status(*s);
-    if (!status)
-        return error{errc::invalid_value, detail::path_member(path, member::status),
-                     "expected Active, Active in the future, Expired or Revoked, got " + detail::quote_input(*s)};
+    const auto status = detail::read_key_status(*s);
+    if (!status) return detail::unknown_key_status(detail::path_member(path, member::status), *s);
     k.status = *status;
     if (!detail::read_string(j, member::type, path, false, k.type, err)) return err;
 

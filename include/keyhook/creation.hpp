@@ -167,20 +167,26 @@ inline void check_groups(const std::vector<std::string>& groups, std::vector<err
 }  // namespace detail::keys
 
 // K2: 16 to 256 characters, each printable ASCII other than space (0x21 to
-// 0x7E). The error (path "key") gives the length or a position, never the key.
-[[nodiscard]] inline std::optional<error> check_own_key(const secret& key) {
+// 0x7E). Every problem (path "key"): the length, the first character outside
+// that range; none quotes the key. Empty when the key is valid.
+[[nodiscard]] inline std::vector<error> own_key_problems(const secret& key) {
+    std::vector<error> problems;
     const auto& k = key.reveal();
     if (k.size() < min_own_key_length || k.size() > max_own_key_length)
-        return error{errc::invalid_key, "key",
-                     "must be " + std::to_string(min_own_key_length) + " to " + std::to_string(max_own_key_length) +
-                         " characters, got " + std::to_string(k.size())};
+        problems.push_back(error{errc::invalid_key, "key",
+                                 "must be " + std::to_string(min_own_key_length) + " to " +
+                                     std::to_string(max_own_key_length) + " characters, got " +
+                                     std::to_string(k.size())});
     for (std::size_t i = 0; i < k.size(); ++i) {
         const auto c = static_cast<unsigned char>(k[i]);
-        if (c < 0x21 || c > 0x7E)
-            return error{errc::invalid_key, "key",
-                         "character " + std::to_string(i + 1) + " is not printable ASCII without space (0x21 to 0x7E)"};
+        if (c < 0x21 || c > 0x7E) {
+            problems.push_back(
+                error{errc::invalid_key, "key",
+                      "character " + std::to_string(i + 1) + " is not printable ASCII without space (0x21 to 0x7E)"});
+            break;  // the first one: one problem per kind
+        }
     }
-    return std::nullopt;
+    return problems;
 }
 
 // --- UUID v4 (K1) ----------------------------------------------------------
@@ -318,14 +324,14 @@ struct key_author {
 // name, description, activeFrom, expireAt, groups, key; empty when valid.
 // Each error names its field (a JSON member name such as "expireAt" or
 // "groups[2]"); none contains the key.
-[[nodiscard]] inline std::vector<error> validate_key_request(const key_request& r) {
+[[nodiscard]] inline std::vector<error> key_request_problems(const key_request& r) {
     std::vector<error> errors;
     detail::keys::check_text(member::name, r.name, 1, max_name_length, errc::invalid_name, errors);
     detail::keys::check_text(member::description, r.description, 0, max_description_length, errc::invalid_name, errors);
     detail::keys::check_period(r.active_from, r.expire_at, errors);
     detail::keys::check_groups(r.groups, errors);
     if (const auto* own = std::get_if<own_key>(&r.method))
-        if (auto e = check_own_key(own->key)) errors.push_back(std::move(*e));
+        for (auto& e : own_key_problems(own->key)) errors.push_back(std::move(e));
     return errors;
 }
 
@@ -420,25 +426,31 @@ inline api_key new_record(std::string id, const secret& plaintext, std::string_v
 
 }  // namespace detail::keys
 
-// K1 to K5: validates the request (the first error of validate_key_request is
+// K1 to K5: validates the request (the first error of key_request_problems is
 // returned; call that function to show them all), then builds the record: a
 // generated key is a UUID v4 drawn first from `random`, the record's id a
 // second UUID v4 drawn after it; masked form, status by the clock at `now`,
 // type Synthetic, createdAt = updatedAt = now. The plaintext is in `key`, once.
+// Never throws (the try_ contract): an exception from `random` becomes the
+// error (detail::current_host_error), and no plaintext is kept.
 template <class RandomSource>
 [[nodiscard]] result<created_key> try_create_key(const key_request& request, tenant_kind tenant, RandomSource&& random,
                                                  timestamp now, const key_author& author = {}) {
     static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
                   "a random source is callable as void(unsigned char*, std::size_t)");
-    auto errors = validate_key_request(request);
+    auto errors = key_request_problems(request);
     if (!errors.empty()) return std::move(errors.front());
-    secret plaintext;
-    if (const auto* own = std::get_if<own_key>(&request.method))
-        plaintext = own->key;
-    else
-        plaintext = secret(generate_uuid_v4(random));
-    auto record = detail::keys::new_record(generate_uuid_v4(random), plaintext, request.name, request.description,
-                                           request.groups, request.active_from, request.expire_at, author, now);
+    const auto* own = std::get_if<own_key>(&request.method);
+    secret plaintext = own ? own->key : secret();
+    std::string id;
+    try {
+        if (!own) plaintext = secret(generate_uuid_v4(random));
+        id = generate_uuid_v4(random);
+    } catch (...) {
+        return detail::current_host_error("random");
+    }
+    auto record = detail::keys::new_record(std::move(id), plaintext, request.name, request.description, request.groups,
+                                           request.active_from, request.expire_at, author, now);
     return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};
 }
 

@@ -284,17 +284,12 @@ inline std::optional<std::array<std::uint8_t, 16>> parse_ipv6(std::string_view s
 // without brackets or zone). Refuses the forms some resolvers read differently:
 // leading zeros ("0177.0.0.1"), fewer parts ("127.1"), one number
 // ("2130706433"), hex parts ("0x7f.0.0.1").
-[[nodiscard]] inline std::optional<ip_address> parse_ip_address_text(std::string_view text) noexcept {
+// An invalid address is errc::invalid_value at path "address", naming the input.
+[[nodiscard]] inline result<ip_address> try_parse_ip_address(std::string_view text) {
     if (const auto v4 = detail::hooks::parse_ipv4_strict(text))
         return ip_address::v4((*v4)[0], (*v4)[1], (*v4)[2], (*v4)[3]);
     if (text.find(':') != std::string_view::npos)
         if (const auto v6 = detail::hooks::parse_ipv6(text)) return ip_address::v6(*v6);
-    return std::nullopt;
-}
-
-// The same, with an error (errc::invalid_value, path "address") naming the input.
-[[nodiscard]] inline result<ip_address> try_parse_ip_address(std::string_view text) {
-    if (auto ip = parse_ip_address_text(text)) return *ip;
     return error{
         errc::invalid_value, "address",
         "expected an IPv4 address in dotted-decimal form or an IPv6 address, got " + detail::quote_input(text)};

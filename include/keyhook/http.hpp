@@ -175,8 +175,11 @@ constexpr bool is_unreserved(unsigned char c) noexcept {
     return out;
 }
 
+namespace detail {
+
 // Decodes %XX escapes (and '+' as a space when `plus_is_space`, as in form
-// query strings). nullopt when an escape is malformed.
+// query strings). nullopt when an escape is malformed. Internal: a nullopt
+// gives no reason, and a public fallible call must (the try_ contract).
 [[nodiscard]] inline std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = true) {
     auto hexval = [](char c) -> int {
         if (c >= '0' && c <= '9') return c - '0';
@@ -201,6 +204,8 @@ constexpr bool is_unreserved(unsigned char c) noexcept {
     }
     return out;
 }
+
+}  // namespace detail
 
 // Appends name=value (both percent-encoded) to a URL's query, before any
 // fragment, with '?' or '&' as the URL needs.
@@ -237,9 +242,9 @@ inline void append_query_parameter(std::string& url, std::string_view name, std:
         const auto pair = query.substr(0, amp);
         const auto eq = pair.find('=');
         const auto raw_name = pair.substr(0, eq);
-        if (const auto decoded = percent_decode(raw_name); decoded && *decoded == name) {
+        if (const auto decoded = detail::percent_decode(raw_name); decoded && *decoded == name) {
             if (eq == std::string_view::npos) return std::string();
-            return percent_decode(pair.substr(eq + 1));
+            return detail::percent_decode(pair.substr(eq + 1));
         }
         if (amp == std::string_view::npos) break;
         query.remove_prefix(amp + 1);

@@ -52,7 +52,7 @@ struct key_update {
 
 // K3 applied to the record an update would produce: every problem, in the
 // order name, description, activeFrom, expireAt, groups.
-[[nodiscard]] inline std::vector<error> validate_key_update(const api_key& key, const key_update& change) {
+[[nodiscard]] inline std::vector<error> key_update_problems(const api_key& key, const key_update& change) {
     std::vector<error> errors;
     detail::keys::check_text(member::name, change.name ? *change.name : key.name, 1, max_name_length,
                              errc::invalid_name, errors);
@@ -66,13 +66,13 @@ struct key_update {
     return errors;
 }
 
-// K6: validated like creation (the first error is returned; validate_key_update
+// K6: validated like creation (the first error is returned; key_update_problems
 // lists them all). A Revoked key becomes Active again only if now lies in its
 // new validity period (activeFrom <= now < expireAt, S1); otherwise it stays
 // Revoked. Any other key gets the status the clock gives its new period.
 // updatedAt = now; id, masked form, creation data and lastUsedAt are kept.
 [[nodiscard]] inline result<api_key> try_update_key(const api_key& key, const key_update& change, timestamp now) {
-    auto errors = validate_key_update(key, change);
+    auto errors = key_update_problems(key, change);
     if (!errors.empty()) return std::move(errors.front());
     api_key out = key;
     if (change.name) out.name = std::string(detail::keys::trim(*change.name));
@@ -128,7 +128,8 @@ struct rotated_key {
 // createdAt = updatedAt = now and createdBy is the author's. The old key is
 // left unchanged: both work until the old one expires or is deactivated.
 // Errors: invalid_period (path "expireAt") when the old period is empty or
-// inverted, or the new one would end after the year 9999.
+// inverted, or the new one would end after the year 9999; an exception from
+// `random` becomes the error (never thrown: the try_ contract).
 template <class RandomSource>
 [[nodiscard]] result<rotated_key> try_rotate_key(const api_key& key, rotation_policy policy, RandomSource&& random,
                                                  timestamp now, const key_author& author = {}) {
@@ -143,12 +144,18 @@ template <class RandomSource>
     if (start < min_timestamp || start > max_timestamp || max_timestamp - start < length)
         return error{errc::invalid_period, std::string(member::expire_at),
                      "the rotated period would end after the year 9999"};
-    secret plaintext(generate_uuid_v4(random));
+    secret plaintext;
+    std::string id;
+    try {
+        plaintext = secret(generate_uuid_v4(random));
+        id = generate_uuid_v4(random);
+    } catch (...) {
+        return detail::current_host_error("random");
+    }
     key_author who{key.user_id, author.created_by};
     if (author.user_id) who.user_id = author.user_id;
-    auto record =
-        detail::keys::new_record(generate_uuid_v4(random), plaintext, key.name, key.description.value_or(std::string()),
-                                 key.groups, start, detail::add_saturating(start, length), who, now);
+    auto record = detail::keys::new_record(std::move(id), plaintext, key.name, key.description.value_or(std::string()),
+                                           key.groups, start, detail::add_saturating(start, length), who, now);
     return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
 }
 

@@ -116,13 +116,13 @@ inline key_lookup find_query_key(std::string_view url_or_query) {
 }  // namespace detail
 
 // Spec 4.4: a receiver accepts POST only (methods are case-sensitive, RFC
-// 9110). Returns the method; errc::method_not_allowed (path "method") else.
-[[nodiscard]] inline result<std::string_view> try_check_method(const http_request& request) {
-    if (request.method == "POST") return std::string_view(request.method);
+// 9110). Anything else is errc::method_not_allowed (path "method").
+[[nodiscard]] inline result<void> try_check_method(const http_request& request) {
+    if (request.method == "POST") return {};
     return error{errc::method_not_allowed, "method", "expected POST, got " + detail::quote_input(request.method, 16)};
 }
 
-inline void check_method(const http_request& request) { (void)try_check_method(request).value(); }
+inline void check_method(const http_request& request) { try_check_method(request).value(); }
 
 // H7: the key from header x-api-key (name case-insensitive, value trimmed of
 // spaces and tabs) or query parameter api_key (percent-decoded, '+' as space).

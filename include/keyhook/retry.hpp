@@ -10,6 +10,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -282,11 +283,13 @@ inline std::optional<error> check_retry_policy(const retry_policy& p) {
 // / 100 * u / (2^32 - 1)). The same bytes give the same plan; no bytes are
 // taken when the wait or the jitter percentage is zero, or nothing is sent.
 // Refused: an invalid policy (path "policy..."), attempts out of order (path
-// "history[i].sent_at").
+// "history[i].sent_at"), an exception from `random` (returned, never thrown).
 template <class RandomSource>
-[[nodiscard]] result<retry_decision> try_plan_next_attempt(const std::vector<delivery_attempt>& history, timestamp now,
-                                                           RandomSource&& random,
+[[nodiscard]] result<retry_decision> try_plan_next_attempt(const std::vector<delivery_attempt>& history,
+                                                           RandomSource&& random, timestamp now,
                                                            const retry_policy& policy = retry_policy{}) {
+    static_assert(std::is_invocable_v<std::remove_reference_t<RandomSource>&, unsigned char*, std::size_t>,
+                  "a random source is callable as void(unsigned char*, std::size_t)");
     using action = retry_decision::action;
     if (auto e = detail::check_retry_policy(policy)) return std::move(*e);
     for (std::size_t i = 1; i < history.size(); ++i)
@@ -307,8 +310,8 @@ template <class RandomSource>
         unsigned char bytes[4] = {};
         try {
             random(bytes, sizeof bytes);
-        } catch (const exception& e) {
-            return e.error();
+        } catch (...) {
+            return detail::current_host_error("random");
         }
         const std::uint32_t u = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) |
                                 (std::uint32_t{bytes[2]} << 8) | std::uint32_t{bytes[3]};
@@ -333,9 +336,9 @@ template <class RandomSource>
 }
 
 template <class RandomSource>
-[[nodiscard]] retry_decision plan_next_attempt(const std::vector<delivery_attempt>& history, timestamp now,
-                                               RandomSource&& random, const retry_policy& policy = retry_policy{}) {
-    return try_plan_next_attempt(history, now, std::forward<RandomSource>(random), policy).value();
+[[nodiscard]] retry_decision plan_next_attempt(const std::vector<delivery_attempt>& history, RandomSource&& random,
+                                               timestamp now, const retry_policy& policy = retry_policy{}) {
+    return try_plan_next_attempt(history, std::forward<RandomSource>(random), now, policy).value();
 }
 
 }  // namespace keyhook

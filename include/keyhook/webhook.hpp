@@ -796,7 +796,8 @@ template <class Json = nlohmann::json>
     return try_tenant_settings_from_json<Json>(j, path).value();
 }
 
-// The shape only (types, names of events); validate_webhook checks the rest.
+// The shape only (types, names of events); validate_webhook checks the rest
+// (validated_webhooks_from_json does both for a list).
 template <class Json = nlohmann::json>
 [[nodiscard]] result<webhook> try_webhook_from_json(const detail::non_deduced_t<Json>& j, std::string_view path = "") {
     const std::string base(path);
@@ -861,10 +862,11 @@ template <class Json = nlohmann::json>
 
 // An array of webhooks, read and validated element by element (the first
 // problem in document order is the error): paths "webhooks[1].endpoint".
+// "validated_" in the name because X_from_json gives an X: webhook_from_json
+// reads the shape only.
 template <class Json = nlohmann::json>
-[[nodiscard]] result<std::vector<validated_webhook>> try_webhooks_from_json(const detail::non_deduced_t<Json>& j,
-                                                                            const endpoint_policy& policy = {},
-                                                                            std::string_view path = "webhooks") {
+[[nodiscard]] result<std::vector<validated_webhook>> try_validated_webhooks_from_json(
+    const detail::non_deduced_t<Json>& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
     const std::string base(path);
     if (!j.is_array()) return detail::hooks::wrong_type(base, "an array of webhooks", j);
     std::vector<validated_webhook> out;
@@ -888,10 +890,10 @@ template <class Json = nlohmann::json>
     return out;
 }
 template <class Json = nlohmann::json>
-[[nodiscard]] std::vector<validated_webhook> webhooks_from_json(const detail::non_deduced_t<Json>& j,
-                                                                const endpoint_policy& policy = {},
-                                                                std::string_view path = "webhooks") {
-    return try_webhooks_from_json<Json>(j, policy, path).value();
+[[nodiscard]] std::vector<validated_webhook> validated_webhooks_from_json(const detail::non_deduced_t<Json>& j,
+                                                                          const endpoint_policy& policy = {},
+                                                                          std::string_view path = "webhooks") {
+    return try_validated_webhooks_from_json<Json>(j, policy, path).value();
 }
 
 // A tenant's whole webhook configuration: {"tenant": {...}, "webhooks": [...]}.
@@ -920,7 +922,7 @@ template <class Json = nlohmann::json>
     if (!t) return t.error();
     const auto* hooks = detail::hooks::json_member(j, "webhooks", false);
     if (!hooks) return error{errc::missing_member, "webhooks", "is required"};
-    auto list = try_webhooks_from_json<Json>(*hooks, policy, "webhooks");
+    auto list = try_validated_webhooks_from_json<Json>(*hooks, policy, "webhooks");
     if (!list) return list.error();
     return webhook_settings{std::move(*t), std::move(*list)};
 }

@@ -783,7 +783,7 @@ keyhook::key_request good_request() {
 }
 
 std::optional<keyhook::error> first_problem(const keyhook::key_request& r) {
-    auto errors = keyhook::validate_key_request(r);
+    auto errors = keyhook::key_request_problems(r);
     if (errors.empty()) return std::nullopt;
     return errors.front();
 }

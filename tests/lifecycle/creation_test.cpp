@@ -116,7 +116,7 @@ TEST_CASE("K2: an own key is kept as given", "[K2][creation]") {
 }
 
 TEST_CASE("K2: own key length 16 to 256, characters 0x21 to 0x7E", "[K2][creation]") {
-    auto check = [](std::string key) { return check_own_key(secret(std::move(key))); };
+    auto check = [](std::string key) { return !own_key_problems(secret(std::move(key))).empty(); };
     CHECK(check(std::string(15, 'a')));
     CHECK_FALSE(check(std::string(16, 'a')));
     CHECK_FALSE(check(std::string(256, 'a')));
@@ -131,18 +131,38 @@ TEST_CASE("K2: own key length 16 to 256, characters 0x21 to 0x7E", "[K2][creatio
     CHECK(check(base + '\x1f'));
     CHECK(check(base + "\xc3\xa9"));  // non-ASCII
 
-    const auto e = check(base + ' ' + "tail");
-    REQUIRE(e);
-    CHECK(e->code == errc::invalid_key);
-    CHECK(e->path == "key");
-    CHECK(e->message.find("character 21") != std::string::npos);
-    CHECK(e->what().find(base) == std::string::npos);
+    const auto problems = own_key_problems(secret(base + ' ' + "tail"));
+    REQUIRE(problems.size() == 1);
+    const auto& e = problems.front();
+    CHECK(e.code == errc::invalid_key);
+    CHECK(e.path == "key");
+    CHECK(e.message.find("character 21") != std::string::npos);
+    CHECK(e.what().find(base) == std::string::npos);
+}
+
+TEST_CASE("contracts: own_key_problems gives every problem, one per kind", "[K2][creation][contracts]") {
+    // Too short and a space: both, length first; a second bad character adds nothing.
+    const auto both = own_key_problems(secret("a b c"));
+    REQUIRE(both.size() == 2);
+    CHECK(both[0].message == "must be 16 to 256 characters, got 5");
+    CHECK(both[1].message == "character 2 is not printable ASCII without space (0x21 to 0x7E)");
+    // A valid key has none; one character too many, one problem.
+    CHECK(own_key_problems(secret(std::string(16, '!'))).empty());
+    CHECK(own_key_problems(secret(std::string(257, '~'))).size() == 1);
+    // key_request_problems lists them with the request's own.
+    auto r = request("");
+    r.method = own_key{secret("a b")};
+    const auto all = key_request_problems(r);
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].path == "name");
+    CHECK(all[1].path == "key");
+    CHECK(all[2].path == "key");
 }
 
 TEST_CASE("K3: name is 1 to 128 code points after trimming, no control characters", "[K3][creation]") {
     auto errors_for = [](std::string name) {
         auto r = request(std::move(name));
-        return validate_key_request(r);
+        return key_request_problems(r);
     };
     CHECK(errors_for("a").empty());
     CHECK(errors_for(std::string(128, 'n')).empty());
@@ -174,16 +194,16 @@ TEST_CASE("K3: name is 1 to 128 code points after trimming, no control character
 TEST_CASE("K3: description at most 1024 code points, no control characters", "[K3][creation]") {
     auto r = request();
     r.description = std::string(1024, 'd');
-    CHECK(validate_key_request(r).empty());
+    CHECK(key_request_problems(r).empty());
     r.description = "";
-    CHECK(validate_key_request(r).empty());
+    CHECK(key_request_problems(r).empty());
     r.description = std::string(1025, 'd');
-    auto errors = validate_key_request(r);
+    auto errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].code == errc::invalid_name);
     CHECK(errors[0].path == "description");
     r.description = "two\r\nlines";
-    errors = validate_key_request(r);
+    errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].path == "description");
 }
@@ -191,25 +211,25 @@ TEST_CASE("K3: description at most 1024 code points, no control characters", "[K
 TEST_CASE("K3: activeFrom must be before expireAt", "[K3][creation]") {
     auto r = request();
     r.expire_at = r.active_from + one_us;
-    CHECK(validate_key_request(r).empty());
+    CHECK(key_request_problems(r).empty());
     r.expire_at = r.active_from;
-    auto errors = validate_key_request(r);
+    auto errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].code == errc::invalid_period);
     CHECK(errors[0].path == "expireAt");
     r.expire_at = r.active_from - one_us;
-    CHECK(validate_key_request(r).size() == 1);
+    CHECK(key_request_problems(r).size() == 1);
 
     r.active_from = at("2024-01-01T00:00:00Z");
     r.expire_at = max_timestamp;  // "never expires"
-    CHECK(validate_key_request(r).empty());
+    CHECK(key_request_problems(r).empty());
     r.expire_at = max_timestamp + one_us;
-    errors = validate_key_request(r);
+    errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].path == "expireAt");
     r.active_from = min_timestamp - one_us;
     r.expire_at = at("2024-01-01T00:00:00Z");
-    errors = validate_key_request(r);
+    errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].path == "activeFrom");
 }
@@ -223,10 +243,10 @@ TEST_CASE("K3: at least one group; defaults or custom user: groups", "[K3][creat
                 "tenant-viewer",
                 "user:finance",
                 "user:" + std::string(123, 'g')};  // 128 characters in all
-    CHECK(validate_key_request(r).empty());
+    CHECK(key_request_problems(r).empty());
 
     r.groups = {};
-    auto errors = validate_key_request(r);
+    auto errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].code == errc::invalid_group);
     CHECK(errors[0].path == "groups");
@@ -234,16 +254,16 @@ TEST_CASE("K3: at least one group; defaults or custom user: groups", "[K3][creat
     for (const std::string bad :
          {"user:", "User:pf", "admin", "tenant-admin ", "user:two words", "user:tab\t", "USER:PF", ""}) {
         r.groups = {"user:pf", bad};
-        errors = validate_key_request(r);
+        errors = key_request_problems(r);
         REQUIRE(errors.size() == 1);
         CHECK(errors[0].code == errc::invalid_group);
         CHECK(errors[0].path == "groups[1]");
     }
     r.groups = {"user:" + std::string(124, 'g')};  // 129 characters
-    CHECK(validate_key_request(r).at(0).path == "groups[0]");
+    CHECK(key_request_problems(r).at(0).path == "groups[0]");
 
     r.groups = {"user:pf", "user:x", "user:pf"};
-    errors = validate_key_request(r);
+    errors = key_request_problems(r);
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].path == "groups[2]");
 }
@@ -254,7 +274,7 @@ TEST_CASE("K3: validation reports every error, in field order", "[K3][K2][creati
     r.expire_at = r.active_from;
     r.groups = {"bogus", "user:pf"};
     r.method = own_key{secret("short")};
-    const auto errors = validate_key_request(r);
+    const auto errors = key_request_problems(r);
     CHECK(paths_of(errors) == std::vector<std::string>{"name", "description", "expireAt", "groups[0]", "key"});
 
     // The creation call returns the first of them.
@@ -308,7 +328,7 @@ TEST_CASE("K4: advisory warnings beside a successful creation", "[K4][creation]"
     }
     SECTION("warnings never become errors") {
         r.groups = {"tenant-admin"};
-        CHECK(validate_key_request(r).empty());
+        CHECK(key_request_problems(r).empty());
     }
 }
 

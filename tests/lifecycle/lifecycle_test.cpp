@@ -120,7 +120,7 @@ TEST_CASE("K6: updates are validated like creation", "[K6][K3][lifecycle]") {
     bad.name = " ";
     bad.expire_at = key.active_from;
     bad.groups = std::vector<std::string>{};
-    const auto errors = validate_key_update(key, bad);
+    const auto errors = key_update_problems(key, bad);
     REQUIRE(errors.size() == 3);
     CHECK(errors[0].path == "name");
     CHECK(errors[1].path == "expireAt");

@@ -87,9 +87,9 @@ TEST_CASE("M3, K5: a key's plaintext never appears in the library's output", "[M
         // Errors about the key itself: the same key made invalid by a suffix.
         auto bad = r;
         bad.method = own_key{secret(plaintext + " " + std::string(300, 'x'))};
-        for (const auto& e : validate_key_request(bad)) out.add_result_error(e);
+        for (const auto& e : key_request_problems(bad)) out.add_result_error(e);
         bad.method = own_key{secret(plaintext + "\x01")};
-        for (const auto& e : validate_key_request(bad)) out.add_result_error(e);
+        for (const auto& e : key_request_problems(bad)) out.add_result_error(e);
 
         // The index, authorization and its denials.
         (void)index.try_add("acme", created.record, secret(plaintext), policy);

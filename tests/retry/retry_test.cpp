@@ -57,7 +57,7 @@ std::vector<delivery_attempt> failures(std::size_t n, attempt_outcome outcome = 
 
 retry_decision plan(const std::vector<delivery_attempt>& h, std::uint32_t u = 0, const retry_policy& p = {}) {
     const timestamp now = h.empty() ? t0 : h.back().sent_at;
-    return keyhook::plan_next_attempt(h, now, fixed_source{u}, p);
+    return keyhook::plan_next_attempt(h, fixed_source{u}, now, p);
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ TEST_CASE("B2: the default schedule", "[B2][retry]") {
 
 TEST_CASE("B2: the first attempt is sent at once, without drawing randomness", "[B2][retry]") {
     std::size_t taken = 0;
-    const auto d = keyhook::plan_next_attempt({}, t0, fixed_source{u_max, &taken});
+    const auto d = keyhook::plan_next_attempt({}, fixed_source{u_max, &taken}, t0);
     CHECK(d == retry_decision{action::send, t0, 1});
     CHECK(taken == 0);
 }
@@ -87,7 +87,7 @@ TEST_CASE("B2: every step of the schedule, jitter at 0 and at its maximum", "[B2
         const duration wait = p.schedule[n];
 
         std::size_t taken = 0;
-        const auto none = keyhook::plan_next_attempt(h, last, fixed_source{0, &taken});
+        const auto none = keyhook::plan_next_attempt(h, fixed_source{0, &taken}, last);
         CHECK(none == retry_decision{action::send, last + wait, n + 1});
         CHECK(taken == 4);
 
@@ -232,9 +232,9 @@ TEST_CASE("B2: Retry-After on 429 and 503 is a minimum wait", "[B2][retry][retry
 TEST_CASE("B2: never earlier than now", "[B2][retry]") {
     const auto h = failures(2);
     const timestamp due = h.back().sent_at + 5min;
-    CHECK(keyhook::plan_next_attempt(h, due - 1s, fixed_source{}).send_at == due);
-    CHECK(keyhook::plan_next_attempt(h, due, fixed_source{}).send_at == due);
-    CHECK(keyhook::plan_next_attempt(h, due + 1s, fixed_source{}).send_at == due + 1s);
+    CHECK(keyhook::plan_next_attempt(h, fixed_source{}, due - 1s).send_at == due);
+    CHECK(keyhook::plan_next_attempt(h, fixed_source{}, due).send_at == due);
+    CHECK(keyhook::plan_next_attempt(h, fixed_source{}, due + 1s).send_at == due + 1s);
 }
 
 TEST_CASE("B2: the host's own policy", "[B2][retry][policy]") {
@@ -244,7 +244,7 @@ TEST_CASE("B2: the host's own policy", "[B2][retry][policy]") {
     CHECK(p.max_attempts() == 3);
 
     // The first wait is counted from now.
-    CHECK(keyhook::plan_next_attempt({}, t0, fixed_source{u_max}, p).send_at == t0 + 2s);
+    CHECK(keyhook::plan_next_attempt({}, fixed_source{u_max}, t0, p).send_at == t0 + 2s);
     std::vector<delivery_attempt> h{{t0, attempt_outcome::http(500), {}}};
     CHECK(plan(h, u_max, p).send_at == t0 + 2min);
     CHECK(plan(h, 0, p).send_at == t0 + 1min);
@@ -257,7 +257,7 @@ TEST_CASE("B2: the host's own policy", "[B2][retry][policy]") {
         p.max_jitter_percent = 0;
         std::size_t taken = 0;
         const std::vector<delivery_attempt> one{{t0, attempt_outcome::http(500), {}}};
-        CHECK(keyhook::plan_next_attempt(one, t0, fixed_source{u_max, &taken}, p).send_at == t0 + 1min);
+        CHECK(keyhook::plan_next_attempt(one, fixed_source{u_max, &taken}, t0, p).send_at == t0 + 1min);
         CHECK(taken == 0);
     }
 }
@@ -265,10 +265,10 @@ TEST_CASE("B2: the host's own policy", "[B2][retry][policy]") {
 TEST_CASE("B2: an invalid policy or history is refused, saying where", "[B2][retry][policy]") {
     auto refused = [](const std::vector<delivery_attempt>& h, const retry_policy& p, const std::string& path) {
         INFO(path);
-        const auto r = keyhook::try_plan_next_attempt(h, t0, fixed_source{}, p);
+        const auto r = keyhook::try_plan_next_attempt(h, fixed_source{}, t0, p);
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().path == path);
-        CHECK_THROWS_AS(keyhook::plan_next_attempt(h, t0, fixed_source{}, p), keyhook::exception);
+        CHECK_THROWS_AS(keyhook::plan_next_attempt(h, fixed_source{}, t0, p), keyhook::exception);
     };
     retry_policy p;
     p.schedule.clear();
@@ -280,7 +280,7 @@ TEST_CASE("B2: an invalid policy or history is refused, saying where", "[B2][ret
     p.max_jitter_percent = 101;
     refused({}, p, "policy.max_jitter_percent");
     p.max_jitter_percent = 100;
-    CHECK(keyhook::try_plan_next_attempt({}, t0, fixed_source{}, p).has_value());
+    CHECK(keyhook::try_plan_next_attempt({}, fixed_source{}, t0, p).has_value());
     p = {};
     p.max_retry_after = -1s;
     refused({}, p, "policy.max_retry_after");
@@ -289,19 +289,19 @@ TEST_CASE("B2: an invalid policy or history is refused, saying where", "[B2][ret
     h[2].sent_at = h[1].sent_at - 1us;
     refused(h, {}, "history[2].sent_at");
     h[2].sent_at = h[1].sent_at;  // the same instant is allowed
-    CHECK(keyhook::try_plan_next_attempt(h, t0, fixed_source{}).has_value());
+    CHECK(keyhook::try_plan_next_attempt(h, fixed_source{}, t0).has_value());
 }
 
 TEST_CASE("B2: a failing random source is reported", "[B2][retry]") {
     auto failing = [](unsigned char*, std::size_t) {
         throw keyhook::exception(keyhook::error{errc::invalid_value, "random", "no entropy"});
     };
-    const auto r = keyhook::try_plan_next_attempt(failures(1), t0, failing);
+    const auto r = keyhook::try_plan_next_attempt(failures(1), failing, t0);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().path == "random");
     // Nothing to draw for the first attempt or a decided delivery.
-    CHECK(keyhook::try_plan_next_attempt({}, t0, failing).has_value());
-    CHECK(keyhook::try_plan_next_attempt(failures(8), t0, failing).has_value());
+    CHECK(keyhook::try_plan_next_attempt({}, failing, t0).has_value());
+    CHECK(keyhook::try_plan_next_attempt(failures(8), failing, t0).has_value());
 }
 
 TEST_CASE("B2: decisions and attempts print what they mean", "[B2][retry]") {
@@ -373,7 +373,7 @@ TEST_CASE("outside finding 10: waits and caps of duration::max() plan for the en
     SECTION("a wait of duration::max(), with the largest jitter") {
         retry_policy p;
         p.schedule = {duration::max()};
-        const auto d = keyhook::plan_next_attempt({}, t0, fixed_source{u_max}, p);
+        const auto d = keyhook::plan_next_attempt({}, fixed_source{u_max}, t0, p);
         CHECK(d.what == action::send);
         CHECK(d.send_at == timestamp::max());
     }
@@ -387,7 +387,7 @@ TEST_CASE("outside finding 10: waits and caps of duration::max() plan for the en
     }
     SECTION("attempts sent at the end of time") {
         const std::vector<delivery_attempt> h{{timestamp::max() - 1s, attempt_outcome::http(500), std::nullopt}};
-        const auto d = keyhook::plan_next_attempt(h, timestamp::max() - 1s, fixed_source{u_max});
+        const auto d = keyhook::plan_next_attempt(h, fixed_source{u_max}, timestamp::max() - 1s);
         CHECK(d.what == action::send);
         CHECK(d.send_at == timestamp::max());
     }
@@ -405,7 +405,7 @@ TEST_CASE("outside finding 10: waits and caps of duration::max() plan for the en
         p.max_retry_after = duration::max();
         const std::vector<delivery_attempt> h{
             {timestamp::max() - 1h, attempt_outcome::http(429), retry_after::at(timestamp::max())}};
-        CHECK(keyhook::plan_next_attempt(h, timestamp::max() - 1h, fixed_source{0}, p).send_at == timestamp::max());
+        CHECK(keyhook::plan_next_attempt(h, fixed_source{0}, timestamp::max() - 1h, p).send_at == timestamp::max());
     }
 }
 

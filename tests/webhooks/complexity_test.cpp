@@ -103,7 +103,7 @@ TEST_CASE("outside finding 7: reading webhooks from JSON and dispatching are lin
     n.user_action = keyhook::event_type::AddProduct;
     for (int k = 0; k < 2; ++k) {
         const counting_allocator::scope counter;
-        const auto hooks = keyhook::try_webhooks_from_json(k == 0 ? small : large);
+        const auto hooks = keyhook::try_validated_webhooks_from_json(k == 0 ? small : large);
         read_bytes[k] = counter.stop().requested;
         REQUIRE(hooks);
         const counting_allocator::scope dispatch_counter;
