@@ -198,8 +198,12 @@ const kc::asymmetric_signing_key& ed_key() {
 // Both keys are made, and the HMAC key used once (its context is made on
 // first use), before any test runs: a sweep must count only the calls of the
 // function under test.
-[[maybe_unused]] const bool keys_made =
-    (kat(), ed_key(), kc::compute_signature(kat(), kat_id, kat_now, kat_body), true);
+bool make_keys() {
+    (void)kat();
+    (void)ed_key();
+    return !kc::compute_signature(kat(), kat_id, kat_now, kat_body).empty();
+}
+[[maybe_unused]] const bool keys_made = make_keys();
 
 http_headers kat_headers(std::string id = kat_id) {
     return {{"webhook-id", std::move(id), false},
