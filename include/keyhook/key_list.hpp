@@ -639,7 +639,16 @@ public:
             syntax_error(position, ex.what());
             return false;
         }
-        // J2: a number no double holds ("1e400"), with its path and the reason.
+        // J2: a number no double holds ("1e400"). try_parse_key_list parses again
+        // with such numbers zeroed, so that one inside a record rejects only it.
+        stopped_at_overflow_ = true;
+        return refuse_overflow(token);
+    }
+
+    [[nodiscard]] bool stopped_at_overflow() const noexcept { return stopped_at_overflow_; }
+
+    // The page-level refusal of a number no double holds, with its path and the reason.
+    bool refuse_overflow(std::string_view token) {
         if (skip_ == 0 && (slot_ == slot::count || slot_ == slot::page || slot_ == slot::page_size))
             fail(error{errc::out_of_range, std::string(slot_path()),
                        "expected a non-negative 64-bit integer, got " + quote_input(token)});
@@ -663,14 +672,7 @@ public:
     bool overflowed(std::string_view token) {
         const bool in_record = where_ == place::record || where_ == place::groups;
         const bool as_element = where_ == place::result && slot_ == slot::record && skip_ == 0;
-        if (!in_record && !as_element) {
-            if (skip_ == 0 && (slot_ == slot::count || slot_ == slot::page || slot_ == slot::page_size))
-                fail(error{errc::out_of_range, std::string(slot_path()),
-                           "expected a non-negative 64-bit integer, got " + quote_input(token)});
-            else
-                fail(number_overflow_error(pos_.path(), token));
-            return false;
-        }
+        if (!in_record && !as_element) return refuse_overflow(token);
         auto e = number_overflow_error(pos_.path(), token);
         pos_.value_done();
         if (as_element) {
@@ -1228,6 +1230,7 @@ private:
     const std::vector<overflowing_number>* overflows_ = nullptr;
     std::size_t numbers_seen_ = 0;
     std::size_t next_overflow_ = 0;
+    bool stopped_at_overflow_ = false;
 };
 
 }  // namespace detail
@@ -1244,11 +1247,13 @@ private:
 // J3: memory at most 4 times the input plus a constant, time linear.
 [[nodiscard]] inline result<key_list_page> try_parse_key_list(std::string_view json,
                                                               const key_list_options& options = {}) {
-    // J2: numbers no double holds are found first, so that one in a record
-    // rejects that record instead of stopping the parser (see overflowing_number).
-    const auto overflows = detail::find_overflowing_numbers(json);
-    const std::string zeroed = overflows.empty() ? std::string() : detail::with_overflows_zeroed(json, overflows);
-    const std::string_view text = overflows.empty() ? json : std::string_view(zeroed);
+    // J2: where nlohmann stops at a number no double holds, such numbers are
+    // found and the text parsed again with each zeroed, so that one in a record
+    // rejects that record (see overflowing_number); ordinary input pays nothing.
+    std::vector<detail::overflowing_number> overflows;
+    std::string zeroed;
+    std::string_view text = json;
+    bool stopped_at_overflow = false;
     const auto run = [&](std::optional<std::size_t> exact) {
         detail::key_list_sax sax(options, json.size(), exact);
         sax.expect_overflows(&overflows);
@@ -1264,10 +1269,20 @@ private:
             // sax_parse reports through parse_error; this is a second net only.
             sax.syntax_error(0, ex.what());
         }
+        stopped_at_overflow = sax.stopped_at_overflow();
         const auto again = sax.needs_exact_capacity();
         return std::make_pair(again ? result<key_list_page>(error{}) : sax.finish(), again);
     };
     auto first = run(std::nullopt);
+    if (stopped_at_overflow && overflows.empty()) {
+        overflows = detail::find_overflowing_numbers(json);
+        if (!overflows.empty()) {
+            first = {result<key_list_page>(error{}), std::nullopt};
+            zeroed = detail::with_overflows_zeroed(json, overflows);
+            text = zeroed;
+            first = run(std::nullopt);
+        }
+    }
     if (!first.second) return std::move(first.first);
     // The first pass's records are freed before the second pass allocates.
     const std::size_t exact = *first.second;
