@@ -5,10 +5,10 @@ set(KEYHOOK_PKGCONFIG_DIR "${CMAKE_INSTALL_DATADIR}/pkgconfig")
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/keyhook" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
-install(TARGETS keyhook EXPORT keyhookTargets)
+install(TARGETS keyhook keyhook_compiled EXPORT keyhookTargets)
 install(EXPORT keyhookTargets NAMESPACE keyhook:: DESTINATION "${KEYHOOK_CMAKE_DIR}")
 if(KEYHOOK_HAS_CRYPTO)
-    install(TARGETS keyhook_crypto EXPORT keyhookCryptoTargets)
+    install(TARGETS keyhook_crypto keyhook_crypto_compiled EXPORT keyhookCryptoTargets)
     install(EXPORT keyhookCryptoTargets NAMESPACE keyhook:: DESTINATION "${KEYHOOK_CMAKE_DIR}")
 endif()
 

@@ -163,20 +163,13 @@ void put_optional_time(Json& j, std::string_view name, const std::optional<times
         j[std::string(name)] = nullptr;
 }
 
-inline const char* json_type_name(const nlohmann::json& v) noexcept { return v.type_name(); }
-
-inline error wrong_type(std::string path, std::string_view expected, const nlohmann::json& got) {
-    return error{errc::wrong_type, std::move(path),
-                 "expected " + std::string(expected) + ", got " + std::string(json_type_name(got))};
-}
-
 // Field readers shared by the record parser; each returns false after setting err.
 inline bool read_string(const nlohmann::json& obj, std::string_view name, const std::string& base, bool required,
                         std::optional<std::string>& out, error& err) {
     const auto it = obj.find(name);
     if (it == obj.end() || it->is_null()) {
         if (required) {
-            err = error{errc::missing_member, path_member(base, name), "required member is missing"};
+            err = missing_member_error(path_member(base, name));
             return false;
         }
         out.reset();
@@ -195,7 +188,7 @@ inline bool read_time(const nlohmann::json& obj, std::string_view name, const st
     const auto it = obj.find(name);
     if (it == obj.end() || it->is_null()) {
         if (required) {
-            err = error{errc::missing_member, path_member(base, name), "required member is missing"};
+            err = missing_member_error(path_member(base, name));
             return false;
         }
         out.reset();
@@ -208,8 +201,7 @@ inline bool read_time(const nlohmann::json& obj, std::string_view name, const st
     timestamp t{};
     const auto& text = it->get_ref<const std::string&>();
     if (!parse_timestamp_into(text, t)) {
-        err = error{errc::invalid_timestamp, path_member(base, name),
-                    "expected an ISO 8601 timestamp, got " + quote_input(text)};
+        err = timestamp_error(path_member(base, name), text);
         return false;
     }
     out = t;

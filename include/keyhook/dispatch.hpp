@@ -281,8 +281,8 @@ template <class Json = nlohmann::json>
     auto settings = try_webhook_settings_from_json<Json>(j, policy);
     if (!settings) return settings.error();
     const auto* event = detail::hooks::json_member(j, "event", false);
-    if (!event) return error{errc::missing_member, "event", "is required"};
-    if (!event->is_object()) return detail::hooks::wrong_type("event", "an object", *event);
+    if (!event) return detail::missing_member_error("event");
+    if (!event->is_object()) return detail::wrong_type("event", "an object", *event);
     dispatch_input in{std::move(*settings), notification{}};
     std::string action;
     if (auto e = detail::hooks::read_string(*event, "UserAction", "event", true, action)) return *e;

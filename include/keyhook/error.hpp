@@ -542,6 +542,27 @@ inline error current_host_error(std::string_view callable) {
     }
 }
 
+// The one wording of each fault that several parsers report (issue 12): a
+// missing member, a member of the wrong JSON type (`found` is nlohmann's
+// type_name(): "number", "array", ...) and text that is not a T1 timestamp.
+inline error missing_member_error(std::string path) {
+    return error{errc::missing_member, std::move(path), "required member is missing"};
+}
+inline error wrong_type_error(std::string path, std::string_view expected, std::string_view found) {
+    std::string why = "expected ";
+    why += expected;
+    why += ", got ";
+    why += found;
+    return error{errc::wrong_type, std::move(path), std::move(why)};
+}
+template <class Json>
+error wrong_type(std::string path, std::string_view expected, const Json& found) {
+    return wrong_type_error(std::move(path), expected, found.type_name());
+}
+inline error timestamp_error(std::string path, std::string_view text) {
+    return error{errc::invalid_timestamp, std::move(path), "expected an ISO 8601 timestamp, got " + quote_input(text)};
+}
+
 // Appends ".member" or "[index]" to a JSON path.
 inline std::string path_member(std::string_view base, std::string_view member) {
     std::string p;

@@ -714,7 +714,7 @@ public:
         if (fatal_) return std::move(*fatal_);
         if (!status_seen_) {
             if (status_error_) return std::move(*status_error_);
-            return error{errc::missing_member, "status", "required member is missing"};
+            return missing_member_error("status");
         }
         if (!status_ok_) {
             std::string m = "expected \"success\", got " + status_text_;
@@ -723,11 +723,11 @@ public:
             return error{errc::not_success, "status", std::move(m)};
         }
         if (envelope_error_) return std::move(*envelope_error_);
-        if (!data_seen_) return error{errc::missing_member, "data", "required member is missing"};
-        if (!count_) return error{errc::missing_member, "data.count", "required member is missing"};
-        if (!page_) return error{errc::missing_member, "data.page", "required member is missing"};
-        if (!page_size_) return error{errc::missing_member, "data.pageSize", "required member is missing"};
-        if (!result_seen_) return error{errc::missing_member, "data.result", "required member is missing"};
+        if (!data_seen_) return missing_member_error("data");
+        if (!count_) return missing_member_error("data.count");
+        if (!page_) return missing_member_error("data.page");
+        if (!page_size_) return missing_member_error("data.pageSize");
+        if (!result_seen_) return missing_member_error("data.result");
         if (first_record_error_) return std::move(*first_record_error_);
         key_list_page p;
         p.count = *count_;
@@ -790,14 +790,6 @@ private:
         return "binary";
     }
 
-    static std::string expected_got(std::string_view expected, kind got) {
-        std::string m = "expected ";
-        m += expected;
-        m += ", got ";
-        m += kind_name(got);
-        return m;
-    }
-
     api_key& rec() noexcept { return *rec_; }
 
     bool enter(bool object) {
@@ -829,7 +821,7 @@ private:
     }
 
     bool root_not_object(kind k) {
-        fail(error{errc::wrong_type, {}, expected_got("an object", k)});
+        fail(wrong_type_error({}, "an object", kind_name(k)));
         return false;
     }
 
@@ -861,7 +853,7 @@ private:
             expected = "an object";
         else if (slot_ == slot::result)
             expected = "an array of records";
-        envelope_error(error{errc::wrong_type, std::string(slot_path()), expected_got(expected, k)});
+        envelope_error(wrong_type_error(std::string(slot_path()), expected, kind_name(k)));
     }
 
     bool scalar(kind k) {
@@ -941,7 +933,7 @@ private:
 
     void reject_element(kind k) {
         index_ = next_index_++;
-        reject(error{errc::wrong_type, record_path(), expected_got("an object", k)});
+        reject(wrong_type_error(record_path(), "an object", kind_name(k)));
     }
 
     void reject(error e) {
@@ -1022,7 +1014,7 @@ private:
 
     void field_wrong_type(kind k) {
         if (k == kind::null) return field_null();
-        field_error(field_, errc::wrong_type, expected_got(expected_for(field_), k));
+        field_error(field_, errc::wrong_type, wrong_type_error({}, expected_for(field_), kind_name(k)).message);
     }
 
     void field_scalar(kind k) { field_wrong_type(k); }
@@ -1071,7 +1063,7 @@ private:
             out = t;
             return true;
         }
-        field_error(f, errc::invalid_timestamp, "expected an ISO 8601 timestamp, got " + quote_input(val));
+        field_error(f, errc::invalid_timestamp, timestamp_error({}, val).message);
         return false;
     }
 
@@ -1125,7 +1117,8 @@ private:
                 if (read_time(f, val, r.expire_at)) present_ |= field_bit(f);
                 return;
             case list_field::groups:
-                field_error(f, errc::wrong_type, expected_got(expected_for(f), kind::string));
+                field_error(f, errc::wrong_type,
+                            wrong_type_error({}, expected_for(f), kind_name(kind::string)).message);
                 return;
             case list_field::none: return;
         }
@@ -1159,7 +1152,8 @@ private:
     void group_wrong_type(kind k) {
         // The first bad element is the one reported, as try_api_key_from_json does.
         if (!group_failed_)
-            field_error(list_field::groups, errc::wrong_type, group_path(), expected_got("a string", k));
+            field_error(list_field::groups, errc::wrong_type, group_path(),
+                        wrong_type_error({}, "a string", kind_name(k)).message);
         group_failed_ = true;
         ++group_index_;
     }

@@ -325,8 +325,7 @@ inline std::optional<error> read_string_member(nlohmann::json& j, const char* ke
                                                std::string& out) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::nullopt;
-    if (!it->is_string())
-        return error{errc::wrong_type, std::string(path), std::string("expected a string, got ") + it->type_name()};
+    if (!it->is_string()) return wrong_type(std::string(path), "a string", *it);
     out = std::move(it->get_ref<std::string&>());
     return std::nullopt;
 }
@@ -368,7 +367,7 @@ inline std::optional<error> read_string_member(nlohmann::json& j, const char* ke
         return e;
     }
     nlohmann::json& j = *parsed;
-    if (!j.is_object()) return error{errc::wrong_type, {}, std::string("expected a JSON object, got ") + j.type_name()};
+    if (!j.is_object()) return detail::wrong_type({}, "a JSON object", j);
 
     received_notification r;
     struct member {

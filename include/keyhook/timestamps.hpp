@@ -281,7 +281,7 @@ inline timestamp clamp_to_range(timestamp t) noexcept {
 [[nodiscard]] inline result<timestamp> try_parse_timestamp(std::string_view text) {
     timestamp t{};
     if (detail::parse_timestamp_into(text, t)) return t;
-    return error{errc::invalid_timestamp, {}, "expected an ISO 8601 timestamp, got " + detail::quote_input(text)};
+    return detail::timestamp_error({}, text);
 }
 
 [[nodiscard]] inline timestamp parse_timestamp(std::string_view text) { return try_parse_timestamp(text).value(); }

@@ -725,27 +725,6 @@ struct webhook_validator {
 
 namespace detail::hooks {
 
-template <class Json>
-std::string_view json_type_name(const Json& j) noexcept {
-    switch (j.type()) {
-        case nlohmann::detail::value_t::null: return "null";
-        case nlohmann::detail::value_t::object: return "an object";
-        case nlohmann::detail::value_t::array: return "an array";
-        case nlohmann::detail::value_t::string: return "a string";
-        case nlohmann::detail::value_t::boolean: return "a boolean";
-        case nlohmann::detail::value_t::number_integer:
-        case nlohmann::detail::value_t::number_unsigned:
-        case nlohmann::detail::value_t::number_float: return "a number";
-        default: return "a binary value";
-    }
-}
-
-template <class Json>
-error wrong_type(const std::string& path, std::string_view expected, const Json& found) {
-    return error{errc::wrong_type, path,
-                 "expected " + std::string(expected) + ", got " + std::string(json_type_name(found))};
-}
-
 // The member `name` of object j, or nullptr when missing (or null, if `null_is_missing`).
 template <class Json>
 const Json* json_member(const Json& j, const char* name, bool null_is_missing = true) {
@@ -760,7 +739,7 @@ std::optional<error> read_string(const Json& obj, const char* name, const std::s
     const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
     if (!m) {
-        if (required) return error{errc::missing_member, path, "is required"};
+        if (required) return missing_member_error(path);
         return std::nullopt;
     }
     if (!m->is_string()) return wrong_type(path, "a string", *m);
@@ -772,7 +751,7 @@ template <class Json>
 std::optional<error> read_bool(const Json& obj, const char* name, const std::string& base, bool& out) {
     const auto* m = json_member(obj, name);
     const std::string path = path_member(base, name);
-    if (!m) return error{errc::missing_member, path, "is required"};
+    if (!m) return missing_member_error(path);
     if (!m->is_boolean()) return wrong_type(path, "true or false", *m);
     out = m->template get<bool>();
     return std::nullopt;
@@ -784,7 +763,7 @@ template <class Json = nlohmann::json>
 [[nodiscard]] result<tenant_settings> try_tenant_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                     std::string_view path = "tenant") {
     const std::string base(path);
-    if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
+    if (!j.is_object()) return detail::wrong_type(base, "an object", j);
     tenant_settings t;
     if (auto e = detail::hooks::read_string(j, "name", base, true, t.name)) return *e;
     if (auto e = detail::hooks::read_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
@@ -801,18 +780,18 @@ template <class Json = nlohmann::json>
 template <class Json = nlohmann::json>
 [[nodiscard]] result<webhook> try_webhook_from_json(const detail::non_deduced_t<Json>& j, std::string_view path = "") {
     const std::string base(path);
-    if (!j.is_object()) return detail::hooks::wrong_type(base, "an object", j);
+    if (!j.is_object()) return detail::wrong_type(base, "an object", j);
     webhook w;
     if (auto e = detail::hooks::read_string(j, "name", base, true, w.name)) return *e;
     if (auto e = detail::hooks::read_string(j, "endpoint", base, true, w.endpoint)) return *e;
     if (auto e = detail::hooks::read_bool(j, "saved", base, w.saved)) return *e;
     if (const auto* events = detail::hooks::json_member(j, "events")) {
         const std::string events_path = detail::path_member(base, "events");
-        if (!events->is_array()) return detail::hooks::wrong_type(events_path, "an array of event type names", *events);
+        if (!events->is_array()) return detail::wrong_type(events_path, "an array of event type names", *events);
         for (std::size_t i = 0; i < events->size(); ++i) {
             const auto& item = (*events)[i];
             const std::string item_path = detail::path_index(events_path, i);
-            if (!item.is_string()) return detail::hooks::wrong_type(item_path, "an event type name", item);
+            if (!item.is_string()) return detail::wrong_type(item_path, "an event type name", item);
             auto e = try_parse_event_type(item.template get_ref<const std::string&>());
             if (!e) return error{e.error().code, item_path, e.error().message};
             w.events.insert(*e);
@@ -820,8 +799,7 @@ template <class Json = nlohmann::json>
     }
     if (const auto* auth = detail::hooks::json_member(j, "auth")) {
         const std::string auth_path = detail::path_member(base, "auth");
-        if (!auth->is_array())
-            return detail::hooks::wrong_type(auth_path, "an array of authentication parameters", *auth);
+        if (!auth->is_array()) return detail::wrong_type(auth_path, "an array of authentication parameters", *auth);
         if (auth->size() > max_auth_parameters)
             return error{errc::limit_exceeded, auth_path,
                          "has " + std::to_string(auth->size()) + " authentication parameters; at most " +
@@ -830,7 +808,7 @@ template <class Json = nlohmann::json>
         for (std::size_t i = 0; i < auth->size(); ++i) {
             const auto& item = (*auth)[i];
             const std::string item_path = detail::path_index(auth_path, i);
-            if (!item.is_object()) return detail::hooks::wrong_type(item_path, "an object", item);
+            if (!item.is_object()) return detail::wrong_type(item_path, "an object", item);
             auth_parameter p;
             std::string in;
             if (auto e = detail::hooks::read_string(item, "in", item_path, true, in)) return *e;
@@ -868,7 +846,7 @@ template <class Json = nlohmann::json>
 [[nodiscard]] result<std::vector<validated_webhook>> try_validated_webhooks_from_json(
     const detail::non_deduced_t<Json>& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
     const std::string base(path);
-    if (!j.is_array()) return detail::hooks::wrong_type(base, "an array of webhooks", j);
+    if (!j.is_array()) return detail::wrong_type(base, "an array of webhooks", j);
     std::vector<validated_webhook> out;
     out.reserve(j.size());
     std::vector<error> problems;
@@ -915,13 +893,13 @@ struct webhook_settings {
 template <class Json = nlohmann::json>
 [[nodiscard]] result<webhook_settings> try_webhook_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                       const endpoint_policy& policy = {}) {
-    if (!j.is_object()) return detail::hooks::wrong_type("", "an object", j);
+    if (!j.is_object()) return detail::wrong_type("", "an object", j);
     const auto* tenant = detail::hooks::json_member(j, "tenant", false);
-    if (!tenant) return error{errc::missing_member, "tenant", "is required"};
+    if (!tenant) return detail::missing_member_error("tenant");
     auto t = try_tenant_settings_from_json<Json>(*tenant, "tenant");
     if (!t) return t.error();
     const auto* hooks = detail::hooks::json_member(j, "webhooks", false);
-    if (!hooks) return error{errc::missing_member, "webhooks", "is required"};
+    if (!hooks) return detail::missing_member_error("webhooks");
     auto list = try_validated_webhooks_from_json<Json>(*hooks, policy, "webhooks");
     if (!list) return list.error();
     return webhook_settings{std::move(*t), std::move(*list)};

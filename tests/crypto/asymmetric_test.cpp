@@ -448,7 +448,7 @@ TEST_CASE("B3: a sender's key list mixes whsec_ secrets and whsk_ keys; a whpk_ 
         INFO(text);
         const auto r = kc::try_parse_signing_keys(text);
         REQUIRE_FALSE(r);
-        CHECK(r.error().path == "signing_secret");
+        CHECK(r.error().path == "signingSecret");
         CHECK(r.error().message.find(why) != std::string::npos);
         CHECK(r.error().message.find("6Xb/") == std::string::npos);
     };

@@ -291,7 +291,7 @@ TEST_CASE("B1: secret rotation, on both sides", "[B1][signing][rotation]") {
     const auto none = kc::try_verify_signature(std::vector<kc::signing_secret>{}, headers, kat_body, now);
     REQUIRE_FALSE(none.has_value());
     CHECK(none.error().code == errc::missing_member);
-    CHECK(none.error().path == "signing_secret");
+    CHECK(none.error().path == "signingSecret");
     CHECK_FALSE(kc::try_signature_headers(std::vector<kc::signing_secret>{}, kat_id, now, kat_body).has_value());
 }
 
@@ -331,7 +331,7 @@ TEST_CASE("B1: reading a secret: base64 after an optional whsec_; any length to 
         const auto r = kc::try_parse_signing_secret(text, use);
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().code == code);
-        CHECK(r.error().path == "signing_secret");
+        CHECK(r.error().path == "signingSecret");
         CHECK(r.error().message == message);
         CHECK_THROWS_AS(kc::parse_signing_secret(text, use), keyhook::exception);
     };
@@ -471,7 +471,7 @@ TEST_CASE("outside finding 17: Svix's documentation secret (18 bytes) verifies i
     const auto sign = kc::try_signature_headers(*s, svix_id, now, svix_body);
     REQUIRE_FALSE(sign.has_value());
     CHECK(sign.error().code == errc::out_of_range);
-    CHECK(sign.error().path == "signing_secret");
+    CHECK(sign.error().path == "signingSecret");
     CHECK(sign.error().message == "the key is 18 bytes; expected 24 to 64 to sign with");
     CHECK_FALSE(kc::try_sign_request(http_request{"POST", "https://example.com/", {}, svix_body}, *s, svix_id, now)
                     .has_value());

@@ -237,10 +237,10 @@ TEST_CASE("issue 12: a whsec_ key refused for its size is wiped (try_decode_sign
     const std::string text = "whsec_" + keyhook::base64_encode(marker);
     released_memory_search search(marker);
     {
-        const auto refused = keyhook::detail::try_decode_signing_secret(text, "signing_secret");
+        const auto refused = keyhook::detail::try_decode_signing_secret(text, "signingSecret");
         REQUIRE_FALSE(refused.has_value());
         CHECK(refused.error().code == keyhook::errc::out_of_range);
-        CHECK(refused.error().path == "signing_secret");
+        CHECK(refused.error().path == "signingSecret");
         CHECK_FALSE(keyhook::crypto::try_parse_signing_secret(text, keyhook::crypto::signing_key_use::sign));
     }
     CHECK(search.sightings_so_far() == 0);

@@ -63,9 +63,9 @@ TEST_CASE("generative: signing secrets, keys and signed headers", "[hostile][gen
     auto material = gen::windows(secret_text.substr(6));
     for (const auto& w : gen::windows(signing_key.substr(5))) material.push_back(w);
     std::vector<surface> v;
-    v.push_back(text4("signing secret (verify)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
+    v.push_back(text4("signing secret (verify)", secret_text, {"signingSecret"}, gen::windows(secret_text.substr(6)),
                       [](const std::string& in) { return from([&] { return kc::try_parse_signing_secret(in); }); }));
-    v.push_back(text4("signing secret (sign)", secret_text, {"signing_secret"}, gen::windows(secret_text.substr(6)),
+    v.push_back(text4("signing secret (sign)", secret_text, {"signingSecret"}, gen::windows(secret_text.substr(6)),
                       [](const std::string& in) {
                           return from([&] { return kc::try_parse_signing_secret(in, kc::signing_key_use::sign); });
                       }));
@@ -74,7 +74,7 @@ TEST_CASE("generative: signing secrets, keys and signed headers", "[hostile][gen
               [](const std::string& in) { return from([&] { return kc::try_parse_asymmetric_signing_key(in); }); }));
     v.push_back(text4("public key (whpk_)", public_key, {"public_key"}, {},
                       [](const std::string& in) { return from([&] { return kc::try_parse_public_key(in); }); }));
-    v.push_back(text4("sender's key list", secret_text + " " + signing_key, {"signing_secret"}, material,
+    v.push_back(text4("sender's key list", secret_text + " " + signing_key, {"signingSecret"}, material,
                       [](const std::string& in) { return from([&] { return kc::try_parse_signing_keys(in); }); }));
     v.push_back(text4("receiver's key list", secret_text + " " + public_key, {"signing_keys", "signing_keys[]"},
                       gen::windows(secret_text.substr(6)),

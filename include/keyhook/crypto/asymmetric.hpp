@@ -447,11 +447,11 @@ struct verification_keys {
 
 // The three headers for a request signed with every key: the v1 entries, then
 // the v1a entries, in the order given. Refused: no key at all (path
-// "signing_secret"), a secret keyhook may not sign with (B1), and a webhook id
+// "signingSecret"), a secret keyhook may not sign with (B1), and a webhook id
 // that is not a plain header value (path "webhook-id").
 [[nodiscard]] inline result<http_headers> try_signature_headers(const signing_keys& keys, std::string_view webhook_id,
                                                                 timestamp now, std::string_view body) {
-    if (keys.empty()) return error{errc::missing_member, "signing_secret", "no signing secret or signing key given"};
+    if (keys.empty()) return error{errc::missing_member, "signingSecret", "no signing secret or signing key given"};
     std::string signatures;
     std::string unix_time = std::to_string(detail::unix_seconds(now));
     if (!keys.secrets.empty()) {
@@ -508,7 +508,7 @@ struct verification_keys {
 [[nodiscard]] inline result<verified_webhook> try_verify_signature(
     const verification_keys& keys, const http_headers& headers, std::string_view body, timestamp now,
     std::chrono::seconds tolerance = default_signature_tolerance) {
-    if (keys.empty()) return error{errc::missing_member, "signing_secret", "no signing secret or public key given"};
+    if (keys.empty()) return error{errc::missing_member, "signingSecret", "no signing secret or public key given"};
     auto envelope = detail::check_signed_envelope(headers, now, tolerance);
     if (!envelope) return envelope.error();
     const std::string_view id = envelope->id;
@@ -603,11 +603,11 @@ struct verification_keys {
 
 // Reads a sender's key list, what a webhook's signing secret holds: space-
 // separated "whsec_..." secrets (24 to 64 bytes, B1) and "whsk_..." signing
-// keys, in any mix. Refused (path "signing_secret", the entry's position in
+// keys, in any mix. Refused (path "signingSecret", the entry's position in
 // the message when there are several): the core's checks
 // (detail::check_signing_keys) and a whsk_ key whose halves do not match.
 [[nodiscard]] inline result<signing_keys> try_parse_signing_keys(std::string_view text) {
-    if (auto e = keyhook::detail::check_signing_keys(text, "signing_secret")) return std::move(*e);
+    if (auto e = keyhook::detail::check_signing_keys(text, "signingSecret")) return std::move(*e);
     signing_keys keys;
     std::size_t count = 0;
     keyhook::detail::for_each_signing_key(text, [&](std::string_view, std::size_t) { ++count; });
@@ -618,13 +618,13 @@ struct verification_keys {
         if (entry.substr(0, asymmetric_signing_key_prefix.size()) == asymmetric_signing_key_prefix) {
             auto k = try_parse_asymmetric_signing_key(entry);
             if (!k)
-                failed = error{k.error().code, "signing_secret", which + k.error().message};
+                failed = error{k.error().code, "signingSecret", which + k.error().message};
             else
                 keys.asymmetric.push_back(std::move(*k));
         } else {
             auto s = try_parse_signing_secret(entry, signing_key_use::sign);
             if (!s)
-                failed = error{s.error().code, "signing_secret", which + s.error().message};
+                failed = error{s.error().code, "signingSecret", which + s.error().message};
             else
                 keys.secrets.push_back(std::move(*s));
         }

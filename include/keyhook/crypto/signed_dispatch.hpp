@@ -41,7 +41,7 @@ namespace keyhook::crypto {
 // B1 policy: `r` signed with its webhook's signing secret, or unsigned when the
 // webhook has none. The secret may hold several space-separated keys, whsec_
 // (v1) and whsk_ (v1a, B3) in any mix. Refused: a key that is not whsec_ +
-// base64 of 24 to 64 bytes nor a whsk_ key (path "signing_secret", the
+// base64 of 24 to 64 bytes nor a whsk_ key (path "signingSecret", the
 // message naming the webhook).
 [[nodiscard]] inline result<http_request> try_sign_outbound(const outbound_request& r, timestamp now) {
     const auto& configured = r.signing_secret();
@@ -119,7 +119,7 @@ result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requ
 
 // dispatch, then every request signed at `now` (B1 policy: those whose webhook
 // has a signing secret). Errors: those of dispatch, and a malformed secret
-// (path "webhooks[i].signing_secret", i its index in `webhooks`).
+// (path "webhooks[i].signingSecret", i its index in `webhooks`).
 [[nodiscard]] inline result<std::vector<signed_delivery>> try_dispatch_signed(
     const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n,
     timestamp now) {
@@ -128,7 +128,7 @@ result<std::vector<signed_delivery>> sign_all(std::vector<outbound_request> requ
     return detail::sign_all(std::move(*requests), now, [&webhooks](const std::string& name) {
         std::size_t i = 0;
         while (i < webhooks.size() && webhooks[i].name() != name) ++i;
-        return keyhook::detail::path_member(keyhook::detail::path_index("webhooks", i), "signing_secret");
+        return keyhook::detail::path_member(keyhook::detail::path_index("webhooks", i), "signingSecret");
     });
 }
 

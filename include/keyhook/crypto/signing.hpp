@@ -210,12 +210,12 @@ inline detail::hmac_sha256_key* detail::signing_secret_access::prepared(const si
 
 // Reads "whsec_<base64>" or the bare base64 part. For verifying (the
 // default) a key of any non-empty length is read; for signing, 24 to 64 bytes
-// (errc::out_of_range otherwise). Errors (path "signing_secret") say what is
+// (errc::out_of_range otherwise). Errors (path "signingSecret") say what is
 // wrong without quoting the text. No OpenSSL call: the key's context is made
 // when it first signs or verifies.
 [[nodiscard]] inline result<signing_secret> try_parse_signing_secret(std::string_view text,
                                                                      signing_key_use use = signing_key_use::verify) {
-    auto key = keyhook::detail::try_decode_signing_secret(text, "signing_secret", use);
+    auto key = keyhook::detail::try_decode_signing_secret(text, "signingSecret", use);
     if (!key) return key.error();
     return detail::signing_secret_access::make(std::move(*key));
 }
@@ -456,15 +456,15 @@ inline void set_header(http_headers& headers, std::string_view name, std::string
 namespace detail {
 // The three headers for a request signed with every secret in `secrets`
 // (more than one while a secret is being rotated: the receiver accepts any).
-// Refused: an empty list (path "signing_secret"), a secret outside 24 to 64
-// bytes (B1; errc::out_of_range, path "signing_secret") and a webhook id that
+// Refused: an empty list (path "signingSecret"), a secret outside 24 to 64
+// bytes (B1; errc::out_of_range, path "signingSecret") and a webhook id that
 // is not a plain header value (path "webhook-id").
 inline result<http_headers> signature_headers_of(secret_list secrets, std::string_view webhook_id, timestamp now,
                                                  std::string_view body) {
-    if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
+    if (secrets.empty()) return error{errc::missing_member, "signingSecret", "no signing secret given"};
     for (const auto& s : secrets)
         if (!can_sign_with(s))
-            return error{errc::out_of_range, "signing_secret",
+            return error{errc::out_of_range, "signingSecret",
                          "the key is " + std::to_string(s.key_size()) + " bytes; expected " +
                              std::to_string(min_signing_key_bytes) + " to " + std::to_string(max_signing_key_bytes) +
                              " to sign with"};
@@ -645,7 +645,7 @@ namespace detail {
 //      of other versions ("v1a,...") are ignored (errc::invalid_signature).
 inline result<verified_webhook> verify_with(secret_list secrets, const http_headers& headers, std::string_view body,
                                             timestamp now, std::chrono::seconds tolerance) {
-    if (secrets.empty()) return error{errc::missing_member, "signing_secret", "no signing secret given"};
+    if (secrets.empty()) return error{errc::missing_member, "signingSecret", "no signing secret given"};
     // Steps 1 to 3, shared with v1a verification (asymmetric.hpp, B3).
     const auto envelope = detail::check_signed_envelope(headers, now, tolerance);
     if (!envelope) return envelope.error();

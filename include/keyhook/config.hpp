@@ -1,0 +1,42 @@
+// keyhook: how definitions are provided. By default every header carries its
+// definitions (header-only). A program that links keyhook::compiled defines
+// KEYHOOK_COMPILED: the headers then only declare, and the definitions come
+// from that library (src/keyhook.cpp), so a translation unit parses neither
+// nlohmann/json.hpp nor date/date.h. Define it the same way in every
+// translation unit of a program (the CMake target does).
+#pragma once
+
+#if defined(KEYHOOK_COMPILED_CRYPTO) && !defined(KEYHOOK_COMPILED)
+#error "KEYHOOK_COMPILED_CRYPTO needs KEYHOOK_COMPILED"
+#endif
+
+// KEYHOOK_INLINE marks every declaration and definition of a function whose
+// definition lives in an implementation file (keyhook/impl/*.ipp); such a file
+// is included at the end of its public header when KEYHOOK_DEFINITIONS is 1.
+#if defined(KEYHOOK_COMPILED)
+#define KEYHOOK_INLINE
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+#define KEYHOOK_DEFINITIONS 1
+#else
+#define KEYHOOK_DEFINITIONS 0
+#endif
+#else
+#define KEYHOOK_INLINE inline
+#define KEYHOOK_DEFINITIONS 1
+#endif
+
+// The same for keyhook/crypto/ and KEYHOOK_COMPILED_CRYPTO, which the target
+// keyhook::crypto_compiled (src/keyhook_crypto.cpp, needs OpenSSL) defines.
+// Without it the crypto headers carry their definitions, also in a program
+// that links keyhook::compiled.
+#if defined(KEYHOOK_COMPILED_CRYPTO)
+#define KEYHOOK_CRYPTO_INLINE
+#if defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+#define KEYHOOK_CRYPTO_DEFINITIONS 1
+#else
+#define KEYHOOK_CRYPTO_DEFINITIONS 0
+#endif
+#else
+#define KEYHOOK_CRYPTO_INLINE inline
+#define KEYHOOK_CRYPTO_DEFINITIONS 1
+#endif
