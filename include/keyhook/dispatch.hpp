@@ -280,12 +280,12 @@ template <class Json = nlohmann::json>
                                                                   const endpoint_policy& policy = {}) {
     auto settings = try_webhook_settings_from_json<Json>(j, policy);
     if (!settings) return settings.error();
-    const auto* event = detail::hooks::json_member(j, "event", false);
+    const auto* event = detail::json_member(j, "event", false);
     if (!event) return detail::missing_member_error("event");
     if (!event->is_object()) return detail::wrong_type("event", "an object", *event);
     dispatch_input in{std::move(*settings), notification{}};
     std::string action;
-    if (auto e = detail::hooks::read_string(*event, "UserAction", "event", true, action)) return *e;
+    if (auto e = detail::read_member_string(*event, "UserAction", "event", true, action)) return *e;
     auto type = try_parse_event_type(action);
     if (!type) return error{type.error().code, "event.UserAction", type.error().message};
     in.event.user_action = *type;
@@ -299,7 +299,7 @@ template <class Json = nlohmann::json>
         {"FileName", &in.event.file_name},     {"ServiceVersionId", &in.event.service_version_id},
     };
     for (const auto& f : fields)
-        if (auto e = detail::hooks::read_string(*event, f.name, "event", false, *f.target)) return *e;
+        if (auto e = detail::read_member_string(*event, f.name, "event", false, *f.target)) return *e;
     in.event.tenant = in.settings.tenant.name;
     in.event.request_time = now;
     return in;

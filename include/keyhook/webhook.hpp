@@ -27,6 +27,7 @@
 #include "keyhook/receiving.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/detail/signing_secret.hpp"
+#include "keyhook/detail/json_members.hpp"
 #include "keyhook/detail/signing_keys.hpp"
 
 namespace keyhook {
@@ -723,50 +724,14 @@ struct webhook_validator {
 // Unknown members are ignored; a null optional member counts as missing.
 // Errors carry the JSON path ("webhooks[1].auth[0].in").
 
-namespace detail::hooks {
-
-// The member `name` of object j, or nullptr when missing (or null, if `null_is_missing`).
-template <class Json>
-const Json* json_member(const Json& j, const char* name, bool null_is_missing = true) {
-    const auto it = j.find(name);
-    if (it == j.end() || (null_is_missing && it->is_null())) return nullptr;
-    return &*it;
-}
-
-template <class Json>
-std::optional<error> read_string(const Json& obj, const char* name, const std::string& base, bool required,
-                                 std::string& out) {
-    const auto* m = json_member(obj, name);
-    const std::string path = path_member(base, name);
-    if (!m) {
-        if (required) return missing_member_error(path);
-        return std::nullopt;
-    }
-    if (!m->is_string()) return wrong_type(path, "a string", *m);
-    out = m->template get_ref<const std::string&>();
-    return std::nullopt;
-}
-
-template <class Json>
-std::optional<error> read_bool(const Json& obj, const char* name, const std::string& base, bool& out) {
-    const auto* m = json_member(obj, name);
-    const std::string path = path_member(base, name);
-    if (!m) return missing_member_error(path);
-    if (!m->is_boolean()) return wrong_type(path, "true or false", *m);
-    out = m->template get<bool>();
-    return std::nullopt;
-}
-
-}  // namespace detail::hooks
-
 template <class Json = nlohmann::json>
 [[nodiscard]] result<tenant_settings> try_tenant_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                     std::string_view path = "tenant") {
     const std::string base(path);
     if (!j.is_object()) return detail::wrong_type(base, "an object", j);
     tenant_settings t;
-    if (auto e = detail::hooks::read_string(j, "name", base, true, t.name)) return *e;
-    if (auto e = detail::hooks::read_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
+    if (auto e = detail::read_member_string(j, "name", base, true, t.name)) return *e;
+    if (auto e = detail::read_member_bool(j, "webhooksEnabled", base, t.webhooks_enabled)) return *e;
     return t;
 }
 template <class Json = nlohmann::json>
@@ -782,10 +747,10 @@ template <class Json = nlohmann::json>
     const std::string base(path);
     if (!j.is_object()) return detail::wrong_type(base, "an object", j);
     webhook w;
-    if (auto e = detail::hooks::read_string(j, "name", base, true, w.name)) return *e;
-    if (auto e = detail::hooks::read_string(j, "endpoint", base, true, w.endpoint)) return *e;
-    if (auto e = detail::hooks::read_bool(j, "saved", base, w.saved)) return *e;
-    if (const auto* events = detail::hooks::json_member(j, "events")) {
+    if (auto e = detail::read_member_string(j, "name", base, true, w.name)) return *e;
+    if (auto e = detail::read_member_string(j, "endpoint", base, true, w.endpoint)) return *e;
+    if (auto e = detail::read_member_bool(j, "saved", base, w.saved)) return *e;
+    if (const auto* events = detail::json_member(j, "events")) {
         const std::string events_path = detail::path_member(base, "events");
         if (!events->is_array()) return detail::wrong_type(events_path, "an array of event type names", *events);
         for (std::size_t i = 0; i < events->size(); ++i) {
@@ -797,7 +762,7 @@ template <class Json = nlohmann::json>
             w.events.insert(*e);
         }
     }
-    if (const auto* auth = detail::hooks::json_member(j, "auth")) {
+    if (const auto* auth = detail::json_member(j, "auth")) {
         const std::string auth_path = detail::path_member(base, "auth");
         if (!auth->is_array()) return detail::wrong_type(auth_path, "an array of authentication parameters", *auth);
         if (auth->size() > max_auth_parameters)
@@ -811,7 +776,7 @@ template <class Json = nlohmann::json>
             if (!item.is_object()) return detail::wrong_type(item_path, "an object", item);
             auth_parameter p;
             std::string in;
-            if (auto e = detail::hooks::read_string(item, "in", item_path, true, in)) return *e;
+            if (auto e = detail::read_member_string(item, "in", item_path, true, in)) return *e;
             if (in == "header")
                 p.in = auth_location::header;
             else if (in == "query")
@@ -819,17 +784,17 @@ template <class Json = nlohmann::json>
             else
                 return error{errc::invalid_value, detail::path_member(item_path, "in"),
                              "expected \"header\" or \"query\", got " + detail::quote_input(in)};
-            if (auto e = detail::hooks::read_string(item, "name", item_path, true, p.name)) return *e;
+            if (auto e = detail::read_member_string(item, "name", item_path, true, p.name)) return *e;
             std::string value;
             // The value is a secret: a type error must not show it, and does not (types only).
-            if (auto e = detail::hooks::read_string(item, "value", item_path, true, value)) return *e;
+            if (auto e = detail::read_member_string(item, "value", item_path, true, value)) return *e;
             p.value = secret(std::move(value));
             w.auth.push_back(std::move(p));
         }
     }
     std::string signing;
-    const bool has_signing = detail::hooks::json_member(j, "signingSecret") != nullptr;
-    if (auto e = detail::hooks::read_string(j, "signingSecret", base, false, signing)) return *e;
+    const bool has_signing = detail::json_member(j, "signingSecret") != nullptr;
+    if (auto e = detail::read_member_string(j, "signingSecret", base, false, signing)) return *e;
     if (has_signing) w.signing_secret = secret(std::move(signing), secret_kind::signing_key);
     return w;
 }
@@ -894,11 +859,11 @@ template <class Json = nlohmann::json>
 [[nodiscard]] result<webhook_settings> try_webhook_settings_from_json(const detail::non_deduced_t<Json>& j,
                                                                       const endpoint_policy& policy = {}) {
     if (!j.is_object()) return detail::wrong_type("", "an object", j);
-    const auto* tenant = detail::hooks::json_member(j, "tenant", false);
+    const auto* tenant = detail::json_member(j, "tenant", false);
     if (!tenant) return detail::missing_member_error("tenant");
     auto t = try_tenant_settings_from_json<Json>(*tenant, "tenant");
     if (!t) return t.error();
-    const auto* hooks = detail::hooks::json_member(j, "webhooks", false);
+    const auto* hooks = detail::json_member(j, "webhooks", false);
     if (!hooks) return detail::missing_member_error("webhooks");
     auto list = try_validated_webhooks_from_json<Json>(*hooks, policy, "webhooks");
     if (!list) return list.error();
