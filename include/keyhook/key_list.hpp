@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/detail/ascii.hpp"
+#include "keyhook/detail/json_parser.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
