@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <date/date.h>
 #include <nlohmann/json.hpp>
 
 #include "keyhook/api_key.hpp"

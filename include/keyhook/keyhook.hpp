@@ -3,6 +3,7 @@
 // (needs OpenSSL, target keyhook::crypto).
 #pragma once
 
+#include "keyhook/config.hpp"
 #include "keyhook/version.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/json_input.hpp"
