@@ -12,6 +12,7 @@
 
 #include "generator.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_view.hpp"
 
 namespace {
 

@@ -76,9 +76,12 @@ def public_headers():
 
 
 def compiled_mode_available():
-    """True once keyhook.hpp honours KEYHOOK_COMPILED (issue 12 item 3)."""
+    """True when keyhook has the compiled mode (include/keyhook/config.hpp, issue 12 item 3)."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "keyhook")
-    with open(os.path.join(root, "keyhook.hpp")) as f:
+    path = os.path.join(root, "config.hpp")
+    if not os.path.exists(path):
+        return False
+    with open(path) as f:
         return "KEYHOOK_COMPILED" in f.read()
 
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/json_position.hpp"
 #include "keyhook/json_input.hpp"
 
 namespace fuzz {

@@ -4,7 +4,9 @@
 # find_package (core; and the crypto component when OpenSSL is there), with
 # pkg-config, against the source tree with add_subdirectory (once with a parent
 # that defines the dependencies' targets itself), and with FetchContent from
-# this repository's HEAD commit.
+# this repository's HEAD commit; find_package, add_subdirectory and
+# FetchContent once more linking keyhook::compiled (definitions compiled once,
+# KEYHOOK_COMPILED) instead of the header-only targets.
 #
 #   scripts/package-test.sh            (KEYHOOK_PACKAGE_WORK=dir keeps the work files there)
 set -euo pipefail
@@ -51,10 +53,18 @@ fi
 consume add-subdirectory -DKEYHOOK_CONSUMER_MODE=subdirectory -DKEYHOOK_SOURCE_DIR="$root"
 consume add-subdirectory-own-deps -DKEYHOOK_CONSUMER_MODE=subdirectory -DKEYHOOK_SOURCE_DIR="$root" \
     -DKEYHOOK_CONSUMER_OWN_DEPENDENCIES=ON
+compiled_crypto=()
+if [ "$with_crypto" = 1 ]; then compiled_crypto=(-DKEYHOOK_CONSUMER_CRYPTO=ON); fi
+consume find-package-compiled -DCMAKE_PREFIX_PATH="$prefix" -DKEYHOOK_EXPECTED_PREFIX="$prefix" \
+    -DKEYHOOK_CONSUMER_COMPILED=ON "${compiled_crypto[@]}"
+consume add-subdirectory-compiled -DKEYHOOK_CONSUMER_MODE=subdirectory -DKEYHOOK_SOURCE_DIR="$root" \
+    -DKEYHOOK_CONSUMER_COMPILED=ON "${compiled_crypto[@]}"
 if head="$(git -C "$root" rev-parse --verify HEAD 2>/dev/null)"; then
     # FetchContent clones the committed tree: uncommitted changes are not in this check.
     consume fetchcontent -DKEYHOOK_CONSUMER_MODE=fetchcontent -DKEYHOOK_GIT_REPOSITORY="$root" \
         -DKEYHOOK_GIT_TAG="$head"
+    consume fetchcontent-compiled -DKEYHOOK_CONSUMER_MODE=fetchcontent -DKEYHOOK_GIT_REPOSITORY="$root" \
+        -DKEYHOOK_GIT_TAG="$head" -DKEYHOOK_CONSUMER_COMPILED=ON "${compiled_crypto[@]}"
 else
     echo "package-test: $root is not a git repository: FetchContent consumer skipped"
 fi

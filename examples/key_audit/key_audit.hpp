@@ -24,6 +24,7 @@
 #include "keyhook/error.hpp"
 #include "keyhook/expiry_notices.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_view.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/timestamps.hpp"

@@ -2,7 +2,6 @@
 // its JSON (rule L2 for required and optional members, S2 for `status`).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -12,8 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
+#include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -67,38 +67,18 @@ namespace detail {
 
 // S2 without an error value, for the readers (the list call's SAX decoder
 // reads one per record).
-[[nodiscard]] inline std::optional<key_status> read_key_status(std::string_view text) noexcept {
-    char folded[24];
-    std::size_t n = 0;
-    for (char c : text) {
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-        if (n == sizeof folded) return std::nullopt;
-        folded[n++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    }
-    const std::string_view f(folded, n);
-    if (f == "active") return key_status::active;
-    if (f == "activeinthefuture" || f == "activeinfuture") return key_status::active_in_future;
-    if (f == "expired") return key_status::expired;
-    if (f == "revoked" || f == "deactivated" || f == "inactive") return key_status::revoked;
-    return std::nullopt;
-}
+[[nodiscard]] KEYHOOK_INLINE std::optional<key_status> read_key_status(std::string_view text) noexcept;
 
 // The one message for a status S2 does not know.
-inline error unknown_key_status(std::string path, std::string_view text) {
-    return error{errc::invalid_value, std::move(path),
-                 "expected Active, Active in the future, Expired or Revoked, got " + quote_input(text)};
-}
+KEYHOOK_INLINE error unknown_key_status(std::string path, std::string_view text);
 
 }  // namespace detail
 
 // S2: reads a listed status case- and space-insensitively. Accepts the S3
 // spellings and the aliases ActiveInFuture, Deactivated, Inactive; anything
 // else is errc::invalid_value at path "status".
-[[nodiscard]] inline result<key_status> try_parse_key_status(std::string_view text) {
-    if (const auto s = detail::read_key_status(text)) return *s;
-    return detail::unknown_key_status("status", text);
-}
-[[nodiscard]] inline key_status parse_key_status(std::string_view text) { return try_parse_key_status(text).value(); }
+[[nodiscard]] KEYHOOK_INLINE result<key_status> try_parse_key_status(std::string_view text);
+[[nodiscard]] KEYHOOK_INLINE key_status parse_key_status(std::string_view text);
 
 // One record of the list call (spec 2.1). Members the platform may leave out or
 // send as null (L2) are optional; `groups` reads absent or null as empty.
@@ -163,103 +143,19 @@ void put_optional_time(Json& j, std::string_view name, const std::optional<times
         j[std::string(name)] = nullptr;
 }
 
-// Field readers shared by the record parser; each returns false after setting err.
-inline bool read_string(const nlohmann::json& obj, std::string_view name, const std::string& base, bool required,
-                        std::optional<std::string>& out, error& err) {
-    const auto it = obj.find(name);
-    if (it == obj.end() || it->is_null()) {
-        if (required) {
-            err = missing_member_error(path_member(base, name));
-            return false;
-        }
-        out.reset();
-        return true;
-    }
-    if (!it->is_string()) {
-        err = wrong_type(path_member(base, name), "a string", *it);
-        return false;
-    }
-    out = it->get_ref<const std::string&>();
-    return true;
-}
-
-inline bool read_time(const nlohmann::json& obj, std::string_view name, const std::string& base, bool required,
-                      std::optional<timestamp>& out, error& err) {
-    const auto it = obj.find(name);
-    if (it == obj.end() || it->is_null()) {
-        if (required) {
-            err = missing_member_error(path_member(base, name));
-            return false;
-        }
-        out.reset();
-        return true;
-    }
-    if (!it->is_string()) {
-        err = wrong_type(path_member(base, name), "an ISO 8601 timestamp string", *it);
-        return false;
-    }
-    timestamp t{};
-    const auto& text = it->get_ref<const std::string&>();
-    if (!parse_timestamp_into(text, t)) {
-        err = timestamp_error(path_member(base, name), text);
-        return false;
-    }
-    out = t;
-    return true;
-}
-
 }  // namespace detail
 
 // Reads one record from a parsed JSON value; `path` names where it sits (for
 // instance "data.result[3]") and prefixes every error path.
-[[nodiscard]] inline result<api_key> try_api_key_from_json(const nlohmann::json& j, const std::string& path = {}) {
-    if (!j.is_object()) return detail::wrong_type(path, "an object", j);
-    api_key k;
-    error err;
-    std::optional<std::string> s;
-    std::optional<timestamp> t;
-
-    if (!detail::read_string(j, member::id, path, true, s, err)) return err;
-    k.id = key_id(std::move(*s));
-    if (!detail::read_string(j, member::user_id, path, false, k.user_id, err)) return err;
-    if (!detail::read_string(j, member::name, path, true, s, err)) return err;
-    k.name = std::move(*s);
-    if (!detail::read_string(j, member::description, path, false, k.description, err)) return err;
-    if (!detail::read_string(j, member::masked, path, false, k.masked, err)) return err;
-    if (!detail::read_string(j, member::status, path, true, s, err)) return err;
-    const auto status = detail::read_key_status(*s);
-    if (!status) return detail::unknown_key_status(detail::path_member(path, member::status), *s);
-    k.status = *status;
-    if (!detail::read_string(j, member::type, path, false, k.type, err)) return err;
-
-    if (const auto it = j.find(member::groups); it != j.end() && !it->is_null()) {
-        const auto groups_path = detail::path_member(path, member::groups);
-        if (!it->is_array()) return detail::wrong_type(groups_path, "an array of strings", *it);
-        k.groups.reserve(it->size());
-        for (std::size_t i = 0; i < it->size(); ++i) {
-            const auto& g = (*it)[i];
-            if (!g.is_string()) return detail::wrong_type(detail::path_index(groups_path, i), "a string", g);
-            k.groups.push_back(g.get<std::string>());
-        }
-    }
-
-    if (!detail::read_time(j, member::created_at, path, false, k.created_at, err)) return err;
-    if (!detail::read_string(j, member::created_by, path, false, k.created_by, err)) return err;
-    if (!detail::read_time(j, member::updated_at, path, false, k.updated_at, err)) return err;
-    if (!detail::read_time(j, member::active_from, path, true, t, err)) return err;
-    k.active_from = *t;
-    if (!detail::read_time(j, member::expire_at, path, true, t, err)) return err;
-    k.expire_at = *t;
-    if (!detail::read_time(j, member::last_used_at, path, false, k.last_used_at, err)) return err;
-    return k;
-}
-
-[[nodiscard]] inline api_key api_key_from_json(const nlohmann::json& j, const std::string& path = {}) {
-    return try_api_key_from_json(j, path).value();
-}
+[[nodiscard]] KEYHOOK_INLINE result<api_key> try_api_key_from_json(const nlohmann::json& j,
+                                                                   const std::string& path = {});
+[[nodiscard]] KEYHOOK_INLINE api_key api_key_from_json(const nlohmann::json& j, const std::string& path = {});
 
 // nlohmann's customization point: `j.get<keyhook::api_key>()` throws keyhook::exception.
-inline void from_json(const nlohmann::json& j, api_key& k) { k = api_key_from_json(j); }
+template <class Json>
+void from_json(const Json& j, api_key& k) {
+    k = api_key_from_json(j);
+}
 
 // Writes every member with the list call's names, in spec order; absent
 // optional members are written as null, timestamps as T4. `masked` is masked
@@ -289,12 +185,7 @@ void to_json(Json& j, const api_key& k) {
 
 // Readable one-line form for logs and test failures: id and masked escaped,
 // name quoted (P1), masked masked again (P2).
-inline std::ostream& operator<<(std::ostream& os, const api_key& k) {
-    os << "api_key{id=" << k.id << ", name=" << detail::quote_input(k.name, 128) << ", status=" << k.status
-       << ", activeFrom=" << format_timestamp(k.active_from) << ", expireAt=" << format_timestamp(k.expire_at);
-    if (k.masked) os << ", masked=" << escaped(mask_key(*k.masked));
-    return os << '}';
-}
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_key& k);
 
 }  // namespace keyhook
 
@@ -302,3 +193,7 @@ template <>
 struct std::hash<keyhook::key_id> {
     std::size_t operator()(const keyhook::key_id& id) const noexcept { return std::hash<std::string>{}(id.str()); }
 };
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/api_key.ipp"
+#endif

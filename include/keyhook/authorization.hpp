@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/key_index.hpp"
@@ -73,28 +74,7 @@ public:
     [[nodiscard]] access_level granted() const noexcept { return granted_; }
     [[nodiscard]] access_level required() const noexcept { return required_; }
 
-    [[nodiscard]] std::string message() const {
-        const std::string who = entry_ ? "key " + detail::quote_input(index_->id_of(*entry_)) : std::string("the key");
-        if (!reason_) return "allowed: " + who + " has " + std::string(to_string(granted_)) + " access";
-        switch (*reason_) {
-            case denial_reason::missing_key:
-                return "denied: header " + std::string(synthetic_key_header) + " is missing or empty";
-            case denial_reason::missing_tenant:
-                return "denied: header " + std::string(tenant_name_header) + " is missing or empty";
-            case denial_reason::unknown_key:
-                return "denied: the key in header " + std::string(synthetic_key_header) + " is not known";
-            case denial_reason::wrong_tenant:
-                return "denied: " + who + " does not belong to the tenant named in header " +
-                       std::string(tenant_name_header);
-            case denial_reason::not_active:
-                return "denied: " + who + " is " + std::string(to_string(status_)) + "; only an Active key may be used";
-            case denial_reason::family_not_allowed: return "denied: " + who + " may not call the requested API family";
-            case denial_reason::insufficient_access:
-                return "denied: " + who + " has " + std::string(to_string(granted_)) +
-                       " access to the resource, the call needs " + std::string(to_string(required_));
-        }
-        return "denied";
-    }
+    [[nodiscard]] std::string message() const;
 
     friend bool operator==(const authorization& a, const authorization& b) noexcept {
         const bool same_key =
@@ -120,43 +100,16 @@ private:
 // K10 from the two header values: the key must be in the index, belong to
 // `tenant` (compared exactly), be Active at `now` (S1; Revoked wins), allow
 // `family`, and have at least `needed` on `resource` (K9). Allocates nothing.
-[[nodiscard]] inline authorization authorize(const key_index& index, std::string_view key, std::string_view tenant,
-                                             const api_family& family, resource_ref resource, access_level needed,
-                                             timestamp now) noexcept {
-    authorization a;
-    a.required_ = needed;
-    if (key.empty()) return a;
-    a.reason_ = denial_reason::missing_tenant;
-    if (tenant.empty()) return a;
-    a.reason_ = denial_reason::unknown_key;
-    const auto* e = index.find(key);
-    if (!e) return a;
-    a.index_ = &index;
-    a.entry_ = e;
-    a.status_ = e->status_at(now);
-    a.reason_ = denial_reason::wrong_tenant;
-    if (!index.tenant_is(*e, tenant)) return a;
-    a.reason_ = denial_reason::not_active;
-    if (a.status_ != key_status::active) return a;
-    a.reason_ = denial_reason::family_not_allowed;
-    if (!index.allows(*e, family.name())) return a;
-    a.granted_ = index.permissions_of(*e).access_to(resource);
-    a.reason_ = denial_reason::insufficient_access;
-    if (a.granted_ < needed) return a;
-    a.reason_.reset();
-    return a;
-}
+[[nodiscard]] KEYHOOK_INLINE authorization authorize(const key_index& index, std::string_view key,
+                                                     std::string_view tenant, const api_family& family,
+                                                     resource_ref resource, access_level needed,
+                                                     timestamp now) noexcept;
 
 // K10 from the call's headers: x-synthetic-key and x-tenant-name, found by
 // case-insensitive name (the first of each counts). Allocates nothing.
-[[nodiscard]] inline authorization authorize(const key_index& index, const http_headers& headers,
-                                             const api_family& family, resource_ref resource, access_level needed,
-                                             timestamp now) noexcept {
-    const auto* key = find_header(headers, synthetic_key_header);
-    const auto* tenant = find_header(headers, tenant_name_header);
-    return authorize(index, key ? std::string_view(key->value) : std::string_view(),
-                     tenant ? std::string_view(tenant->value) : std::string_view(), family, resource, needed, now);
-}
+[[nodiscard]] KEYHOOK_INLINE authorization authorize(const key_index& index, const http_headers& headers,
+                                                     const api_family& family, resource_ref resource,
+                                                     access_level needed, timestamp now) noexcept;
 
 // An authorization reads its key's id from the index (key(), message()): a temporary index would dangle.
 authorization authorize(const key_index&& index, std::string_view key, std::string_view tenant,
@@ -165,3 +118,7 @@ authorization authorize(const key_index&& index, const http_headers& headers, co
                         resource_ref resource, access_level needed, timestamp now) = delete;
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/authorization.ipp"
+#endif

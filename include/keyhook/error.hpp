@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "keyhook/config.hpp"
 #include "keyhook/detail/utf8.hpp"
 
 namespace keyhook {
@@ -85,18 +86,7 @@ enum class errc {
 
 inline std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
 
-namespace detail {
-class error_category_impl final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "keyhook"; }
-    std::string message(int ev) const override { return std::string(to_string(static_cast<errc>(ev))); }
-};
-}  // namespace detail
-
-[[nodiscard]] inline const std::error_category& error_category() noexcept {
-    static const detail::error_category_impl instance;
-    return instance;
-}
+[[nodiscard]] KEYHOOK_INLINE const std::error_category& error_category() noexcept;
 
 [[nodiscard]] inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
@@ -127,25 +117,7 @@ enum class escape_style : unsigned char {
 // Appends s with every unsafe code point written as \uXXXX (C0 and DEL as
 // \xHH) and every byte outside well-formed UTF-8 as \xHH. Ordinary text,
 // non-ASCII letters included, is copied as it is.
-inline void append_escaped(std::string& out, std::string_view s, escape_style style = escape_style::text) {
-    static constexpr char hex[] = "0123456789abcdef";
-    for_each_utf8_unit(s, [&](const utf8_unit& u) {
-        const char32_t c = u.code_point;
-        if (!u.valid || c < 0x20 || c == 0x7F) {
-            out += "\\x";
-            out += hex[c >> 4 & 0xF];
-            out += hex[c & 0xF];
-        } else if (is_unsafe_to_print(c)) {
-            out += "\\u";
-            for (int shift = 12; shift >= 0; shift -= 4) out += hex[c >> shift & 0xF];
-        } else if ((c == '\\' && style != escape_style::composed) || (c == '"' && style == escape_style::quoted)) {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else {
-            out.append(s.data() + u.offset, u.length);
-        }
-    });
-}
+KEYHOOK_INLINE void append_escaped(std::string& out, std::string_view s, escape_style style = escape_style::text);
 
 }  // namespace detail
 
@@ -153,12 +125,7 @@ inline void append_escaped(std::string& out, std::string_view s, escape_style st
 // controls, U+2028 and U+2029 become \xHH or \uXXXX, bytes that are not
 // UTF-8 become \xHH, and '\' is doubled; everything else is unchanged. The
 // result can neither end a log line nor drive a terminal.
-[[nodiscard]] inline std::string escape_text(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    detail::append_escaped(out, s);
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::string escape_text(std::string_view s);
 
 // `os << keyhook::escaped(s)` writes escape_text(s).
 struct escaped_text {
@@ -172,23 +139,7 @@ struct escaped_text {
 // bidirectional controls, U+2028, U+2029) become \u escapes, and a byte that is
 // not UTF-8 becomes \ufffd. The result is JSON that reads to the same values.
 // Outside strings a serializer writes only ASCII, so its layout is kept.
-[[nodiscard]] inline std::string escape_json_text(std::string_view json) {
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(json.size());
-    detail::for_each_utf8_unit(json, [&](const detail::utf8_unit& u) {
-        const char32_t c = u.code_point;
-        if (!u.valid) {
-            out += "\\ufffd";
-        } else if (c >= 0x7F && detail::is_unsafe_to_print(c)) {
-            out += "\\u";
-            for (int shift = 12; shift >= 0; shift -= 4) out += hex[c >> shift & 0xF];
-        } else {
-            out.append(json.data() + u.offset, u.length);
-        }
-    });
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::string escape_json_text(std::string_view json);
 
 // An error: its kind, where it is (a JSON path such as "data.result[3].expireAt",
 // or a field name such as "endpoint"; empty for the whole input) and why.
@@ -201,16 +152,7 @@ struct error {
     std::string path;
     std::string message;
 
-    [[nodiscard]] std::string what() const {
-        std::string s;
-        s.reserve(path.size() + 2 + message.size());
-        if (!path.empty()) {
-            detail::append_escaped(s, path);
-            s += ": ";
-        }
-        detail::append_escaped(s, message, detail::escape_style::composed);
-        return s;
-    }
+    [[nodiscard]] KEYHOOK_INLINE std::string what() const;
 
     friend bool operator==(const error& a, const error& b) {
         return a.code == b.code && a.path == b.path && a.message == b.message;
@@ -224,8 +166,7 @@ struct error {
 // Thrown by the throwing forms. what() is "[keyhook.<kind>] <path>: <message>".
 class exception : public std::runtime_error {
 public:
-    explicit exception(keyhook::error e)
-        : std::runtime_error("[keyhook." + std::string(to_string(e.code)) + "] " + e.what()), error_(std::move(e)) {}
+    KEYHOOK_INLINE explicit exception(keyhook::error e);
 
     [[nodiscard]] const keyhook::error& error() const noexcept { return error_; }
     [[nodiscard]] errc code() const noexcept { return error_.code; }
@@ -504,74 +445,28 @@ namespace detail {
 // Quotes untrusted input for an error message: at most `limit` bytes of s
 // (never part of a character), escaped as in escape_text with '"' escaped as
 // well, between double quotes; "..." follows when s was cut.
-inline std::string quote_input(std::string_view s, std::size_t limit = 64) {
-    const bool cut = s.size() > limit;
-    if (cut) {
-        // Back up to the start of the unit that the limit would split.
-        std::size_t end = 0;
-        for (std::size_t i = 0; i < s.size();) {
-            const std::size_t n = utf8_sequence_length(s, i);
-            const std::size_t step = n == 0 ? 1 : n;
-            if (i + step > limit) break;
-            i += step;
-            end = i;
-        }
-        s = s.substr(0, end);
-    }
-    std::string out;
-    out.reserve(s.size() + 8);
-    out += '"';
-    append_escaped(out, s, escape_style::quoted);
-    out += cut ? "\"..." : "\"";
-    return out;
-}
+KEYHOOK_INLINE std::string quote_input(std::string_view s, std::size_t limit = 64);
 
 // The error of a try_ function whose host callable threw, for its catch (...)
 // block (the try_ contract: nothing escapes). A keyhook::exception passes its
 // error on; any other exception becomes errc::host_failure at `callable` (the
 // parameter's name, such as "random") with its what() quoted (P1).
-inline error current_host_error(std::string_view callable) {
-    try {
-        throw;
-    } catch (const exception& e) {
-        return e.error();
-    } catch (const std::exception& e) {
-        return error{errc::host_failure, std::string(callable), "the host's callable threw: " + quote_input(e.what())};
-    } catch (...) {
-        return error{errc::host_failure, std::string(callable), "the host's callable threw a non-standard exception"};
-    }
-}
+KEYHOOK_INLINE error current_host_error(std::string_view callable);
 
 // The one wording of each fault that several parsers report (issue 12): a
 // missing member, a member of the wrong JSON type (`found` is nlohmann's
 // type_name(): "number", "array", ...) and text that is not a T1 timestamp.
-inline error missing_member_error(std::string path) {
-    return error{errc::missing_member, std::move(path), "required member is missing"};
-}
-inline error wrong_type_error(std::string path, std::string_view expected, std::string_view found) {
-    std::string why = "expected ";
-    why += expected;
-    why += ", got ";
-    why += found;
-    return error{errc::wrong_type, std::move(path), std::move(why)};
-}
+KEYHOOK_INLINE error missing_member_error(std::string path);
+KEYHOOK_INLINE error wrong_type_error(std::string path, std::string_view expected, std::string_view found);
 template <class Json>
 error wrong_type(std::string path, std::string_view expected, const Json& found) {
     return wrong_type_error(std::move(path), expected, found.type_name());
 }
-inline error timestamp_error(std::string path, std::string_view text) {
-    return error{errc::invalid_timestamp, std::move(path), "expected an ISO 8601 timestamp, got " + quote_input(text)};
-}
+KEYHOOK_INLINE error timestamp_error(std::string path, std::string_view text);
 
 // Appends ".member" or "[index]" to a JSON path.
-inline std::string path_member(std::string_view base, std::string_view member) {
-    std::string p;
-    p.reserve(base.size() + 1 + member.size());
-    p += base;
-    if (!base.empty()) p += '.';
-    p += member;
-    return p;
-}
+KEYHOOK_INLINE std::string path_member(std::string_view base, std::string_view member);
+KEYHOOK_INLINE std::string path_index(std::string_view base, std::size_t index);
 
 // The parameter type of a DOM reader declared `template <class Json =
 // nlohmann::json> f(const non_deduced_t<Json>&)`: it accepts what a plain
@@ -583,16 +478,12 @@ struct non_deduced {
 template <class T>
 using non_deduced_t = typename non_deduced<T>::type;
 
-inline std::string path_index(std::string_view base, std::size_t index) {
-    std::string p(base);
-    p += '[';
-    p += std::to_string(index);
-    p += ']';
-    return p;
-}
-
 }  // namespace detail
 }  // namespace keyhook
 
 template <>
 struct std::is_error_code_enum<keyhook::errc> : std::true_type {};
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/error.ipp"
+#endif

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -190,31 +191,9 @@ constexpr event_slot_table build_event_slots() noexcept {
 inline constexpr event_slot_table event_slots = build_event_slots();
 static_assert(event_slots.perfect, "the event name hash must be collision-free; search a new multiplier");
 
-constexpr char fold_ascii(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // Only this many leading bytes of an unknown name are compared when looking
 // for a suggestion, so a huge input costs no more than a long name.
 inline constexpr std::size_t suggestion_input_limit = 64;
-
-// Levenshtein distance between a (at most suggestion_input_limit bytes) and b
-// (a known name), optionally ignoring ASCII case. One row on the stack.
-inline std::size_t edit_distance(std::string_view a, std::string_view b, bool fold) noexcept {
-    std::array<std::size_t, suggestion_input_limit + 1> row{};
-    for (std::size_t i = 0; i <= a.size(); ++i) row[i] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-        std::size_t diagonal = row[0];
-        row[0] = j;
-        const char cb = fold ? fold_ascii(b[j - 1]) : b[j - 1];
-        for (std::size_t i = 1; i <= a.size(); ++i) {
-            const char ca = fold ? fold_ascii(a[i - 1]) : a[i - 1];
-            const std::size_t substitute = diagonal + (ca == cb ? 0 : 1);
-            const std::size_t insert_or_delete = (row[i] < row[i - 1] ? row[i] : row[i - 1]) + 1;
-            diagonal = row[i];
-            row[i] = substitute < insert_or_delete ? substitute : insert_or_delete;
-        }
-    }
-    return row[a.size()];
-}
 
 }  // namespace detail
 
@@ -259,46 +238,32 @@ inline std::ostream& operator<<(std::ostream& os, event_type e) { return os << t
 // H3: the known type closest to `name`: a case-insensitive match first, else the
 // smallest edit distance ignoring case, ties broken by the distance with case,
 // then by the spec's order. Only the first 64 bytes of `name` are considered.
-[[nodiscard]] inline event_type closest_event_type(std::string_view name) noexcept {
-    if (name.size() > detail::suggestion_input_limit) name = name.substr(0, detail::suggestion_input_limit);
-    std::size_t best = 0;
-    std::size_t best_folded = static_cast<std::size_t>(-1);
-    std::size_t best_exact = static_cast<std::size_t>(-1);
-    for (std::size_t i = 0; i < event_type_count; ++i) {
-        const auto candidate = detail::event_rows[i].name;
-        const std::size_t folded = detail::edit_distance(name, candidate, true);
-        if (folded > best_folded) continue;
-        const std::size_t exact = detail::edit_distance(name, candidate, false);
-        if (folded < best_folded || exact < best_exact) {
-            best = i;
-            best_folded = folded;
-            best_exact = exact;
-        }
-    }
-    return static_cast<event_type>(best);
-}
+[[nodiscard]] KEYHOOK_INLINE event_type closest_event_type(std::string_view name) noexcept;
 
 // H5, H3: case-sensitive. An unknown name gives errc::unknown_event (empty path:
 // callers know where the name came from) with the closest known name suggested:
 //   unknown event type "addproduct"; did you mean "AddProduct"?
-[[nodiscard]] inline result<event_type> try_parse_event_type(std::string_view name) {
-    if (const auto e = find_event_type(name)) return *e;
-    std::string message = "unknown event type ";
-    message += detail::quote_input(name);
-    message += "; did you mean \"";
-    message += to_string(closest_event_type(name));
-    message += "\"?";
-    return error{errc::unknown_event, {}, std::move(message)};
-}
+[[nodiscard]] KEYHOOK_INLINE result<event_type> try_parse_event_type(std::string_view name);
 
 [[nodiscard]] inline event_type parse_event_type(std::string_view name) { return try_parse_event_type(name).value(); }
 
-// JSON form: the wire name.
+// JSON form: the wire name. Templates on the JSON type (found by ADL), as
+// nlohmann's serializer expects. Reading refuses a non-string (errc::wrong_type)
+// and an unknown name (errc::unknown_event) with keyhook::exception.
 template <class Json>
 void to_json(Json& j, event_type e) {
     j = std::string(to_string(e));
+}
+template <class Json>
+void from_json(const Json& j, event_type& e) {
+    if (!j.is_string()) throw exception(detail::wrong_type({}, "a string", j));
+    e = parse_event_type(j.template get_ref<const typename Json::string_t&>());
 }
 
 }  // namespace keyhook
 
 // std::hash<keyhook::event_type> is the standard library's hash for enumerations.
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/events.ipp"
+#endif

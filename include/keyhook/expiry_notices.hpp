@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -75,33 +76,13 @@ struct key_transition {
 //   or warns; it still expires, at the instant status_at first says Expired:
 //   expireAt for an empty period, activeFrom for an inverted one (before
 //   activeFrom, S1 calls it Active in the future).
-[[nodiscard]] inline std::vector<key_transition> key_transitions(const api_key& key) {
-    std::vector<key_transition> out;
-    if (key.status == key_status::revoked) return out;
-    if (key.active_from < key.expire_at) {
-        // warning_start exists for every non-empty period.
-        const timestamp warn = std::max(key.active_from, warning_start(key).value_or(key.active_from));
-        out.reserve(3);
-        out.push_back({notice_kind::activated, key.active_from});
-        out.push_back({notice_kind::warning, warn});
-        out.push_back({notice_kind::expired, key.expire_at});
-    } else {
-        out.push_back({notice_kind::expired, std::max(key.active_from, key.expire_at)});
-    }
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::vector<key_transition> key_transitions(const api_key& key);
 
 // The changes inside the half-open interval (since, now], in order. A change
 // exactly at `since` belonged to the previous poll; one exactly at `now` is
 // reported now. An interval with since >= now holds no instant: empty.
-[[nodiscard]] inline std::vector<key_transition> transitions_between(const api_key& key, timestamp since,
-                                                                     timestamp now) {
-    auto all = key_transitions(key);
-    all.erase(
-        std::remove_if(all.begin(), all.end(), [&](const key_transition& t) { return !(since < t.at && t.at <= now); }),
-        all.end());
-    return all;
-}
+[[nodiscard]] KEYHOOK_INLINE std::vector<key_transition> transitions_between(const api_key& key, timestamp since,
+                                                                             timestamp now);
 
 // What a host sends on its notification channel for one change.
 struct expiry_notice {
@@ -127,10 +108,7 @@ struct expiry_notice {
 
 // Digest order: instant, then name, then id, then kind; the remaining members
 // only make the order total, so that equal notices sit side by side.
-[[nodiscard]] inline bool notice_order(const expiry_notice& a, const expiry_notice& b) {
-    return std::tie(a.at, a.name, a.id, a.kind, a.expire_at, a.masked) <
-           std::tie(b.at, b.name, b.id, b.kind, b.expire_at, b.masked);
-}
+[[nodiscard]] KEYHOOK_INLINE bool notice_order(const expiry_notice& a, const expiry_notice& b);
 
 // {"id","name","masked","kind","at","expireAt"}, timestamps as T4, masked null
 // when absent and masked again when present (P2). With nlohmann::ordered_json
@@ -152,23 +130,11 @@ void to_json(Json& j, const expiry_notice& n) {
 // The notice for one change of `key`. The masked member goes through mask_key
 // once more: a well-formed mask (M1, M2) comes out unchanged, and a record
 // that wrongly carries a full key there still never puts it in a notice (M3).
-[[nodiscard]] inline expiry_notice make_notice(const api_key& key, const key_transition& change) {
-    expiry_notice n;
-    n.id = key.id;
-    n.name = key.name;
-    if (key.masked) n.masked = mask_key(*key.masked);
-    n.kind = change.kind;
-    n.at = change.at;
-    n.expire_at = key.expire_at;
-    return n;
-}
+[[nodiscard]] KEYHOOK_INLINE expiry_notice make_notice(const api_key& key, const key_transition& change);
 
 // The notices for the changes of one key inside (since, now], in order.
-[[nodiscard]] inline std::vector<expiry_notice> notices_between(const api_key& key, timestamp since, timestamp now) {
-    std::vector<expiry_notice> out;
-    for (const auto& t : transitions_between(key, since, now)) out.push_back(make_notice(key, t));
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::vector<expiry_notice> notices_between(const api_key& key, timestamp since,
+                                                                        timestamp now);
 
 // Every notice of a key list page for one poll.
 struct notice_digest {
@@ -206,15 +172,11 @@ void to_json(Json& j, const notice_digest& d) {
 // All changes of the keys inside (since, now], ordered by instant, then name,
 // then id (simultaneous changes of one key in notice_kind order). A record
 // listed twice, as overlapping pages can do, gives its notices once.
-[[nodiscard]] inline notice_digest digest_between(const std::vector<api_key>& keys, timestamp since, timestamp now) {
-    notice_digest d;
-    d.since = since;
-    d.now = now;
-    for (const auto& key : keys)
-        for (const auto& t : transitions_between(key, since, now)) d.notices.push_back(make_notice(key, t));
-    std::sort(d.notices.begin(), d.notices.end(), notice_order);
-    d.notices.erase(std::unique(d.notices.begin(), d.notices.end()), d.notices.end());
-    return d;
-}
+[[nodiscard]] KEYHOOK_INLINE notice_digest digest_between(const std::vector<api_key>& keys, timestamp since,
+                                                          timestamp now);
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/expiry_notices.ipp"
+#endif

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/config.hpp"
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/error.hpp"
 
@@ -31,13 +32,7 @@ inline constexpr std::string_view redacted_text = "[redacted]";
 // "key" (x-api-key, x-synthetic-key), "token", "secret", "passw", "cookie",
 // "session" or "credential". Erring on the side of hiding costs only a value
 // in a log line.
-[[nodiscard]] inline bool is_credential_header_name(std::string_view name) noexcept {
-    constexpr std::string_view marks[] = {"auth", "key", "token", "secret", "passw", "cookie", "session", "credential"};
-    for (const auto m : marks)
-        for (std::size_t i = 0; i + m.size() <= name.size(); ++i)
-            if (detail::ascii_iequal(name.substr(i, m.size()), m)) return true;
-    return false;
-}
+[[nodiscard]] KEYHOOK_INLINE bool is_credential_header_name(std::string_view name) noexcept;
 
 // P2: a URL (absolute, scheme-relative "//host/...", a request target "/p?q",
 // or anything else) as it may be printed: user-info replaced by [redacted], the
@@ -45,57 +40,7 @@ inline constexpr std::string_view redacted_text = "[redacted]";
 // [redacted], a fragment replaced by [redacted]; scheme, host, port, path and
 // query parameter names are kept. A URL with none of these prints whole. The
 // result is not escaped: print it through escape_text or quote_input (P1).
-[[nodiscard]] inline std::string redact_url(std::string_view url) {
-    std::string out;
-    out.reserve(url.size());
-    std::size_t pos = 0;
-    // The authority follows "scheme://" or a leading "//".
-    std::size_t authority = std::string_view::npos;
-    if (const auto s = url.find("://"); s != std::string_view::npos && url.find_first_of("/?#") == s + 1)
-        authority = s + 3;
-    else if (url.substr(0, 2) == "//")
-        authority = 2;
-    if (authority != std::string_view::npos) {
-        const auto end = std::min(url.find_first_of("/?#", authority), url.size());
-        const auto host = url.substr(authority, end - authority);
-        out.append(url.substr(0, authority));
-        if (const auto at = host.rfind('@'); at != std::string_view::npos) {
-            out += redacted_text;
-            out += host.substr(at);
-        } else {
-            out += host;
-        }
-        pos = end;
-    }
-    const auto mark = std::min(url.find_first_of("?#", pos), url.size());
-    out.append(url.substr(pos, mark - pos));
-    pos = mark;
-    if (pos < url.size() && url[pos] == '?') {
-        const auto end = std::min(url.find('#', pos), url.size());
-        auto query = url.substr(pos + 1, end - pos - 1);
-        out += '?';
-        for (bool first = true;; first = false) {
-            const auto amp = query.find('&');
-            const auto item = query.substr(0, amp);
-            if (!first) out += '&';
-            const auto eq = item.find('=');
-            if (eq != std::string_view::npos) {
-                out += item.substr(0, eq + 1);
-                if (eq + 1 < item.size()) out += redacted_text;
-            } else if (!item.empty()) {
-                out += redacted_text;  // a bare item may be a token itself
-            }
-            if (amp == std::string_view::npos) break;
-            query.remove_prefix(amp + 1);
-        }
-        pos = end;
-    }
-    if (pos < url.size()) {  // a fragment
-        out += '#';
-        if (pos + 1 < url.size()) out += redacted_text;
-    }
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::string redact_url(std::string_view url);
 
 // One header. `sensitive` marks a value that is a credential (a bearer token,
 // an API key): printing the header redacts it, as it does for every name of
@@ -158,98 +103,28 @@ constexpr bool is_unreserved(unsigned char c) noexcept {
 
 // RFC 3986 percent-encoding: every byte but the unreserved characters becomes
 // %XX (upper-case hex). Safe for a path segment and for a query name or value.
-[[nodiscard]] inline std::string percent_encode(std::string_view s) {
-    static constexpr char hex[] = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(s.size());
-    for (char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (detail::is_unreserved(c)) {
-            out += ch;
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 0xf];
-        }
-    }
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::string percent_encode(std::string_view s);
 
 namespace detail {
 
 // Decodes %XX escapes (and '+' as a space when `plus_is_space`, as in form
 // query strings). nullopt when an escape is malformed. Internal: a nullopt
 // gives no reason, and a public fallible call must (the try_ contract).
-[[nodiscard]] inline std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = true) {
-    auto hexval = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%') {
-            if (i + 2 >= s.size()) return std::nullopt;
-            const int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
-            if (hi < 0 || lo < 0) return std::nullopt;
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else if (s[i] == '+' && plus_is_space) {
-            out += ' ';
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = true);
 
 }  // namespace detail
 
 // Appends name=value (both percent-encoded) to a URL's query, before any
 // fragment, with '?' or '&' as the URL needs.
-inline void append_query_parameter(std::string& url, std::string_view name, std::string_view value) {
-    const auto hash = url.find('#');
-    std::string fragment;
-    if (hash != std::string::npos) {
-        fragment = url.substr(hash);
-        url.erase(hash);
-    }
-    const auto q = url.find('?');
-    if (q == std::string::npos)
-        url += '?';
-    else if (q + 1 != url.size() && url.back() != '&')
-        url += '&';
-    url += percent_encode(name);
-    url += '=';
-    url += percent_encode(value);
-    url += fragment;
-}
+KEYHOOK_INLINE void append_query_parameter(std::string& url, std::string_view name, std::string_view value);
 
 // The decoded value of the first query parameter `name` in a URL or a bare
 // query string ("a=1&b=2"); nullopt when absent or malformed.
-[[nodiscard]] inline std::optional<std::string> find_query_parameter(std::string_view url_or_query,
-                                                                     std::string_view name) {
-    auto query = url_or_query;
-    if (const auto q = query.find('?'); q != std::string_view::npos)
-        query.remove_prefix(q + 1);
-    else if (query.find("://") != std::string_view::npos)
-        return std::nullopt;
-    if (const auto h = query.find('#'); h != std::string_view::npos) query = query.substr(0, h);
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const auto pair = query.substr(0, amp);
-        const auto eq = pair.find('=');
-        const auto raw_name = pair.substr(0, eq);
-        if (const auto decoded = detail::percent_decode(raw_name); decoded && *decoded == name) {
-            if (eq == std::string_view::npos) return std::string();
-            return detail::percent_decode(pair.substr(eq + 1));
-        }
-        if (amp == std::string_view::npos) break;
-        query.remove_prefix(amp + 1);
-    }
-    return std::nullopt;
-}
+[[nodiscard]] KEYHOOK_INLINE std::optional<std::string> find_query_parameter(std::string_view url_or_query,
+                                                                             std::string_view name);
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/http.ipp"
+#endif

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/creation.hpp"
 #include "keyhook/error.hpp"
@@ -24,13 +25,7 @@ namespace keyhook {
 
 // K6: the key becomes Revoked and can no longer be used; updatedAt = now. A key
 // that is already Revoked is returned unchanged (deactivating twice is a no-op).
-[[nodiscard]] inline api_key deactivate_key(const api_key& key, timestamp now) {
-    if (key.status == key_status::revoked) return key;
-    api_key out = key;
-    out.status = key_status::revoked;
-    out.updated_at = now;
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE api_key deactivate_key(const api_key& key, timestamp now);
 
 // --- Update (K6) ---------------------------------------------------------------
 
@@ -52,49 +47,17 @@ struct key_update {
 
 // K3 applied to the record an update would produce: every problem, in the
 // order name, description, activeFrom, expireAt, groups.
-[[nodiscard]] inline std::vector<error> key_update_problems(const api_key& key, const key_update& change) {
-    std::vector<error> errors;
-    detail::keys::check_text(member::name, change.name ? *change.name : key.name, 1, max_name_length,
-                             errc::invalid_name, errors);
-    const std::string_view description =
-        change.description ? std::string_view(*change.description)
-                           : (key.description ? std::string_view(*key.description) : std::string_view());
-    detail::keys::check_text(member::description, description, 0, max_description_length, errc::invalid_name, errors);
-    detail::keys::check_period(change.active_from.value_or(key.active_from), change.expire_at.value_or(key.expire_at),
-                               errors);
-    detail::keys::check_groups(change.groups ? *change.groups : key.groups, errors);
-    return errors;
-}
+[[nodiscard]] KEYHOOK_INLINE std::vector<error> key_update_problems(const api_key& key, const key_update& change);
 
 // K6: validated like creation (the first error is returned; key_update_problems
 // lists them all). A Revoked key becomes Active again only if now lies in its
 // new validity period (activeFrom <= now < expireAt, S1); otherwise it stays
 // Revoked. Any other key gets the status the clock gives its new period.
 // updatedAt = now; id, masked form, creation data and lastUsedAt are kept.
-[[nodiscard]] inline result<api_key> try_update_key(const api_key& key, const key_update& change, timestamp now) {
-    auto errors = key_update_problems(key, change);
-    if (!errors.empty()) return std::move(errors.front());
-    api_key out = key;
-    if (change.name) out.name = std::string(detail::keys::trim(*change.name));
-    if (change.description) {
-        const auto d = detail::keys::trim(*change.description);
-        if (d.empty())
-            out.description.reset();
-        else
-            out.description = std::string(d);
-    }
-    if (change.active_from) out.active_from = *change.active_from;
-    if (change.expire_at) out.expire_at = *change.expire_at;
-    if (change.groups) out.groups = *change.groups;
-    const auto by_clock = clock_status(out.active_from, out.expire_at, now);
-    if (key.status != key_status::revoked || by_clock == key_status::active) out.status = by_clock;
-    out.updated_at = now;
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE result<api_key> try_update_key(const api_key& key, const key_update& change,
+                                                            timestamp now);
 
-[[nodiscard]] inline api_key update_key(const api_key& key, const key_update& change, timestamp now) {
-    return try_update_key(key, change, now).value();
-}
+[[nodiscard]] KEYHOOK_INLINE api_key update_key(const api_key& key, const key_update& change, timestamp now);
 
 // --- Rotate (K7) -----------------------------------------------------------------
 
@@ -186,53 +149,29 @@ struct deletion_receipt {
 };
 
 // K8: errc::not_confirmed (path "confirmation") unless confirmed.
-[[nodiscard]] inline result<deletion_receipt> try_delete_key(const api_key& key, deletion_confirmation confirmation) {
-    if (confirmation != deletion_confirmation::confirmed)
-        return error{errc::not_confirmed, "confirmation",
-                     "deleting key " + detail::quote_input(key.id.str()) +
-                         " cannot be undone and needs deletion_confirmation::confirmed"};
-    return deletion_receipt{key.id, key.name};
-}
+[[nodiscard]] KEYHOOK_INLINE result<deletion_receipt> try_delete_key(const api_key& key,
+                                                                     deletion_confirmation confirmation);
 
-[[nodiscard]] inline deletion_receipt delete_key(const api_key& key, deletion_confirmation confirmation) {
-    return try_delete_key(key, confirmation).value();
-}
+[[nodiscard]] KEYHOOK_INLINE deletion_receipt delete_key(const api_key& key, deletion_confirmation confirmation);
 
 // K8 on a list: the keys without the one whose id is `id`. Errors:
 // not_confirmed (path "confirmation"), or invalid_value (path "id") when no
 // key has that id. The input list is not modified.
-[[nodiscard]] inline result<std::vector<api_key>> try_delete_key(const std::vector<api_key>& keys, const key_id& id,
-                                                                 deletion_confirmation confirmation) {
-    if (confirmation != deletion_confirmation::confirmed)
-        return error{errc::not_confirmed, "confirmation",
-                     "deleting key " + detail::quote_input(id.str()) +
-                         " cannot be undone and needs deletion_confirmation::confirmed"};
-    std::vector<api_key> out;
-    out.reserve(keys.size());
-    bool found = false;
-    for (const auto& k : keys) {
-        if (k.id == id && !found)
-            found = true;
-        else
-            out.push_back(k);
-    }
-    if (!found) return error{errc::invalid_value, "id", "no key has the id " + detail::quote_input(id.str())};
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE result<std::vector<api_key>> try_delete_key(const std::vector<api_key>& keys,
+                                                                         const key_id& id,
+                                                                         deletion_confirmation confirmation);
 
-[[nodiscard]] inline std::vector<api_key> delete_key(const std::vector<api_key>& keys, const key_id& id,
-                                                     deletion_confirmation confirmation) {
-    return try_delete_key(keys, id, confirmation).value();
-}
+[[nodiscard]] KEYHOOK_INLINE std::vector<api_key> delete_key(const std::vector<api_key>& keys, const key_id& id,
+                                                             deletion_confirmation confirmation);
 
 // --- Use -----------------------------------------------------------------------
 
 // The record after a successful call at `now`: lastUsedAt = now (never moved
 // backwards, so late reports of older calls do not hide newer ones).
-[[nodiscard]] inline api_key record_use(const api_key& key, timestamp now) {
-    api_key out = key;
-    if (!out.last_used_at || *out.last_used_at < now) out.last_used_at = now;
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE api_key record_use(const api_key& key, timestamp now);
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/lifecycle.ipp"
+#endif

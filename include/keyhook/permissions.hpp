@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -71,10 +72,7 @@ private:
 using api_family_set = std::set<api_family, std::less<>>;
 
 // Batch, Execute, Metadata, Transforms, Validation.
-[[nodiscard]] inline api_family_set default_api_families() {
-    return {api_family::batch(), api_family::execute(), api_family::metadata(), api_family::transforms(),
-            api_family::validation()};
-}
+[[nodiscard]] KEYHOOK_INLINE api_family_set default_api_families();
 
 // Where an access level applies: every folder and service of the tenant, one
 // folder (and the services in it), or one service of a folder.
@@ -247,17 +245,7 @@ public:
     friend bool operator<(const key_permissions& a, const key_permissions& b) {
         return std::tie(a.access_, a.families_) < std::tie(b.access_, b.families_);
     }
-    friend std::ostream& operator<<(std::ostream& os, const key_permissions& p) {
-        os << "permissions{";
-        const char* sep = "";
-        for (const auto& [r, level] : p.access_) {
-            os << sep << r << ": " << level;
-            sep = ", ";
-        }
-        os << "; families:";
-        for (const auto& f : p.families_) os << ' ' << f;
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_permissions& p);
 
 private:
     // Kept with every grant, so that most checks need no map lookup.
@@ -295,10 +283,8 @@ template <class GroupRange>
     return merged;
 }
 
-[[nodiscard]] inline key_permissions merge_permissions(std::initializer_list<std::string_view> groups,
-                                                       const permission_policy& policy) {
-    return merge_permissions<std::initializer_list<std::string_view>>(groups, policy);
-}
+[[nodiscard]] KEYHOOK_INLINE key_permissions merge_permissions(std::initializer_list<std::string_view> groups,
+                                                               const permission_policy& policy);
 
 }  // namespace keyhook
 
@@ -315,3 +301,7 @@ struct std::hash<keyhook::resource> {
         return (a * 31 + b) * 4 + static_cast<std::size_t>(r.kind());
     }
 };
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/permissions.ipp"
+#endif

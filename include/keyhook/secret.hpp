@@ -10,8 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
+#include "keyhook/config.hpp"
 #include "keyhook/detail/constant_time.hpp"
 #include "keyhook/detail/utf8.hpp"
 #include "keyhook/detail/wipe.hpp"
@@ -46,11 +45,7 @@ inline std::string_view signing_key_prefix_of(std::string_view s) noexcept {
 
 // Number of code points in s (M1 counts characters, not bytes); each byte of
 // an ill-formed sequence counts as one.
-[[nodiscard]] inline std::size_t code_point_count(std::string_view s) {
-    std::size_t n = 0;
-    detail::for_each_utf8_unit(s, [&](const detail::utf8_unit&) { ++n; });
-    return n;
-}
+[[nodiscard]] KEYHOOK_INLINE std::size_t code_point_count(std::string_view s);
 
 // M1, M2: same number of characters as the key, the first 3 and last 3 visible,
 // every other one '*'; keys of fewer than 12 characters entirely '*'. A byte
@@ -58,26 +53,7 @@ inline std::string_view signing_key_prefix_of(std::string_view s) noexcept {
 // '*', so at most 3 code points show at each end. B1: a signing key
 // ("whsec_", "whsk_", "whpk_" + base64) keeps only its prefix, every character
 // after it '*'. Masking a masked value changes nothing.
-[[nodiscard]] inline std::string mask_key(std::string_view key) {
-    std::string out;
-    out.reserve(key.size());
-    if (const auto prefix = detail::signing_key_prefix_of(key); !prefix.empty()) {
-        out += prefix;
-        out.append(code_point_count(key.substr(prefix.size())), '*');
-        return out;
-    }
-    const std::size_t count = code_point_count(key);
-    const bool partly = count >= min_partly_masked_length;
-    std::size_t index = 0;
-    detail::for_each_utf8_unit(key, [&](const detail::utf8_unit& u) {
-        if (partly && u.valid && (index < mask_visible_head || index >= count - mask_visible_tail))
-            out.append(key.data() + u.offset, u.length);
-        else
-            out += '*';
-        ++index;
-    });
-    return out;
-}
+[[nodiscard]] KEYHOOK_INLINE std::string mask_key(std::string_view key);
 
 // Equality whose running time depends only on the lengths, never on where the
 // inputs first differ (K10, H7, B1).
@@ -137,11 +113,7 @@ public:
     }
     // M1, M2 for an API key; for a signing key its prefix (if written with
     // one) and a '*' for every other character (B1).
-    [[nodiscard]] std::string masked() const {
-        if (kind_ == secret_kind::signing_key && detail::signing_key_prefix_of(value_).empty())
-            return std::string(code_point_count(value_), '*');
-        return mask_key(value_);
-    }
+    [[nodiscard]] KEYHOOK_INLINE std::string masked() const;
     [[nodiscard]] bool empty() const noexcept { return value_.empty(); }
     [[nodiscard]] std::size_t size() const noexcept { return value_.size(); }
 
@@ -155,7 +127,9 @@ public:
     friend std::ostream& operator<<(std::ostream& os, const secret& s) {
         return os << "secret(" << escaped(s.masked()) << ')';
     }
-    // A template, so that a JSON type is instantiated only by code that uses it.
+    // JSON form: the masked form. A template on the JSON type (found by ADL),
+    // so that only code converting a secret needs a JSON library. No
+    // from_json: a masked form does not give the secret back.
     template <class Json>
     friend void to_json(Json& j, const secret& s) {
         j = s.masked();
@@ -167,3 +141,7 @@ private:
 };
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/secret.ipp"
+#endif

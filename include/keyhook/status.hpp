@@ -58,17 +58,17 @@ inline std::ostream& operator<<(std::ostream& os, warning_band b) { return os <<
 
 // The final stretch during which keys of 8 to 23 days, and (policy) keys of
 // more than 31 days, show the warning.
-inline constexpr date::days final_warning_stretch{8};
+inline constexpr detail::calendar_days final_warning_stretch{8};
 
 [[nodiscard]] constexpr warning_band warning_band_for(timestamp active_from, timestamp expire_at) noexcept {
     // Saturating: a period from near timestamp::min() to near max() does not fit (outside finding 10).
     const auto d = detail::difference_saturating(expire_at, active_from);
     if (d <= microseconds::zero()) return warning_band::none;
-    if (d <= date::days{1}) return warning_band::one_day;
-    if (d <= date::days{5}) return warning_band::five_days;
-    if (d <= date::days{7}) return warning_band::seven_days;
-    if (d <= date::days{23}) return warning_band::short_month;
-    if (d <= date::days{31}) return warning_band::thirty_one_days;
+    if (d <= detail::calendar_days{1}) return warning_band::one_day;
+    if (d <= detail::calendar_days{5}) return warning_band::five_days;
+    if (d <= detail::calendar_days{7}) return warning_band::seven_days;
+    if (d <= detail::calendar_days{23}) return warning_band::short_month;
+    if (d <= detail::calendar_days{31}) return warning_band::thirty_one_days;
     return warning_band::longer;
 }
 
@@ -83,9 +83,9 @@ inline constexpr date::days final_warning_stretch{8};
     switch (warning_band_for(active_from, expire_at)) {
         case warning_band::none: return std::nullopt;
         case warning_band::one_day: return active_from;
-        case warning_band::five_days: return detail::add_saturating(active_from, date::days{1});
-        case warning_band::seven_days: return detail::add_saturating(active_from, date::days{4});
-        case warning_band::thirty_one_days: return detail::add_saturating(active_from, date::days{23});
+        case warning_band::five_days: return detail::add_saturating(active_from, detail::calendar_days{1});
+        case warning_band::seven_days: return detail::add_saturating(active_from, detail::calendar_days{4});
+        case warning_band::thirty_one_days: return detail::add_saturating(active_from, detail::calendar_days{23});
         case warning_band::short_month:
         case warning_band::longer: return detail::sub_saturating(expire_at, final_warning_stretch);
     }

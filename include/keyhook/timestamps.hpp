@@ -1,6 +1,7 @@
 // keyhook: timestamps (rules T1 to T4). Instants are std::chrono time points of
 // microsecond precision on the system clock; parsing and writing are direct
-// (no iostreams), with date's civil-calendar arithmetic.
+// (no iostreams), with plain civil-calendar arithmetic (no date.h needed, so
+// the header stays cheap; tests check it against date's).
 #pragma once
 
 #include <chrono>
@@ -11,8 +12,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include <date/date.h>
-
+#include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -25,13 +25,68 @@ using timestamp = std::chrono::time_point<std::chrono::system_clock, microsecond
 // The clock's reading as a timestamp, rounded down. keyhook never reads the clock
 // itself: the host calls this (or builds a timestamp otherwise) and passes `now`.
 [[nodiscard]] inline timestamp to_timestamp(std::chrono::system_clock::time_point tp) noexcept {
-    return date::floor<microseconds>(tp);
+    return std::chrono::floor<microseconds>(tp);
 }
 
-// The smallest and greatest instants keyhook reads and writes (T3).
-inline constexpr timestamp min_timestamp{date::sys_days{date::year{1} / 1 / 1}.time_since_epoch()};
-inline constexpr timestamp max_timestamp{date::sys_days{date::year{9999} / 12 / 31}.time_since_epoch() +
-                                         std::chrono::hours{24} - microseconds{1}};
+namespace detail {
+
+// Days, the same type as date::days.
+using calendar_days = std::chrono::duration<int, std::ratio<86400>>;
+
+inline constexpr std::int64_t micros_per_day = std::int64_t{86400} * 1000000;
+
+// --- Civil calendar (proleptic Gregorian) --------------------------------------
+// Counted in 400-year eras of 146097 days, each year starting on 1 March so
+// that a leap day ends its year.
+
+constexpr bool is_leap_year(unsigned y) noexcept { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
+
+// Precondition: 1 <= m <= 12.
+constexpr unsigned days_in_month(unsigned y, unsigned m) noexcept {
+    if (m == 2) return is_leap_year(y) ? 29 : 28;
+    return (m == 4 || m == 6 || m == 9 || m == 11) ? 30 : 31;
+}
+
+// Days since 1970-01-01 of the date y-m-d. Precondition: y >= 1, a valid date.
+constexpr std::int64_t days_from_civil(unsigned y, unsigned m, unsigned d) noexcept {
+    const unsigned march_year = m > 2 ? y : y - 1;  // >= 0
+    const unsigned era = march_year / 400;
+    const unsigned year_of_era = march_year % 400;
+    const unsigned day_of_year = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    return static_cast<std::int64_t>(era) * 146097 + day_of_era - 719468;  // 719468: 0000-03-01 to 1970-01-01
+}
+
+struct civil_date {
+    unsigned year = 1970;
+    unsigned month = 1;
+    unsigned day = 1;
+};
+
+// The date of day z since 1970-01-01. Precondition: the date is in year 1 or later.
+constexpr civil_date civil_from_days(std::int64_t z) noexcept {
+    const auto from_march_0 = static_cast<std::uint64_t>(z + 719468);
+    const auto era = static_cast<unsigned>(from_march_0 / 146097);
+    const auto day_of_era = static_cast<unsigned>(from_march_0 % 146097);
+    const unsigned year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    const unsigned day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    const unsigned month_from_march = (5 * day_of_year + 2) / 153;
+    civil_date c;
+    c.day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    c.month = month_from_march < 10 ? month_from_march + 3 : month_from_march - 9;
+    c.year = era * 400 + year_of_era + (c.month <= 2 ? 1 : 0);
+    return c;
+}
+
+}  // namespace detail
+
+// The smallest and greatest instants keyhook reads and writes (T3):
+// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z.
+inline constexpr timestamp min_timestamp{microseconds{detail::days_from_civil(1, 1, 1) * detail::micros_per_day}};
+inline constexpr timestamp max_timestamp{
+    microseconds{(detail::days_from_civil(9999, 12, 31) + 1) * detail::micros_per_day - 1}};
+static_assert(min_timestamp.time_since_epoch().count() == -62135596800000000, "0001-01-01T00:00:00Z");
+static_assert(max_timestamp.time_since_epoch().count() == 253402300799999999, "9999-12-31T23:59:59.999999Z");
 
 namespace detail {
 
@@ -147,129 +202,16 @@ constexpr unsigned two_digits(const char* p, std::size_t i, unsigned& bad) noexc
     return hi * 10 + lo;
 }
 
-// Civil-calendar arithmetic is date's (year_month_day to sys_days, the last
-// day of a month); only the text handling around it is keyhook's own.
-constexpr unsigned days_in_month(unsigned y, unsigned m) noexcept {
-    return static_cast<unsigned>((date::year{static_cast<int>(y)} / date::month{m} / date::last).day());
-}
-
-constexpr std::int64_t days_from_civil(unsigned y, unsigned m, unsigned d) noexcept {
-    return date::sys_days{date::year{static_cast<int>(y)} / date::month{m} / date::day{d}}.time_since_epoch().count();
-}
-
 // The parser behind parse_timestamp: false on anything T1 does not accept.
 // Runs on every timestamp of every listed record, hence plain arithmetic.
-inline bool parse_timestamp_into(std::string_view s, timestamp& out) noexcept {
-    // Shortest form: "YYYY-MM-DDTHH:MM:SSZ" (20 bytes); longest: 9 fraction
-    // digits and an offset (35 bytes).
-    const std::size_t n = s.size();
-    if (n < 20 || n > 35) return false;
-    const char* p = s.data();
-    // Every check at once, without a branch each; (c | 0x20) == 't' accepts 'T' and 't' only.
-    unsigned bad = static_cast<unsigned>(p[4] != '-') | static_cast<unsigned>(p[7] != '-') |
-                   static_cast<unsigned>((p[10] | 0x20) != 't') | static_cast<unsigned>(p[13] != ':') |
-                   static_cast<unsigned>(p[16] != ':');
-    const unsigned year = two_digits(p, 0, bad) * 100 + two_digits(p, 2, bad);
-    const unsigned month = two_digits(p, 5, bad);
-    const unsigned day = two_digits(p, 8, bad);
-    const unsigned hour = two_digits(p, 11, bad);
-    const unsigned minute = two_digits(p, 14, bad);
-    unsigned second = two_digits(p, 17, bad);
-    if (bad != 0) return false;
-    if (year < 1 || month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
-        minute > 59 || second > 60)
-        return false;
-
-    std::size_t i = 19;
-    std::int64_t micros = 0;
-    if (p[i] == '.') {
-        ++i;
-        int digits = 0;
-        while (i < n && is_digit(p[i])) {
-            if (digits < 6) micros = micros * 10 + (p[i] - '0');
-            ++digits;
-            ++i;
-        }
-        if (digits < 1 || digits > 9) return false;
-        for (int k = digits; k < 6; ++k) micros *= 10;  // T3: digits past the sixth are dropped
-    }
-    if (i >= n) return false;
-    std::int64_t offset_minutes = 0;
-    const char zone = p[i];
-    if (zone == 'Z' || zone == 'z') {
-        ++i;
-    } else if (zone == '+' || zone == '-') {
-        if (n - i != 6 || p[i + 3] != ':') return false;
-        const unsigned oh1 = digit_at(p, i + 1), oh2 = digit_at(p, i + 2), om1 = digit_at(p, i + 4),
-                       om2 = digit_at(p, i + 5);
-        if (oh1 > 9 || oh2 > 9 || om1 > 9 || om2 > 9) return false;
-        const unsigned oh = oh1 * 10 + oh2, om = om1 * 10 + om2;
-        if (oh > 23 || om > 59) return false;
-        offset_minutes = static_cast<std::int64_t>(oh * 60 + om) * (zone == '+' ? 1 : -1);
-        i += 6;
-    } else {
-        return false;
-    }
-    if (i != n) return false;
-    if (second == 60) {
-        // T2: a leap second only where the instant in UTC is 23:59:60, on any
-        // day (no table of the days that had one); it reads as 23:59:59 with
-        // its fraction kept, as java.time's Instant parser does.
-        const std::int64_t local_minute = static_cast<std::int64_t>(hour * 60 + minute);
-        const std::int64_t utc_minute = ((local_minute - offset_minutes) % 1440 + 1440) % 1440;
-        if (utc_minute != 23 * 60 + 59) return false;
-        second = 59;
-    }
-
-    const std::int64_t secs = days_from_civil(year, month, day) * 86400 + static_cast<std::int64_t>(hour) * 3600 +
-                              (static_cast<std::int64_t>(minute) - offset_minutes) * 60 + second;
-    const timestamp t{microseconds{secs * 1000000 + micros}};
-    if (t < min_timestamp || t > max_timestamp) return false;
-    out = t;
-    return true;
-}
-
-inline char* write_2(char* p, unsigned v) noexcept {
-    p[0] = static_cast<char>('0' + v / 10);
-    p[1] = static_cast<char>('0' + v % 10);
-    return p + 2;
-}
+KEYHOOK_INLINE bool parse_timestamp_into(std::string_view s, timestamp& out) noexcept;
 
 // Writes t as "YYYY-MM-DDTHH:MM:SS.fffZ" (fraction_digits 3, sub-millisecond
 // part dropped) or with 6 fraction digits. Needs 28 bytes; returns the end.
 // Precondition: t within [min_timestamp, max_timestamp].
-inline char* write_timestamp(char* p, timestamp t, int fraction_digits) noexcept {
-    const auto day_point = date::floor<date::days>(t);
-    const date::year_month_day ymd{day_point};
-    const auto in_day = t - day_point;  // non-negative
-    const auto total_us = static_cast<std::uint64_t>(in_day.count());
-    const auto secs = static_cast<unsigned>(total_us / 1000000);
-    auto us = static_cast<unsigned>(total_us % 1000000);
-    const int y = static_cast<int>(ymd.year());
-    p = write_2(p, static_cast<unsigned>(y / 100));
-    p = write_2(p, static_cast<unsigned>(y % 100));
-    *p++ = '-';
-    p = write_2(p, static_cast<unsigned>(ymd.month()));
-    *p++ = '-';
-    p = write_2(p, static_cast<unsigned>(ymd.day()));
-    *p++ = 'T';
-    p = write_2(p, secs / 3600);
-    *p++ = ':';
-    p = write_2(p, secs / 60 % 60);
-    *p++ = ':';
-    p = write_2(p, secs % 60);
-    *p++ = '.';
-    if (fraction_digits == 3) us /= 1000;
-    for (int d = fraction_digits - 1; d >= 0; --d) {
-        p[d] = static_cast<char>('0' + us % 10);
-        us /= 10;
-    }
-    p += fraction_digits;
-    *p++ = 'Z';
-    return p;
-}
+KEYHOOK_INLINE char* write_timestamp(char* p, timestamp t, int fraction_digits) noexcept;
 
-inline timestamp clamp_to_range(timestamp t) noexcept {
+constexpr timestamp clamp_to_range(timestamp t) noexcept {
     return t < min_timestamp ? min_timestamp : (t > max_timestamp ? max_timestamp : t);
 }
 
@@ -278,28 +220,19 @@ inline timestamp clamp_to_range(timestamp t) noexcept {
 // T1 to T3: parses "YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|+HH:MM|-HH:MM)" into UTC.
 // The error (invalid_timestamp, empty path) quotes the input; callers that know
 // where the text came from put that in the path.
-[[nodiscard]] inline result<timestamp> try_parse_timestamp(std::string_view text) {
-    timestamp t{};
-    if (detail::parse_timestamp_into(text, t)) return t;
-    return detail::timestamp_error({}, text);
-}
+[[nodiscard]] KEYHOOK_INLINE result<timestamp> try_parse_timestamp(std::string_view text);
 
-[[nodiscard]] inline timestamp parse_timestamp(std::string_view text) { return try_parse_timestamp(text).value(); }
+[[nodiscard]] KEYHOOK_INLINE timestamp parse_timestamp(std::string_view text);
 
 // T4: "Z", 3 fraction digits for a whole millisecond, else 6. Instants outside
 // years 0001..9999 are clamped to that range.
-[[nodiscard]] inline std::string format_timestamp(timestamp t) {
-    t = detail::clamp_to_range(t);
-    char buf[detail::max_timestamp_text];
-    const int digits = t.time_since_epoch().count() % 1000 == 0 ? 3 : 6;
-    return std::string(buf, detail::write_timestamp(buf, t, digits));
-}
+[[nodiscard]] KEYHOOK_INLINE std::string format_timestamp(timestamp t);
 
 // H6: always exactly 3 fraction digits (sub-millisecond part dropped).
-[[nodiscard]] inline std::string format_timestamp_millis(timestamp t) {
-    t = detail::clamp_to_range(t);
-    char buf[detail::max_timestamp_text];
-    return std::string(buf, detail::write_timestamp(buf, t, 3));
-}
+[[nodiscard]] KEYHOOK_INLINE std::string format_timestamp_millis(timestamp t);
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/timestamps.ipp"
+#endif

@@ -11,6 +11,7 @@
 #include "keyhook/authorization.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_view.hpp"
 
 int main() {
     const keyhook::timestamp now{};

@@ -13,6 +13,7 @@
 #include "../support/counting_allocator.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/impl/key_list_sax.hpp"
 #include "keyhook/notification.hpp"
 
 namespace {

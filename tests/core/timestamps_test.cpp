@@ -1,10 +1,12 @@
 #include "keyhook/timestamps.hpp"
 
 #include <catch2/catch.hpp>
+#include <date/date.h>
 
 #include <chrono>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 using keyhook::format_timestamp;
@@ -248,6 +250,31 @@ TEST_CASE("T1, T3, T4: every 37th day of years 0001 to 9999 agrees with date's c
         ++checked;
     }
     CHECK(checked == static_cast<std::size_t>((last - first).count() / 37 + 1));
+}
+
+TEST_CASE("T3: keyhook's civil calendar agrees with date's on every day of years 0001 to 9999", "[T3][timestamps]") {
+    using keyhook::detail::civil_from_days;
+    using keyhook::detail::days_from_civil;
+    using keyhook::detail::days_in_month;
+    static_assert(std::is_same_v<keyhook::detail::calendar_days, date::days>, "one day type with date");
+    const auto first = date::sys_days{date::year{1} / 1 / 1};
+    const auto last = date::sys_days{date::year{9999} / 12 / 31};
+    CHECK(keyhook::min_timestamp == timestamp{first.time_since_epoch()});
+    CHECK(keyhook::max_timestamp == timestamp{last.time_since_epoch() + date::days{1} - std::chrono::microseconds{1}});
+    std::size_t wrong = 0;
+    for (auto d = first; d <= last; d += date::days{1}) {
+        const date::year_month_day ymd{d};
+        const auto y = static_cast<unsigned>(static_cast<int>(ymd.year()));
+        const auto m = static_cast<unsigned>(ymd.month());
+        const auto day = static_cast<unsigned>(ymd.day());
+        const auto c = civil_from_days(d.time_since_epoch().count());
+        const auto month_length = static_cast<unsigned>((ymd.year() / ymd.month() / date::last).day());
+        if (days_from_civil(y, m, day) != d.time_since_epoch().count() || c.year != y || c.month != m || c.day != day ||
+            days_in_month(y, m) != month_length) {
+            if (++wrong <= 5) FAIL_CHECK(date::format("%F", d));
+        }
+    }
+    CHECK(wrong == 0);
 }
 
 // --- outside finding 10: saturating time arithmetic (T3) ---------------------

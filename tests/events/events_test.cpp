@@ -1,5 +1,7 @@
 #include "keyhook/events.hpp"
 
+#include "keyhook/detail/ascii.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -116,7 +118,7 @@ TEST_CASE("H5: every name parses back to its type, and only exactly", "[H5][even
         CHECK_FALSE(keyhook::find_event_type(" " + row.first));
         CHECK_FALSE(keyhook::find_event_type(row.first.substr(0, row.first.size() - 1)));
         std::string lower = row.first;
-        for (auto& c : lower) c = keyhook::detail::fold_ascii(c);
+        for (auto& c : lower) c = keyhook::detail::ascii_lower(c);
         CHECK_FALSE(keyhook::find_event_type(lower));
         CHECK_FALSE(try_parse_event_type(lower).has_value());
     }
@@ -227,4 +229,19 @@ TEST_CASE("H5: event_type is printable, hashable and converts to JSON", "[H5][ev
     CHECK(j == "DownloadAPICallHistory");
     nlohmann::ordered_json oj = event_type::UploadTestbed;
     CHECK(oj.dump() == "\"UploadTestbed\"");
+}
+
+TEST_CASE("H5: an event type reads back from its JSON form, case-sensitively", "[H5][H3][events]") {
+    CHECK(nlohmann::json("AddProduct").get<event_type>() == event_type::AddProduct);
+    CHECK(nlohmann::ordered_json(event_type::UploadTestbed).get<event_type>() == event_type::UploadTestbed);
+    const auto code_of = [](const nlohmann::json& j) {
+        try {
+            (void)j.get<event_type>();
+        } catch (const keyhook::exception& e) {
+            return e.code();
+        }
+        return keyhook::errc::invalid_value;
+    };
+    CHECK(code_of(nlohmann::json("addproduct")) == keyhook::errc::unknown_event);
+    CHECK(code_of(nlohmann::json(3)) == keyhook::errc::wrong_type);
 }

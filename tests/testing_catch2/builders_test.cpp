@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_view.hpp"
 #include "keyhook/status.hpp"
 
 using date::days;

@@ -81,4 +81,15 @@ constexpr std::size_t first_invalid_utf8(std::string_view s) noexcept {
 
 constexpr bool is_valid_utf8(std::string_view s) noexcept { return first_invalid_utf8(s) == std::string_view::npos; }
 
+// The length of the longest prefix of s of at most `limit` bytes that splits no unit.
+constexpr std::size_t utf8_prefix_length(std::string_view s, std::size_t limit) noexcept {
+    std::size_t end = 0;
+    while (end < s.size()) {
+        const std::size_t next = end + utf8_unit_at(s, end).length;
+        if (next > limit) break;
+        end = next;
+    }
+    return end;
+}
+
 }  // namespace keyhook::detail

@@ -1,6 +1,7 @@
 // Uses the core as an application would: reads a record, derives its status
 // and warning, masks its key. Exits non-zero when a result is not as expected.
 #include <keyhook/keyhook.hpp>
+#include <nlohmann/json.hpp>  // the program parses JSON itself; in compiled mode keyhook.hpp does not include it
 
 #include <iostream>
 

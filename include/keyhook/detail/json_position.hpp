@@ -1,0 +1,172 @@
+// keyhook internal: where a SAX reader of JSON text is (the path of the value
+// being read) and the J1 check for repeated member names, with the wordings
+// of the faults every such reader reports. Needs no JSON library.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "keyhook/error.hpp"
+
+namespace keyhook::detail {
+
+// A member name as a path step: ".name" for plain names, else ["quoted"]
+// (quote_input escapes control characters and bounds the length).
+inline void append_member_step(std::string& path, std::string_view name) {
+    const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+               c == '$' || c == '@';
+    });
+    if (plain) {
+        if (!path.empty()) path += '.';
+        path.append(name);
+    } else {
+        path += '[';
+        path += quote_input(name);
+        path += ']';
+    }
+}
+
+// Where a SAX handler is, for error paths, and the J1 check. Each open object
+// keeps its member names back to back in one arena; when the object closes,
+// its names are sorted once (n log n) and a repeated one is reported, then
+// dropped. Memory: the names of the open objects plus 8 bytes a member.
+class json_position {
+public:
+    // Opens a container; false when that would nest deeper than max_depth.
+    bool open(bool object, std::size_t max_depth) {
+        if (frames_.size() >= max_depth) return false;
+        frames_.push_back(frame{object, 0, names_.size(), refs_.size()});
+        return true;
+    }
+
+    // The member name just read in the innermost object. False when the
+    // names of the open objects would pass 4 GiB (offsets are 32-bit).
+    bool key(std::string_view name) {
+        const std::size_t at = names_.size();
+        if (at + name.size() > std::numeric_limits<std::uint32_t>::max()) return false;
+        names_.append(name);
+        refs_.push_back(name_ref{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(name.size())});
+        return true;
+    }
+
+    // After a value inside the innermost container (arrays count elements).
+    void value_done() noexcept {
+        if (!frames_.empty()) ++frames_.back().count;
+    }
+
+    // Closes the innermost container. For an object with check_repeats, the
+    // path of its first repeated member (the earliest second occurrence).
+    std::optional<std::string> close(bool check_repeats) {
+        std::optional<std::string> repeated;
+        const frame f = frames_.back();
+        if (f.object && check_repeats && refs_.size() - f.refs_begin > 1) {
+            const auto first = refs_.begin() + static_cast<std::ptrdiff_t>(f.refs_begin);
+            // Sorted by name, then by position: equal names are adjacent, in order.
+            std::sort(first, refs_.end(), [this](const name_ref& a, const name_ref& b) {
+                const int c = name(a).compare(name(b));
+                return c != 0 ? c < 0 : a.offset < b.offset;
+            });
+            const name_ref* found = nullptr;
+            for (auto it = first + 1; it != refs_.end(); ++it)
+                if (name(*it) == name(*(it - 1)) && (found == nullptr || it->offset < found->offset)) found = &*it;
+            if (found != nullptr) {
+                std::string p = path_of(frames_.size() - 1);
+                append_member_step(p, name(*found));
+                repeated = std::move(p);
+            }
+        }
+        names_.resize(f.names_begin);
+        refs_.resize(f.refs_begin);
+        frames_.pop_back();
+        value_done();
+        return repeated;
+    }
+
+    [[nodiscard]] std::size_t depth() const noexcept { return frames_.size(); }
+
+    // The path of the value being read: "data.result[3].expireAt"; empty at the root.
+    [[nodiscard]] std::string path() const { return path_of(frames_.size()); }
+
+    // The path of the innermost open container itself.
+    [[nodiscard]] std::string container_path() const {
+        return frames_.empty() ? std::string() : path_of(frames_.size() - 1);
+    }
+
+    // The last member name read in the innermost object.
+    [[nodiscard]] std::string_view last_key() const noexcept {
+        return refs_.empty() ? std::string_view() : name(refs_.back());
+    }
+
+    // Heap bytes this bookkeeping holds (for J3 accounting).
+    [[nodiscard]] std::size_t capacity_bytes() const noexcept {
+        return names_.capacity() + refs_.capacity() * sizeof(name_ref) + frames_.capacity() * sizeof(frame);
+    }
+
+private:
+    struct frame {
+        bool object;
+        std::size_t count;  // elements done (arrays) or members read (objects)
+        std::size_t names_begin;
+        std::size_t refs_begin;
+    };
+    struct name_ref {
+        std::uint32_t offset;
+        std::uint32_t size;
+    };
+
+    std::string_view name(const name_ref& r) const noexcept {
+        return std::string_view(names_.data() + r.offset, r.size);
+    }
+
+    // The steps of the first `levels` frames: each one's member or element
+    // being read. All frames: the value being read; one fewer: its container.
+    std::string path_of(std::size_t levels) const {
+        std::string p;
+        for (std::size_t i = 0; i < levels; ++i) {
+            const frame& f = frames_[i];
+            if (f.object) {
+                // The member being read is the last name recorded in this frame.
+                const std::size_t end = i + 1 < frames_.size() ? frames_[i + 1].refs_begin : refs_.size();
+                if (end > f.refs_begin) append_member_step(p, name(refs_[end - 1]));
+            } else {
+                p += '[';
+                p += std::to_string(f.count);
+                p += ']';
+            }
+        }
+        return p;
+    }
+
+    std::vector<frame> frames_;
+    std::string names_;
+    std::vector<name_ref> refs_;
+};
+
+// nlohmann's message reads "[json.exception.parse_error.101] parse error at
+// line 1, column 2: syntax error while parsing value - <reason>; last read:
+// '<input>'": keep the reason only, never the input.
+inline std::string_view json_error_reason(std::string_view what) {
+    std::string_view reason;
+    if (const auto dash = what.find(" - "); dash != std::string_view::npos) {
+        reason = what.substr(dash + 3);
+        if (const auto cut = reason.find("; last read"); cut != std::string_view::npos) reason = reason.substr(0, cut);
+        if (reason.size() > 120) reason = reason.substr(0, 120);
+    }
+    return reason;
+}
+
+// J2: a number nlohmann cannot hold (out_of_range 406, "1e400"), at `path`.
+inline error number_overflow_error(std::string path, std::string_view token) {
+    return error{errc::out_of_range, std::move(path),
+                 "number " + quote_input(token) + " is outside the range of a double"};
+}
+
+}  // namespace keyhook::detail

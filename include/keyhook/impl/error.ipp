@@ -1,0 +1,146 @@
+// keyhook: definitions of error.hpp (see config.hpp for when they are compiled).
+#pragma once
+
+#include "keyhook/detail/ascii.hpp"
+#include "keyhook/detail/utf8.hpp"
+#include "keyhook/error.hpp"
+
+namespace keyhook {
+
+namespace detail {
+class error_category_impl final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "keyhook"; }
+    std::string message(int ev) const override { return std::string(to_string(static_cast<errc>(ev))); }
+};
+
+// Appends "\x" or "\u" and the low `digits` hex digits of c.
+inline void append_hex_escape(std::string& out, char32_t c, char kind, int digits) {
+    out += '\\';
+    out += kind;
+    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += hex_lower[c >> shift & 0xF];
+}
+}  // namespace detail
+
+KEYHOOK_INLINE const std::error_category& error_category() noexcept {
+    static const detail::error_category_impl instance;
+    return instance;
+}
+
+namespace detail {
+
+KEYHOOK_INLINE void append_escaped(std::string& out, std::string_view s, escape_style style) {
+    for_each_utf8_unit(s, [&](const utf8_unit& u) {
+        const char32_t c = u.code_point;
+        if (!u.valid || c < 0x20 || c == 0x7F) {
+            append_hex_escape(out, c, 'x', 2);
+        } else if (is_unsafe_to_print(c)) {
+            append_hex_escape(out, c, 'u', 4);
+        } else if ((c == '\\' && style != escape_style::composed) || (c == '"' && style == escape_style::quoted)) {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else {
+            out.append(s.data() + u.offset, u.length);
+        }
+    });
+}
+
+}  // namespace detail
+
+KEYHOOK_INLINE std::string escape_text(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    detail::append_escaped(out, s);
+    return out;
+}
+
+KEYHOOK_INLINE std::string escape_json_text(std::string_view json) {
+    std::string out;
+    out.reserve(json.size());
+    detail::for_each_utf8_unit(json, [&](const detail::utf8_unit& u) {
+        const char32_t c = u.code_point;
+        if (!u.valid) {
+            out += "\\ufffd";
+        } else if (c >= 0x7F && detail::is_unsafe_to_print(c)) {
+            detail::append_hex_escape(out, c, 'u', 4);
+        } else {
+            out.append(json.data() + u.offset, u.length);
+        }
+    });
+    return out;
+}
+
+KEYHOOK_INLINE std::string error::what() const {
+    std::string s;
+    s.reserve(path.size() + 2 + message.size());
+    if (!path.empty()) {
+        detail::append_escaped(s, path);
+        s += ": ";
+    }
+    detail::append_escaped(s, message, detail::escape_style::composed);
+    return s;
+}
+
+KEYHOOK_INLINE exception::exception(keyhook::error e)
+    : std::runtime_error("[keyhook." + std::string(to_string(e.code)) + "] " + e.what()), error_(std::move(e)) {}
+
+namespace detail {
+
+KEYHOOK_INLINE std::string quote_input(std::string_view s, std::size_t limit) {
+    const bool cut = s.size() > limit;
+    if (cut) s = s.substr(0, utf8_prefix_length(s, limit));
+    std::string out;
+    out.reserve(s.size() + 8);
+    out += '"';
+    append_escaped(out, s, escape_style::quoted);
+    out += cut ? "\"..." : "\"";
+    return out;
+}
+
+KEYHOOK_INLINE error current_host_error(std::string_view callable) {
+    try {
+        throw;
+    } catch (const exception& e) {
+        return e.error();
+    } catch (const std::exception& e) {
+        return error{errc::host_failure, std::string(callable), "the host's callable threw: " + quote_input(e.what())};
+    } catch (...) {
+        return error{errc::host_failure, std::string(callable), "the host's callable threw a non-standard exception"};
+    }
+}
+
+KEYHOOK_INLINE error missing_member_error(std::string path) {
+    return error{errc::missing_member, std::move(path), "required member is missing"};
+}
+
+KEYHOOK_INLINE error wrong_type_error(std::string path, std::string_view expected, std::string_view found) {
+    std::string why = "expected ";
+    why += expected;
+    why += ", got ";
+    why += found;
+    return error{errc::wrong_type, std::move(path), std::move(why)};
+}
+
+KEYHOOK_INLINE error timestamp_error(std::string path, std::string_view text) {
+    return error{errc::invalid_timestamp, std::move(path), "expected an ISO 8601 timestamp, got " + quote_input(text)};
+}
+
+KEYHOOK_INLINE std::string path_member(std::string_view base, std::string_view member) {
+    std::string p;
+    p.reserve(base.size() + 1 + member.size());
+    p += base;
+    if (!base.empty()) p += '.';
+    p += member;
+    return p;
+}
+
+KEYHOOK_INLINE std::string path_index(std::string_view base, std::size_t index) {
+    std::string p(base);
+    p += '[';
+    p += std::to_string(index);
+    p += ']';
+    return p;
+}
+
+}  // namespace detail
+}  // namespace keyhook

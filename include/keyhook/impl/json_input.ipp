@@ -1,0 +1,206 @@
+// keyhook: definitions of json_input.hpp (see config.hpp for when they are compiled).
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/detail/json_parser.hpp"
+#include "keyhook/json_input.hpp"
+
+namespace keyhook {
+namespace detail {
+
+// Builds the DOM (see try_parse_json). Memory is accounted as the DOM grows:
+// the exact heap requests of libstdc++'s containers, an upper bound elsewhere.
+class json_dom_builder {
+public:
+    using json = nlohmann::json;
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    json_dom_builder(const json_limits& limits, std::size_t input_bytes)
+        : limits_(limits), budget_(budget_of(limits, input_bytes)) {}
+
+    bool null() { return put(json(nullptr)); }
+    bool boolean(bool v) { return put(json(v)); }
+    bool number_integer(number_integer_t v) { return put(json(v)); }
+    bool number_unsigned(number_unsigned_t v) { return put(json(v)); }
+    bool number_float(number_float_t v, const string_t&) { return put(json(v)); }
+    bool string(string_t& v) {
+        // A string value is a std::string on the heap; the lexer's buffer moves
+        // into it with its capacity.
+        used_ += sizeof(string_t);
+        if (v.capacity() > 15) used_ += v.capacity() + 1;
+        return put(json(std::move(v)));
+    }
+    bool binary(binary_t&) { return fail(error{errc::wrong_type, position_.path(), "binary values are not JSON"}); }
+
+    bool start_object(std::size_t) { return open(true); }
+    bool start_array(std::size_t) { return open(false); }
+
+    bool key(string_t& k) {
+        if (!position_.key(k)) return fail(limit_error("member names longer than 4 GiB"));
+        auto& members = *stack_.back()->get_ptr<json::object_t*>();
+        // A map node: three pointers and a colour, the name, the value.
+        used_ += 32 + sizeof(std::string) + sizeof(json);
+        if (k.capacity() > 15) used_ += k.capacity() + 1;
+        auto [it, inserted] = members.emplace(std::move(k), nullptr);
+        if (!inserted)
+            return fail(error{errc::duplicate_member, position_.path(), "member name repeated in one object"});
+        slot_ = &it->second;
+        return check_budget();
+    }
+
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+
+    bool parse_error(std::size_t position, const std::string& token, const json::exception& ex) {
+        if (ex.id == 406) return fail(number_overflow_error(position_.path(), token));
+        const std::string_view what = ex.what();
+        std::string message = "syntax error at byte " + std::to_string(position > 0 ? position - 1 : 0);
+        if (const auto reason = json_error_reason(what); !reason.empty()) {
+            message += ": ";
+            message += reason;
+        }
+        const bool utf8 = what.find("UTF-8") != std::string_view::npos;
+        return fail(error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)});
+    }
+
+    bool fail(error e) {
+        if (!error_) error_ = std::move(e);
+        return false;
+    }
+
+    [[nodiscard]] result<json> finish() {
+        if (error_) return std::move(*error_);
+        return std::move(root_);
+    }
+
+    [[nodiscard]] std::size_t accounted_bytes() const noexcept {
+        return used_ + position_.capacity_bytes() + max_open_values_ * teardown_bytes;
+    }
+
+private:
+    static std::size_t budget_of(const json_limits& l, std::size_t input_bytes) noexcept {
+        const std::size_t cap = std::numeric_limits<std::size_t>::max();
+        if (l.memory_factor != 0 && input_bytes > (cap - l.memory_allowance) / l.memory_factor) return cap;
+        return input_bytes * l.memory_factor + l.memory_allowance;
+    }
+
+    error limit_error(std::string why) const { return error{errc::limit_exceeded, position_.path(), std::move(why)}; }
+
+    bool check_budget() {
+        if (accounted_bytes() <= budget_) return true;
+        return fail(limit_error("the document would take more than " + std::to_string(limits_.memory_factor) +
+                                " times its size in memory (rule J3)"));
+    }
+
+    // Places v where the parser is: the root, the next array element, or the
+    // member whose name was just read.
+    json* place(json&& v) {
+        if (stack_.empty()) {
+            root_ = std::move(v);
+            return &root_;
+        }
+        // nlohmann's destructor flattens a DOM onto a stack of values grown by
+        // doubling, while the DOM is still held. That stack holds at most what
+        // the open containers hold together at some point of the parse.
+        ++counts_.back();
+        if (++open_values_ > max_open_values_) max_open_values_ = open_values_;
+        json& parent = *stack_.back();
+        if (parent.is_array()) {
+            auto& elements = *parent.get_ptr<json::array_t*>();
+            const std::size_t before = elements.capacity();
+            elements.push_back(std::move(v));
+            // Growing keeps the old buffer until the move is done: count both once.
+            if (elements.capacity() != before) used_ += elements.capacity() * sizeof(json);
+            return &elements.back();
+        }
+        *slot_ = std::move(v);
+        return slot_;
+    }
+
+    bool put(json&& v) {
+        place(std::move(v));
+        position_.value_done();
+        return check_budget();
+    }
+
+    bool open(bool object) {
+        if (!position_.open(object, limits_.max_depth))
+            return fail(limit_error("nested deeper than " + std::to_string(limits_.max_depth) + " levels"));
+        json* c = nullptr;
+        if (object) {
+            used_ += sizeof(json::object_t);
+            c = place(json(json::value_t::object));
+        } else {
+            used_ += sizeof(json::array_t);
+            c = place(json(json::value_t::array));
+        }
+        stack_.push_back(c);
+        counts_.push_back(0);
+        return check_budget();
+    }
+
+    bool close() {
+        stack_.pop_back();
+        open_values_ -= counts_.back();
+        counts_.pop_back();
+        // Repeated names were refused as they came (the map is the set).
+        (void)position_.close(false);
+        return true;
+    }
+
+    // A value on the teardown stack: 16 bytes, twice over as it grows, and the
+    // old buffer while it moves.
+    static constexpr std::size_t teardown_bytes = 3 * sizeof(json);
+
+    const json_limits& limits_;
+    std::size_t budget_;
+    std::size_t used_ = 0;
+    json root_;
+    std::vector<json*> stack_;         // open containers; at most max_depth
+    std::vector<std::size_t> counts_;  // values placed in each
+    std::size_t open_values_ = 0;      // their sum
+    std::size_t max_open_values_ = 0;
+    json* slot_ = nullptr;  // the member whose name was read last
+    json_position position_;
+    std::optional<error> error_;
+};
+
+}  // namespace detail
+
+KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text, const json_limits& limits) {
+    if (text.size() > limits.max_bytes)
+        return error{errc::limit_exceeded,
+                     {},
+                     "JSON text of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                         std::to_string(limits.max_bytes)};
+    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
+    // what follows; JSON text never holds a raw NUL.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        return error{errc::syntax_error, {}, "syntax error at byte " + std::to_string(nul) + ": a NUL byte"};
+    detail::json_dom_builder builder(limits, text.size());
+    try {
+        detail::run_json_parser(text, builder);
+    } catch (const nlohmann::json::exception& ex) {
+        // sax_parse reports through parse_error; a second net only.
+        builder.fail(error{errc::syntax_error, {}, std::string(detail::json_error_reason(ex.what()))});
+    }
+    return builder.finish();
+}
+
+KEYHOOK_INLINE nlohmann::json parse_json(std::string_view text, const json_limits& limits) {
+    return try_parse_json(text, limits).value();
+}
+
+}  // namespace keyhook

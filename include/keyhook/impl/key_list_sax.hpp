@@ -1,0 +1,862 @@
+// keyhook: the list call's SAX decoder (rules L2, J1 to J3), which reads a
+// response straight into api_key records. Used by key_list.hpp's definitions
+// only; it needs nlohmann/json.hpp. Include keyhook/key_list.hpp before it.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/detail/api_key_fields.hpp"
+#include "keyhook/detail/ascii.hpp"
+#include "keyhook/detail/json_parser.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/json_input.hpp"
+#include "keyhook/key_list.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook::detail {
+
+// A number token no double holds ("1e400"), by its place among the input's
+// number tokens in document order. nlohmann's parser stops at such a number,
+// which in lenient mode would lose the page's valid records (J2: it is a wrong
+// value like any other); try_parse_key_list parses a copy in which each is a
+// zero of the same length, and the handler recognizes it by its place.
+struct overflowing_number {
+    std::size_t ordinal;
+    std::string_view text;
+};
+
+// Does this well-formed-looking number token exceed a double's range? Only
+// tokens with an exponent or over 300 bytes can; underflow ("1e-400") reads
+// as zero, as nlohmann reads it.
+inline bool number_overflows(std::string_view token) {
+    if (token.size() <= 300 && token.find_first_of("eE") == std::string_view::npos) return false;
+    double value = 0;
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc::result_out_of_range) return false;
+    (void)end;
+    // Out of range both ways: overflow when the first significant digit sits at a positive power of ten.
+    const std::size_t e = token.find_first_of("eE");
+    const std::string_view mantissa = token.substr(0, e);
+    long long exponent = 0;
+    if (e != std::string_view::npos) {
+        std::size_t i = e + 1;
+        bool negative = false;
+        if (i < token.size() && (token[i] == '+' || token[i] == '-')) negative = token[i++] == '-';
+        for (; i < token.size(); ++i) exponent = std::min(exponent * 10 + (token[i] - '0'), 1000000000LL);
+        if (negative) exponent = -exponent;
+    }
+    // The power of ten of the first significant digit.
+    const std::size_t dot = mantissa.find('.');
+    const std::string_view whole = mantissa.substr(0, dot);
+    long long power = 0;
+    if (const std::size_t first = whole.find_first_not_of("-0"); first != std::string_view::npos) {
+        power = exponent + static_cast<long long>(whole.size() - first) - 1;
+    } else {
+        const std::string_view fraction = dot == std::string_view::npos ? std::string_view() : mantissa.substr(dot + 1);
+        power = exponent - static_cast<long long>(std::min(fraction.find_first_not_of('0'), fraction.size())) - 1;
+    }
+    return power > 0;
+}
+
+// The number tokens outside strings that overflow a double; none for almost every input.
+inline std::vector<overflowing_number> find_overflowing_numbers(std::string_view json) {
+    std::vector<overflowing_number> found;
+    std::size_t ordinal = 0;
+    for (std::size_t i = 0; i < json.size();) {
+        const char c = json[i];
+        if (c == '"') {
+            for (++i; i < json.size() && json[i] != '"'; ++i)
+                if (json[i] == '\\') ++i;
+            ++i;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            const std::size_t start = i;
+            while (i < json.size() && std::strchr("0123456789+-.eE", json[i]) != nullptr && json[i] != '\0') ++i;
+            const std::string_view token = json.substr(start, i - start);
+            if (number_overflows(token)) found.push_back({ordinal, token});
+            ++ordinal;
+        } else {
+            ++i;
+        }
+    }
+    return found;
+}
+
+// The copy nlohmann parses: each overflowing number becomes 0e00... of its length.
+inline std::string with_overflows_zeroed(std::string_view json, const std::vector<overflowing_number>& found) {
+    std::string copy(json);
+    for (const auto& n : found) {
+        const auto at = static_cast<std::size_t>(n.text.data() - json.data());
+        const std::size_t sign = n.text.front() == '-' ? 1 : 0;
+        copy.replace(at + sign, n.text.size() - sign, "0e" + std::string(n.text.size() - sign - 2, '0'));
+    }
+    return copy;
+}
+
+// Decodes a list-call response event by event. The structure is fixed
+// (envelope > data > result > record > groups), so the position is known from
+// `where_` alone; anything else is skipped by counting its nesting.
+class key_list_sax {
+public:
+    using json = nlohmann::json;
+
+    // `exact_capacity`: the number of valid records, when a first pass found
+    // more than it had room for (see try_parse_key_list).
+    key_list_sax(const key_list_options& options, std::size_t input_bytes,
+                 std::optional<std::size_t> exact_capacity = std::nullopt) noexcept
+        : options_(options), input_bytes_(input_bytes), exact_capacity_(exact_capacity) {}
+
+    bool null() { return scalar(kind::null); }
+    bool boolean(bool) { return scalar(kind::boolean); }
+    bool number_integer(json::number_integer_t v) {
+        if (const auto* o = next_is_overflow()) return overflowed(o->text);
+        return number(v, numeric::integer, {});
+    }
+    bool number_unsigned(json::number_unsigned_t v) {
+        if (const auto* o = next_is_overflow()) return overflowed(o->text);
+        if (v > static_cast<json::number_unsigned_t>(std::numeric_limits<std::int64_t>::max()))
+            return number(0, numeric::too_large, std::to_string(v));
+        return number(static_cast<std::int64_t>(v), numeric::integer, {});
+    }
+    bool number_float(json::number_float_t, const std::string& text) {
+        if (const auto* o = next_is_overflow()) return overflowed(o->text);
+        // Integer syntax too large for 64 bits (J2: out of range, not a fraction).
+        const bool integral = text.find_first_of(".eE") == std::string::npos;
+        return number(0, integral ? numeric::too_large : numeric::floating, text);
+    }
+
+    // The numbers find_overflowing_numbers found, which the parsed copy holds as zeros.
+    void expect_overflows(const std::vector<overflowing_number>* found) noexcept { overflows_ = found; }
+    bool binary(json::binary_t&) { return scalar(kind::other); }
+
+    bool string(std::string& val) {
+        pos_.value_done();
+        if (skip_ > 0) return true;
+        switch (slot_) {
+            case slot::field: field_string(val); return true;
+            case slot::group: group_string(val); return !fatal_;
+            case slot::record: reject_element(kind::string); return true;
+            case slot::status:
+                status_seen_ = true;
+                status_ok_ = ascii_iequal(val, "success");
+                if (!status_ok_) status_text_ = quote_input(val);
+                return true;
+            case slot::message: message_ = quote_input(val); return true;
+            case slot::error_code: error_code_ = quote_input(val); return true;
+            case slot::root: return root_not_object(kind::string);
+            case slot::data:
+            case slot::result:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(kind::string); return true;
+            case slot::ignore: return true;
+        }
+        return true;
+    }
+
+    bool start_object(std::size_t) {
+        if (!enter(true)) return false;
+        if (skip_ > 0) {
+            ++skip_;
+            return true;
+        }
+        switch (slot_) {
+            case slot::root:
+                where_ = place::envelope;
+                slot_ = slot::ignore;
+                return true;
+            case slot::data:
+                data_seen_ = true;
+                where_ = place::data;
+                slot_ = slot::ignore;
+                return true;
+            case slot::record: begin_record(); return true;
+            case slot::field: field_wrong_type(kind::object); break;
+            case slot::group: group_wrong_type(kind::object); break;
+            case slot::status:
+            case slot::result:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(kind::object); break;
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: break;
+        }
+        skip_ = 1;
+        return true;
+    }
+
+    bool start_array(std::size_t) {
+        if (!enter(false)) return false;
+        if (skip_ > 0) {
+            ++skip_;
+            return true;
+        }
+        switch (slot_) {
+            case slot::root: return root_not_object(kind::array);
+            case slot::result:
+                result_seen_ = true;
+                where_ = place::result;
+                slot_ = slot::record;
+                next_index_ = 0;
+                plan_records();
+                return true;
+            case slot::field:
+                if (field_ == list_field::groups) {
+                    rec().groups.clear();
+                    group_bytes_ = 0;
+                    where_ = place::groups;
+                    slot_ = slot::group;
+                    group_index_ = 0;
+                    group_failed_ = false;
+                    return true;
+                }
+                field_wrong_type(kind::array);
+                break;
+            case slot::record: reject_element(kind::array); break;
+            case slot::group: group_wrong_type(kind::array); break;
+            case slot::status:
+            case slot::data:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(kind::array); break;
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: break;
+        }
+        skip_ = 1;
+        return true;
+    }
+
+    bool key(std::string& k) {
+        // Every object's names are recorded, skipped ones too (J1 everywhere).
+        if (!pos_.key(k)) {
+            fail(error{errc::limit_exceeded, pos_.container_path(), "member names longer than 4 GiB"});
+            return false;
+        }
+        if (skip_ > 0) return true;
+        switch (where_) {
+            case place::record:
+                field_ = list_field_of(k);
+                slot_ = field_ == list_field::none ? slot::ignore : slot::field;
+                return true;
+            case place::envelope: slot_ = slot_of(k, envelope_members); return true;
+            case place::data: slot_ = slot_of(k, data_members); return true;
+            case place::root:
+            case place::result:
+            case place::groups: return true;
+        }
+        return true;
+    }
+
+    bool end_object() {
+        --depth_;
+        // J1: a member name repeated in this object refuses the whole input.
+        if (auto repeated = pos_.close(true)) {
+            fail(error{errc::duplicate_member, std::move(*repeated), "member name repeated in one object"});
+            return false;
+        }
+        if (skip_ > 0) {
+            --skip_;
+            return true;
+        }
+        switch (where_) {
+            case place::record:
+                end_record();
+                where_ = place::result;
+                slot_ = slot::record;
+                return !fatal_;
+            case place::data:
+                where_ = place::envelope;
+                slot_ = slot::ignore;
+                return true;
+            case place::envelope:
+                where_ = place::root;
+                slot_ = slot::ignore;
+                return true;
+            case place::root:
+            case place::result:
+            case place::groups: return true;
+        }
+        return true;
+    }
+
+    bool end_array() {
+        --depth_;
+        (void)pos_.close(false);
+        if (skip_ > 0) {
+            --skip_;
+            return true;
+        }
+        if (where_ == place::groups) {
+            where_ = place::record;
+            slot_ = slot::ignore;
+        } else if (where_ == place::result) {
+            where_ = place::data;
+            slot_ = slot::ignore;
+        }
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception& ex) {
+        if (ex.id != 406) {
+            syntax_error(position, ex.what());
+            return false;
+        }
+        // J2: a number no double holds ("1e400"). try_parse_key_list parses again
+        // with such numbers zeroed, so that one inside a record rejects only it.
+        stopped_at_overflow_ = true;
+        return refuse_overflow(token);
+    }
+
+    [[nodiscard]] bool stopped_at_overflow() const noexcept { return stopped_at_overflow_; }
+
+    // The page-level refusal of a number no double holds, with its path and the reason.
+    bool refuse_overflow(std::string_view token) {
+        if (skip_ == 0 && (slot_ == slot::count || slot_ == slot::page || slot_ == slot::page_size))
+            fail(error{errc::out_of_range, std::string(slot_path()),
+                       "expected a non-negative 64-bit integer, got " + quote_input(token)});
+        else
+            fail(number_overflow_error(pos_.path(), token));
+        return false;
+    }
+
+    const overflowing_number* next_is_overflow() noexcept {
+        const std::size_t ordinal = numbers_seen_++;
+        if (overflows_ == nullptr || next_overflow_ >= overflows_->size()) return nullptr;
+        const auto& o = (*overflows_)[next_overflow_];
+        if (o.ordinal != ordinal) return nullptr;
+        ++next_overflow_;
+        return &o;
+    }
+
+    // J2 for a number no double holds: in a record (or as an element of
+    // data.result) it rejects that record like any wrong value; in the
+    // envelope it refuses the page.
+    bool overflowed(std::string_view token) {
+        const bool in_record = where_ == place::record || where_ == place::groups;
+        const bool as_element = where_ == place::result && slot_ == slot::record && skip_ == 0;
+        if (!in_record && !as_element) return refuse_overflow(token);
+        auto e = number_overflow_error(pos_.path(), token);
+        pos_.value_done();
+        if (as_element) {
+            index_ = next_index_++;
+            reject(std::move(e));
+        } else if (skip_ == 0 && slot_ == slot::group) {
+            if (!group_failed_) field_error(list_field::groups, e.code, std::move(e.path), std::move(e.message));
+            group_failed_ = true;
+            ++group_index_;
+        } else {
+            field_error(skip_ == 0 && slot_ == slot::field ? field_ : list_field::none, e.code, std::move(e.path),
+                        std::move(e.message));
+        }
+        return true;
+    }
+
+    void syntax_error(std::size_t position, std::string_view what) {
+        const std::string_view reason = json_error_reason(what);  // never the input
+        // nlohmann counts the offending byte as read; report its 0-based offset.
+        std::string message = "malformed JSON at byte offset " + std::to_string(position > 0 ? position - 1 : 0);
+        if (!reason.empty()) {
+            message += ": ";
+            message += reason;
+        }
+        const bool utf8 = what.find("UTF-8") != std::string_view::npos;
+        fail(error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)});
+    }
+
+    // The outcome, once sax_parse has returned.
+    [[nodiscard]] result<key_list_page> finish() {
+        if (fatal_) return std::move(*fatal_);
+        if (!status_seen_) {
+            if (status_error_) return std::move(*status_error_);
+            return missing_member_error("status");
+        }
+        if (!status_ok_) {
+            std::string m = "expected \"success\", got " + status_text_;
+            if (!error_code_.empty()) m += ", errorCode " + error_code_;
+            if (!message_.empty()) m += ", message " + message_;
+            return error{errc::not_success, "status", std::move(m)};
+        }
+        if (envelope_error_) return std::move(*envelope_error_);
+        if (!data_seen_) return missing_member_error("data");
+        if (!count_) return missing_member_error("data.count");
+        if (!page_) return missing_member_error("data.page");
+        if (!page_size_) return missing_member_error("data.pageSize");
+        if (!result_seen_) return missing_member_error("data.result");
+        if (first_record_error_) return std::move(*first_record_error_);
+        key_list_page p;
+        p.count = *count_;
+        p.page = *page_;
+        p.page_size = *page_size_;
+        p.records = std::move(records_);
+        p.rejected = std::move(rejected_);
+        p.rejected_count = rejected_count_;
+        return p;
+    }
+
+    // More valid records came than the capacity planned (a pageSize lower
+    // than the page, or none before data.result): the records past it were
+    // counted, not kept, and a second pass with this exact capacity is needed.
+    [[nodiscard]] std::optional<std::size_t> needs_exact_capacity() const noexcept {
+        if (fatal_ || !overflowed_) return std::nullopt;
+        return valid_records_;
+    }
+
+    // J3: the fewest bytes a record that decodes can take in the input:
+    // {"id":"","name":"","status":"Active","activeFrom":"YYYY-MM-DDTHH:MM:SSZ","expireAt":"..."}
+    static constexpr std::size_t min_record_bytes = 107;
+    // Pages of up to this many records are decoded in one pass; a larger one
+    // (or one larger than its pageSize) takes a second pass with the exact
+    // count, so no declared size is trusted for an allocation (finding 6).
+    static constexpr std::size_t single_pass_records = 1024;
+    // J3: what a decode may keep besides 4 bytes per input byte.
+    static constexpr std::size_t memory_allowance = std::size_t{1} << 20;
+
+private:
+    enum class place : unsigned char { root, envelope, data, result, record, groups };
+    // What the next value is: a member of a known container, or to be ignored.
+    enum class slot : unsigned char {
+        root,
+        ignore,
+        status,
+        message,
+        error_code,
+        data,
+        count,
+        page,
+        page_size,
+        result,
+        record,
+        field,
+        group,
+    };
+    enum class kind : unsigned char { null, boolean, number, string, object, array, other };
+
+    // The members of the envelope and of data the decoder reads; others are skipped.
+    struct named_slot {
+        std::string_view name;
+        slot value;
+    };
+    static constexpr named_slot envelope_members[] = {
+        {"status", slot::status}, {"data", slot::data}, {"message", slot::message}, {"errorCode", slot::error_code}};
+    static constexpr named_slot data_members[] = {
+        {"result", slot::result}, {"count", slot::count}, {"page", slot::page}, {"pageSize", slot::page_size}};
+
+    template <std::size_t N>
+    static slot slot_of(std::string_view name, const named_slot (&members)[N]) noexcept {
+        for (const auto& m : members)
+            if (m.name == name) return m.value;
+        return slot::ignore;
+    }
+
+    static std::string_view kind_name(kind k) noexcept {
+        switch (k) {
+            case kind::null: return "null";
+            case kind::boolean: return "boolean";
+            case kind::number: return "number";
+            case kind::string: return "string";
+            case kind::object: return "object";
+            case kind::array: return "array";
+            case kind::other: return "binary";
+        }
+        return "binary";
+    }
+
+    api_key& rec() noexcept { return *rec_; }
+
+    bool enter(bool object) {
+        if (++depth_ > options_.max_depth) {
+            fail(error{errc::limit_exceeded, current_path(),
+                       "nested deeper than " + std::to_string(options_.max_depth) + " levels"});
+            return false;
+        }
+        (void)pos_.open(object, std::numeric_limits<std::size_t>::max());
+        return true;
+    }
+
+    void fail(error e) {
+        if (!fatal_) fatal_ = std::move(e);
+    }
+
+    std::string record_path() const { return path_index("data.result", index_); }
+
+    std::string current_path() const {
+        switch (where_) {
+            case place::root:
+            case place::envelope: return {};
+            case place::data: return "data";
+            case place::result: return "data.result";
+            case place::record: return record_path();
+            case place::groups: return path_member(record_path(), member::groups);
+        }
+        return {};
+    }
+
+    bool root_not_object(kind k) {
+        fail(wrong_type_error({}, "an object", kind_name(k)));
+        return false;
+    }
+
+    std::string_view slot_path() const noexcept {
+        switch (slot_) {
+            case slot::status: return "status";
+            case slot::data: return "data";
+            case slot::count: return "data.count";
+            case slot::page: return "data.page";
+            case slot::page_size: return "data.pageSize";
+            case slot::result: return "data.result";
+            default: return {};
+        }
+    }
+
+    void envelope_error(error e) {
+        if (slot_ == slot::status) {
+            if (!status_error_) status_error_ = std::move(e);
+            return;
+        }
+        if (!envelope_error_) envelope_error_ = std::move(e);
+    }
+
+    void envelope_wrong_type(kind k) {
+        std::string_view expected = "an integer";
+        if (slot_ == slot::status)
+            expected = "a string";
+        else if (slot_ == slot::data)
+            expected = "an object";
+        else if (slot_ == slot::result)
+            expected = "an array of records";
+        envelope_error(wrong_type_error(std::string(slot_path()), expected, kind_name(k)));
+    }
+
+    bool scalar(kind k) {
+        pos_.value_done();
+        if (skip_ > 0) return true;
+        switch (slot_) {
+            case slot::field: field_scalar(k); return true;
+            case slot::group: group_wrong_type(k); return true;
+            case slot::record: reject_element(k); return true;
+            case slot::root: return root_not_object(k);
+            case slot::status:
+            case slot::data:
+            case slot::result:
+            case slot::count:
+            case slot::page:
+            case slot::page_size:
+                // null stands for a missing member, as in try_api_key_from_json.
+                if (k != kind::null) envelope_wrong_type(k);
+                return true;
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: return true;
+        }
+        return true;
+    }
+
+    // Integers carry their value; the others their text.
+    enum class numeric : unsigned char { integer, too_large, floating };
+
+    bool number(std::int64_t v, numeric n, std::string_view text) {
+        if (skip_ > 0) {
+            pos_.value_done();
+            return true;
+        }
+        switch (slot_) {
+            case slot::count:
+            case slot::page:
+            case slot::page_size: {
+                if (n == numeric::floating) {
+                    envelope_error(error{errc::wrong_type, std::string(slot_path()),
+                                         "expected an integer, got " + quote_input(text)});
+                } else if (n == numeric::too_large || v < 0) {
+                    envelope_error(error{errc::out_of_range, std::string(slot_path()),
+                                         "expected a non-negative 64-bit integer, got " +
+                                             (n == numeric::integer ? std::to_string(v) : std::string(text))});
+                } else if (slot_ == slot::count) {
+                    count_ = v;
+                } else if (slot_ == slot::page) {
+                    page_ = v;
+                } else {
+                    page_size_ = v;
+                }
+                pos_.value_done();
+                return true;
+            }
+            case slot::error_code:
+                pos_.value_done();
+                error_code_ = n == numeric::integer ? std::to_string(v) : quote_input(text);
+                return true;
+            case slot::message: pos_.value_done(); return true;
+            default: return scalar(kind::number);
+        }
+    }
+
+    // ---- records
+
+    void begin_record() {
+        index_ = next_index_++;
+        // Read into a scratch record: a rejected one never reaches records_.
+        scratch_ = api_key{};
+        rec_ = &scratch_;
+        where_ = place::record;
+        slot_ = slot::ignore;
+        present_ = 0;
+        field_errors_.clear();
+    }
+
+    void reject_element(kind k) {
+        index_ = next_index_++;
+        reject(wrong_type_error(record_path(), "an object", kind_name(k)));
+    }
+
+    void reject(error e) {
+        if (options_.mode == key_list_mode::strict) {
+            if (!first_record_error_) first_record_error_ = std::move(e);
+            return;
+        }
+        // J3: the first 100 errors are kept, the others only counted.
+        ++rejected_count_;
+        if (rejected_.size() < key_list_max_rejected) {
+            kept_bytes_ += e.path.capacity() + e.message.capacity() + 2;
+            if (rejected_.empty()) {
+                rejected_.reserve(key_list_max_rejected);
+                kept_bytes_ += key_list_max_rejected * sizeof(error);
+            }
+            rejected_.push_back(std::move(e));
+        }
+    }
+
+    // J3: room for the records without trusting a declared size: never more
+    // than the input could hold (min_record_bytes each), than pageSize (100
+    // when none came before data.result), or than single_pass_records; a
+    // second pass with the exact count fixes a short plan.
+    void plan_records() {
+        if (planned_) return;
+        planned_ = true;
+        std::size_t plan = std::min(input_bytes_ / min_record_bytes + 1, single_pass_records);
+        if (exact_capacity_)
+            plan = *exact_capacity_;
+        else
+            plan = std::min(plan, page_size_ ? static_cast<std::size_t>(*page_size_)
+                                             : static_cast<std::size_t>(default_list_page_size));
+        records_.reserve(plan);
+        capacity_ = plan;
+        kept_bytes_ += plan * sizeof(api_key);
+    }
+
+    static std::size_t heap_bytes(const std::string& s) noexcept { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+    static std::size_t heap_bytes(const std::optional<std::string>& s) noexcept { return s ? heap_bytes(*s) : 0; }
+
+    // Heap bytes a record holds besides its own size.
+    static std::size_t heap_bytes(const api_key& k) noexcept {
+        std::size_t n = heap_bytes(k.id.str()) + heap_bytes(k.name) + heap_bytes(k.user_id) +
+                        heap_bytes(k.description) + heap_bytes(k.masked) + heap_bytes(k.type) +
+                        heap_bytes(k.created_by) + k.groups.capacity() * sizeof(std::string);
+        for (const auto& g : k.groups) n += heap_bytes(g);
+        return n;
+    }
+
+    // J3: would the page, with `extra` bytes more, pass 4 bytes an input byte
+    // plus the allowance?
+    bool over_budget(std::size_t extra) const noexcept {
+        const std::size_t budget = input_bytes_ * 4 + memory_allowance;
+        return kept_bytes_ + pos_.capacity_bytes() + extra > budget;
+    }
+
+    void keep_record() {
+        ++valid_records_;
+        if (records_.size() >= capacity_) {
+            overflowed_ = true;  // counted; the second pass keeps it
+            return;
+        }
+        kept_bytes_ += heap_bytes(scratch_);
+        records_.push_back(std::move(scratch_));
+        // J3 by construction: refuse an input whose records would take more.
+        if (over_budget(0))
+            fail(error{errc::limit_exceeded, record_path(),
+                       "the records would take more than 4 times the input's size in memory (rule J3)"});
+    }
+
+    void field_error(list_field f, errc code, std::string path, std::string message) {
+        field_errors_.push_back({f, error{code, std::move(path), std::move(message)}});
+    }
+
+    void field_error(list_field f, errc code, std::string message) {
+        field_error(f, code, path_member(record_path(), list_field_name(f)), std::move(message));
+    }
+
+    void field_wrong_type(kind k) {
+        if (k == kind::null) return field_null();
+        field_error(field_, errc::wrong_type, wrong_type_error({}, expected_for(field_), kind_name(k)).message);
+    }
+
+    void field_scalar(kind k) { field_wrong_type(k); }
+
+    void field_null() {
+        auto& r = rec();
+        present_ = static_cast<std::uint16_t>(present_ & ~field_bit(field_));
+        switch (field_) {
+            case list_field::user_id: r.user_id.reset(); break;
+            case list_field::description: r.description.reset(); break;
+            case list_field::masked: r.masked.reset(); break;
+            case list_field::type: r.type.reset(); break;
+            case list_field::created_by: r.created_by.reset(); break;
+            case list_field::groups: r.groups.clear(); break;
+            case list_field::created_at: r.created_at.reset(); break;
+            case list_field::updated_at: r.updated_at.reset(); break;
+            case list_field::last_used_at: r.last_used_at.reset(); break;
+            default: break;  // required: reported as missing when the record ends
+        }
+    }
+
+    void too_long(list_field f, std::string path, std::string_view val) {
+        field_error(f, errc::limit_exceeded, std::move(path),
+                    "a string of " + std::to_string(val.size()) + " bytes, more than the limit of " +
+                        std::to_string(options_.max_string_bytes));
+    }
+
+    // A string kept in the record must respect max_string_bytes.
+    bool keepable(list_field f, const std::string& val) {
+        if (val.size() <= options_.max_string_bytes) return true;
+        too_long(f, path_member(record_path(), list_field_name(f)), val);
+        return false;
+    }
+
+    void field_string(const std::string& val) {
+        const auto f = field_;
+        if (f == list_field::none) return;
+        switch (spec_of(f).form) {
+            case field_form::groups:
+                field_error(f, errc::wrong_type,
+                            wrong_type_error({}, expected_for(f), kind_name(kind::string)).message);
+                return;
+            case field_form::text:
+                if (!keepable(f, val)) return;
+                break;
+            case field_form::status:
+            case field_form::time: break;
+        }
+        if (auto e = store_field(rec(), f, val))
+            field_error(f, e->code, std::move(e->message));
+        else
+            present_ = static_cast<std::uint16_t>(present_ | field_bit(f));
+    }
+
+    std::string group_path() const { return path_index(path_member(record_path(), member::groups), group_index_); }
+
+    void group_string(const std::string& val) {
+        if (val.size() > options_.max_string_bytes) {
+            if (!group_failed_) too_long(list_field::groups, group_path(), val);
+            group_failed_ = true;
+        } else {
+            auto& groups = rec().groups;
+            // J3: 32 bytes a group for as few as 3 bytes of input (""): checked
+            // before growing (the new buffer, twice the old, and the old).
+            if (groups.size() == groups.capacity() &&
+                over_budget(3 * std::max<std::size_t>(groups.capacity(), 2) * sizeof(std::string) + group_bytes_ +
+                            val.size())) {
+                fail(error{errc::limit_exceeded, group_path(),
+                           "the groups would take more than 4 times the input's size in memory (rule J3)"});
+                return;
+            }
+            // Records carry one to a few groups: one allocation instead of growing.
+            if (groups.empty()) groups.reserve(4);
+            groups.push_back(val);
+            group_bytes_ += heap_bytes(groups.back());
+        }
+        ++group_index_;
+    }
+
+    void group_wrong_type(kind k) {
+        // The first bad element is the one reported, as try_api_key_from_json does.
+        if (!group_failed_)
+            field_error(list_field::groups, errc::wrong_type, group_path(),
+                        wrong_type_error({}, "a string", kind_name(k)).message);
+        group_failed_ = true;
+        ++group_index_;
+    }
+
+    void end_record() {
+        if ((present_ & required_mask) != required_mask) {
+            for (std::size_t i = 0; i < std::size(list_fields); ++i) {
+                const auto f = static_cast<list_field>(i);
+                if (!list_fields[i].required || (present_ & field_bit(f)) != 0) continue;
+                const bool reported = std::any_of(field_errors_.begin(), field_errors_.end(),
+                                                  [f](const auto& fe) { return fe.first == f; });
+                if (!reported)
+                    field_errors_.push_back({f, missing_member_error(path_member(record_path(), list_field_name(f)))});
+            }
+        }
+        if (field_errors_.empty()) return keep_record();
+        // The earliest member in try_api_key_from_json's order; the first found on a tie.
+        auto worst = field_errors_.begin();
+        for (auto it = field_errors_.begin(); it != field_errors_.end(); ++it)
+            if (it->first < worst->first) worst = it;
+        reject(std::move(worst->second));
+    }
+
+    static constexpr std::uint16_t required_mask = required_field_mask();
+
+    const key_list_options& options_;
+    std::size_t input_bytes_;
+    std::optional<std::size_t> exact_capacity_;
+    json_position pos_;  // paths for J2, repeated names for J1
+
+    place where_ = place::root;
+    slot slot_ = slot::root;
+    list_field field_ = list_field::none;
+    std::size_t depth_ = 0;  // open containers, skipped ones included
+    std::size_t skip_ = 0;   // open containers inside a value being skipped
+
+    // envelope
+    bool status_seen_ = false;
+    bool status_ok_ = false;
+    bool data_seen_ = false;
+    bool result_seen_ = false;
+    std::string status_text_;  // quoted, only when not "success"
+    std::string message_;      // quoted
+    std::string error_code_;   // quoted, or the number
+    std::optional<std::int64_t> count_, page_, page_size_;
+    std::optional<error> status_error_, envelope_error_, fatal_;
+
+    // records
+    std::vector<api_key> records_;
+    api_key scratch_;
+    api_key* rec_ = nullptr;  // &scratch_ while a record is read
+    std::vector<error> rejected_;
+    std::size_t rejected_count_ = 0;
+    bool planned_ = false;
+    bool overflowed_ = false;
+    std::size_t capacity_ = 0;                 // records_ may hold this many
+    std::size_t valid_records_ = 0;            // kept or not
+    std::size_t kept_bytes_ = 0;               // J3: heap bytes of what the page will hold
+    std::size_t group_bytes_ = 0;              // heap bytes of the group names of the record being read
+    std::optional<error> first_record_error_;  // strict mode
+    std::size_t next_index_ = 0;
+    std::size_t index_ = 0;  // of the element being read
+    std::uint16_t present_ = 0;
+    std::size_t group_index_ = 0;
+    bool group_failed_ = false;
+    std::vector<std::pair<list_field, error>> field_errors_;  // of the record being read
+
+    const std::vector<overflowing_number>* overflows_ = nullptr;
+    std::size_t numbers_seen_ = 0;
+    std::size_t next_overflow_ = 0;
+    bool stopped_at_overflow_ = false;
+};
+
+}  // namespace keyhook::detail

@@ -1,0 +1,56 @@
+#pragma once
+// keyhook: definitions of key_list_view.hpp.
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "keyhook/detail/ascii.hpp"
+#include "keyhook/key_list_view.hpp"
+#include "keyhook/status.hpp"
+
+namespace keyhook {
+
+namespace detail {
+
+inline bool ascii_icontains(std::string_view haystack, std::string_view needle) noexcept {
+    if (needle.empty()) return true;
+    if (needle.size() > haystack.size()) return false;
+    const char first = ascii_lower(needle[0]);
+    for (std::size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+        if (ascii_lower(haystack[i]) != first) continue;
+        if (ascii_iequal(haystack.substr(i, needle.size()), needle)) return true;
+    }
+    return false;
+}
+
+}  // namespace detail
+
+KEYHOOK_INLINE bool key_filter::matches(const api_key& key, timestamp now) const {
+    if (status && status_at(key, now) != *status) return false;
+    if (type && !(key.type && detail::ascii_iequal(*key.type, *type))) return false;
+    if (group && std::find(key.groups.begin(), key.groups.end(), *group) == key.groups.end()) return false;
+    if (name_contains && !detail::ascii_icontains(key.name, *name_contains)) return false;
+    return true;
+}
+
+KEYHOOK_INLINE std::vector<api_key> select_keys(std::vector<api_key>&& records, const key_filter& filter,
+                                                timestamp now) {
+    const auto entries = detail::select_entries<api_key*>(records.begin(), records.end(), filter, now);
+    std::vector<api_key> out;
+    detail::copy_view(entries, out, [](api_key& k) -> api_key&& { return std::move(k); });
+    return out;
+}
+
+KEYHOOK_INLINE key_filter default_view_filter() {
+    key_filter f;
+    f.status = key_status::active;
+    return f;
+}
+
+KEYHOOK_INLINE std::vector<api_key> default_view(std::vector<api_key>&& records, timestamp now) {
+    return select_keys(std::move(records), default_view_filter(), now);
+}
+
+}  // namespace keyhook

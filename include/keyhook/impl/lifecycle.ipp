@@ -1,0 +1,100 @@
+#pragma once
+// keyhook: definitions of lifecycle.hpp.
+
+#include "keyhook/lifecycle.hpp"
+
+namespace keyhook {
+
+namespace detail::keys {
+// K8's refusal of an unconfirmed deletion.
+inline error not_confirmed(const key_id& id) {
+    return error{
+        errc::not_confirmed, "confirmation",
+        "deleting key " + quote_input(id.str()) + " cannot be undone and needs deletion_confirmation::confirmed"};
+}
+}  // namespace detail::keys
+
+KEYHOOK_INLINE api_key deactivate_key(const api_key& key, timestamp now) {
+    if (key.status == key_status::revoked) return key;
+    api_key out = key;
+    out.status = key_status::revoked;
+    out.updated_at = now;
+    return out;
+}
+
+KEYHOOK_INLINE std::vector<error> key_update_problems(const api_key& key, const key_update& change) {
+    std::vector<error> errors;
+    detail::keys::check_text(member::name, change.name ? *change.name : key.name, 1, max_name_length,
+                             errc::invalid_name, errors);
+    const std::string_view description =
+        change.description ? std::string_view(*change.description)
+                           : (key.description ? std::string_view(*key.description) : std::string_view());
+    detail::keys::check_text(member::description, description, 0, max_description_length, errc::invalid_name, errors);
+    detail::keys::check_period(change.active_from.value_or(key.active_from), change.expire_at.value_or(key.expire_at),
+                               errors);
+    detail::keys::check_groups(change.groups ? *change.groups : key.groups, errors);
+    return errors;
+}
+
+KEYHOOK_INLINE result<api_key> try_update_key(const api_key& key, const key_update& change, timestamp now) {
+    auto errors = key_update_problems(key, change);
+    if (!errors.empty()) return std::move(errors.front());
+    api_key out = key;
+    if (change.name) out.name = std::string(detail::keys::trim(*change.name));
+    if (change.description) {
+        const auto d = detail::keys::trim(*change.description);
+        if (d.empty())
+            out.description.reset();
+        else
+            out.description = std::string(d);
+    }
+    if (change.active_from) out.active_from = *change.active_from;
+    if (change.expire_at) out.expire_at = *change.expire_at;
+    if (change.groups) out.groups = *change.groups;
+    const auto by_clock = clock_status(out.active_from, out.expire_at, now);
+    if (key.status != key_status::revoked || by_clock == key_status::active) out.status = by_clock;
+    out.updated_at = now;
+    return out;
+}
+
+KEYHOOK_INLINE api_key update_key(const api_key& key, const key_update& change, timestamp now) {
+    return try_update_key(key, change, now).value();
+}
+
+KEYHOOK_INLINE result<deletion_receipt> try_delete_key(const api_key& key, deletion_confirmation confirmation) {
+    if (confirmation != deletion_confirmation::confirmed) return detail::keys::not_confirmed(key.id);
+    return deletion_receipt{key.id, key.name};
+}
+
+KEYHOOK_INLINE deletion_receipt delete_key(const api_key& key, deletion_confirmation confirmation) {
+    return try_delete_key(key, confirmation).value();
+}
+
+KEYHOOK_INLINE result<std::vector<api_key>> try_delete_key(const std::vector<api_key>& keys, const key_id& id,
+                                                           deletion_confirmation confirmation) {
+    if (confirmation != deletion_confirmation::confirmed) return detail::keys::not_confirmed(id);
+    std::vector<api_key> out;
+    out.reserve(keys.size());
+    bool found = false;
+    for (const auto& k : keys) {
+        if (k.id == id && !found)
+            found = true;
+        else
+            out.push_back(k);
+    }
+    if (!found) return error{errc::invalid_value, "id", "no key has the id " + detail::quote_input(id.str())};
+    return out;
+}
+
+KEYHOOK_INLINE std::vector<api_key> delete_key(const std::vector<api_key>& keys, const key_id& id,
+                                               deletion_confirmation confirmation) {
+    return try_delete_key(keys, id, confirmation).value();
+}
+
+KEYHOOK_INLINE api_key record_use(const api_key& key, timestamp now) {
+    api_key out = key;
+    if (!out.last_used_at || *out.last_used_at < now) out.last_used_at = now;
+    return out;
+}
+
+}  // namespace keyhook

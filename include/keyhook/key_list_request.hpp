@@ -1,0 +1,71 @@
+// keyhook: the list call's request (spec 4.1, rule L1): what to ask for and
+// the HTTP request that asks for it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "keyhook/config.hpp"
+#include "keyhook/detail/ascii.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/http.hpp"
+#include "keyhook/secret.hpp"
+
+namespace keyhook {
+
+inline constexpr std::int64_t default_list_page = 1;
+inline constexpr std::int64_t default_list_page_size = 100;
+
+// What to ask the list call for. `token` is the bearer token (a secret: it
+// prints masked). An empty `type` or `status` leaves that parameter out.
+struct key_list_query {
+    std::string base_url;                        // the utilities host, e.g. "https://utilities.example.com"
+    std::string tenant;                          // percent-encoded into the path
+    std::int64_t page = default_list_page;       // `_page`, at least 1
+    std::int64_t size = default_list_page_size;  // `_size`, at least 1
+    std::string type = "synthetic";
+    std::optional<std::string> status;  // e.g. "active"; none: every status
+    secret token;
+
+    friend bool operator==(const key_list_query& a, const key_list_query& b) {
+        return a.base_url == b.base_url && a.tenant == b.tenant && a.page == b.page && a.size == b.size &&
+               a.type == b.type && a.status == b.status && a.token == b.token;
+    }
+    friend bool operator!=(const key_list_query& a, const key_list_query& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const key_list_query& q) {
+        os << "key_list_query{base_url=" << detail::quote_input(redact_url(q.base_url), 128)
+           << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
+           << ", type=" << detail::quote_input(q.type) << ", status=";
+        if (q.status)
+            os << detail::quote_input(*q.status);
+        else
+            os << "none";
+        return os << ", token=" << q.token << '}';
+    }
+};
+
+namespace detail {
+// Does s begin with the lowercase `prefix`, ignoring ASCII case?
+constexpr bool starts_with_ascii_nocase(std::string_view s, std::string_view prefix) noexcept {
+    return s.size() >= prefix.size() && ascii_iequal(s.substr(0, prefix.size()), prefix);
+}
+}  // namespace detail
+
+// The longest list-call URL try_list_keys_request builds (J3; H2's limit).
+inline constexpr std::size_t max_list_url_length = 8192;
+
+// L1: GET {base_url}/{tenant}/api/v1/key/apikeys?_page=..&_size=..&type=..[&status=..]
+// with `Authorization: Bearer <token>` (marked sensitive). Trailing '/' on
+// base_url are dropped. Errors name the field (page, size, base_url, tenant, token).
+[[nodiscard]] KEYHOOK_INLINE result<http_request> try_list_keys_request(const key_list_query& q);
+[[nodiscard]] KEYHOOK_INLINE http_request list_keys_request(const key_list_query& q);
+
+}  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/key_list_request.ipp"
+#endif
