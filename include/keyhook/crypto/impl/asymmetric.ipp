@@ -19,6 +19,7 @@
 #include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/impl/signing.ipp"
 #include "keyhook/detail/signing_keys.hpp"
+#include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
@@ -37,25 +38,6 @@ struct evp_md_ctx_free {
 
 // Ed25519 signatures and their base64 (88 characters and EVP_EncodeBlock's terminator).
 using ed25519_base64 = std::array<unsigned char, (ed25519_signature_bytes + 2) / 3 * 4 + 1>;
-
-// OPENSSL_cleanse over a string's whole buffer, then empty it.
-inline void cleanse_string(std::string& s) noexcept {
-    s.resize(s.capacity());
-    OPENSSL_cleanse(s.data(), s.size());
-    s.clear();
-}
-
-// A string of key bytes that is cleansed when it goes out of scope.
-struct cleansed_string {
-    std::string value;
-    cleansed_string() = default;
-    explicit cleansed_string(std::string s) noexcept : value(std::move(s)) {}
-    cleansed_string(cleansed_string&& other) noexcept : value(std::move(other.value)) { cleanse_string(other.value); }
-    cleansed_string(const cleansed_string&) = delete;
-    cleansed_string& operator=(const cleansed_string&) = delete;
-    cleansed_string& operator=(cleansed_string&&) = delete;
-    ~cleansed_string() { cleanse_string(value); }
-};
 
 // What a signing key holds, shared by its copies and never changed: the
 // written bytes (cleansed on release) and the prepared OpenSSL key, which
@@ -102,10 +84,11 @@ inline std::shared_ptr<const ed25519_public_state> make_public_state(const unsig
     return state;
 }
 
-// Decodes "<prefix><base64>" into exactly `size` bytes; errors name `where`
-// and never quote the text (it may be a private key).
-inline result<cleansed_string> decode_prefixed_key(std::string_view text, std::string_view prefix, std::size_t size,
-                                                   std::string_view where) {
+// Decodes "<prefix><base64>" into exactly `size` bytes, into `out` (wiped
+// by its owner on every path); errors name `where` and never quote the text
+// (it may be a private key).
+inline std::optional<error> decode_prefixed_key(std::string_view text, std::string_view prefix, std::size_t size,
+                                                std::string_view where, keyhook::detail::wiped_string& out) {
     if (text.substr(0, prefix.size()) != prefix) {
         std::string_view other;
         for (const std::string_view known : {signing_secret_prefix, asymmetric_signing_key_prefix, public_key_prefix})
@@ -122,12 +105,12 @@ inline result<cleansed_string> decode_prefixed_key(std::string_view text, std::s
     if (!decoded)
         return error{errc::invalid_value, std::string(where),
                      "not " + std::string(prefix) + " + base64: " + decoded.error().message};
-    cleansed_string bytes(std::move(*decoded));
-    if (bytes.value.size() != size)
+    out.get() = std::move(*decoded);
+    if (out.get().size() != size)
         return error{errc::out_of_range, std::string(where),
-                     "the key is " + std::to_string(bytes.value.size()) + " bytes; " + std::string(prefix) +
+                     "the key is " + std::to_string(out.get().size()) + " bytes; " + std::string(prefix) +
                          " keys are " + std::to_string(size)};
-    return bytes;
+    return std::nullopt;
 }
 
 }  // namespace detail
@@ -153,9 +136,10 @@ KEYHOOK_CRYPTO_INLINE result<public_key> try_public_key_from_bytes(const unsigne
 }
 
 KEYHOOK_CRYPTO_INLINE result<public_key> try_parse_public_key(std::string_view text) {
-    auto bytes = detail::decode_prefixed_key(text, public_key_prefix, ed25519_public_key_bytes, "public_key");
-    if (!bytes) return bytes.error();
-    return try_public_key_from_bytes(reinterpret_cast<const unsigned char*>(bytes->value.data()), bytes->value.size());
+    keyhook::detail::wiped_string bytes;
+    if (auto e = detail::decode_prefixed_key(text, public_key_prefix, ed25519_public_key_bytes, "public_key", bytes))
+        return std::move(*e);
+    return try_public_key_from_bytes(reinterpret_cast<const unsigned char*>(bytes.get().data()), bytes.get().size());
 }
 
 KEYHOOK_CRYPTO_INLINE std::string asymmetric_signing_key::reveal() const {
@@ -185,10 +169,11 @@ KEYHOOK_CRYPTO_INLINE result<asymmetric_signing_key> try_asymmetric_signing_key_
 }
 
 KEYHOOK_CRYPTO_INLINE result<asymmetric_signing_key> try_parse_asymmetric_signing_key(std::string_view text) {
-    auto bytes =
-        detail::decode_prefixed_key(text, asymmetric_signing_key_prefix, asymmetric_signing_key_bytes, "signing_key");
-    if (!bytes) return bytes.error();
-    const auto* raw = reinterpret_cast<const unsigned char*>(bytes->value.data());
+    keyhook::detail::wiped_string bytes;
+    if (auto e = detail::decode_prefixed_key(text, asymmetric_signing_key_prefix, asymmetric_signing_key_bytes,
+                                             "signing_key", bytes))
+        return std::move(*e);
+    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.get().data());
     auto prepared = detail::make_private_state(raw);
     if (!prepared) return prepared.error();
     auto& state = *prepared;
