@@ -18,10 +18,10 @@ if(NOT _delegates)
 endif()
 
 # The signing and receiving code compare signatures and keys in constant time.
-file(READ "${SOURCE_DIR}/include/keyhook/crypto/signing.hpp" _signing)
+file(READ "${SOURCE_DIR}/include/keyhook/crypto/impl/signing.ipp" _signing)
 string(REGEX MATCH "constant_time_equal\\(value, as_view\\(data_\\[i\\]\\)\\)" _sig "${_signing}")
 if(NOT _sig)
-    _fail("signing.hpp: the v1 signatures are not compared with constant_time_equal")
+    _fail("crypto/impl/signing.ipp: the v1 signatures are not compared with constant_time_equal")
 endif()
 file(READ "${SOURCE_DIR}/include/keyhook/receiving.hpp" _receiving)
 string(REGEX MATCHALL "constant_time_equal\\(" _recv_calls "${_receiving}")
@@ -32,7 +32,7 @@ endif()
 
 # Nowhere in the library: revealed secret text compared with == or !=, or
 # memcmp/strcmp/std::equal on it.
-file(GLOB_RECURSE _headers "${SOURCE_DIR}/include/keyhook/*.hpp")
+file(GLOB_RECURSE _headers "${SOURCE_DIR}/include/keyhook/*.hpp" "${SOURCE_DIR}/include/keyhook/*.ipp")
 foreach(_h IN LISTS _headers)
     file(STRINGS "${_h}" _lines)
     foreach(_line IN LISTS _lines)

@@ -3,14 +3,9 @@
 // `void(unsigned char* out, std::size_t n)`; this is one such callable.
 #pragma once
 
-#include <climits>
 #include <cstddef>
-#include <string>
 
-#include <openssl/err.h>
-#include <openssl/rand.h>
-
-#include "keyhook/error.hpp"
+#include "keyhook/config.hpp"
 
 namespace keyhook::crypto {
 
@@ -18,21 +13,11 @@ namespace keyhook::crypto {
 // (errc::invalid_value, path "random") when OpenSSL cannot supply them, so a
 // caller never goes on with bytes that are not random.
 struct openssl_random {
-    void operator()(unsigned char* out, std::size_t n) const {
-        // RAND_bytes takes an int count: feed it in chunks.
-        constexpr std::size_t chunk = static_cast<std::size_t>(INT_MAX);
-        while (n > 0) {
-            const std::size_t take = n < chunk ? n : chunk;
-            if (RAND_bytes(out, static_cast<int>(take)) != 1) {
-                const unsigned long code = ERR_get_error();
-                ERR_clear_error();
-                throw exception(error{errc::invalid_value, "random",
-                                      "OpenSSL RAND_bytes failed (error " + std::to_string(code) + ")"});
-            }
-            out += take;
-            n -= take;
-        }
-    }
+    KEYHOOK_CRYPTO_INLINE void operator()(unsigned char* out, std::size_t n) const;
 };
 
 }  // namespace keyhook::crypto
+
+#if KEYHOOK_CRYPTO_DEFINITIONS
+#include "keyhook/crypto/impl/random.ipp"
+#endif
