@@ -1,6 +1,6 @@
 // keyhook: the list call's SAX decoder (rules L2, J1 to J3), which reads a
 // response straight into api_key records. Used by key_list.hpp's definitions
-// only; it needs nlohmann/json.hpp. Include keyhook/key_list.hpp before it.
+// only (impl/key_list.ipp includes it); the member table is in impl/api_key.ipp.
 #pragma once
 
 #include <algorithm>
@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/api_key.hpp"
-#include "keyhook/detail/api_key_fields.hpp"
+#include "keyhook/impl/api_key.ipp"
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/json_input.hpp"
@@ -385,9 +385,8 @@ public:
         return valid_records_;
     }
 
-    // J3: the fewest bytes a record that decodes can take in the input:
-    // {"id":"","name":"","status":"Active","activeFrom":"YYYY-MM-DDTHH:MM:SSZ","expireAt":"..."}
-    static constexpr std::size_t min_record_bytes = 107;
+    // J3: the fewest bytes a record that decodes can take in the input.
+    static constexpr std::size_t min_record_bytes = key_list_min_record_bytes;
     // Pages of up to this many records are decoded in one pass; a larger one
     // (or one larger than its pageSize) takes a second pass with the exact
     // count, so no declared size is trusted for an allocation (finding 6).
