@@ -18,6 +18,12 @@
 
 namespace keyhook {
 
+namespace detail {
+// J3: the fewest bytes a record that decodes can take in the input:
+// {"id":"","name":"","status":"Active","activeFrom":"YYYY-MM-DDTHH:MM:SSZ","expireAt":"..."}
+inline constexpr std::size_t key_list_min_record_bytes = 107;
+}  // namespace detail
+
 // At most this many errors of rejected records are kept (J3); the others are counted.
 inline constexpr std::size_t key_list_max_rejected = 100;
 

@@ -13,7 +13,6 @@
 #include "../support/counting_allocator.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_list.hpp"
-#include "keyhook/impl/key_list_sax.hpp"
 #include "keyhook/notification.hpp"
 
 namespace {
@@ -82,7 +81,7 @@ TEST_CASE("J3: the counter sees bytes and the peak", "[J3][allocation]") {
     CHECK(v.peak == 1502);
     CHECK(v.requested == 1502);
     // The smallest valid record is what key_list assumes.
-    CHECK(min_record.size() == keyhook::detail::key_list_sax::min_record_bytes);
+    CHECK(min_record.size() == keyhook::detail::key_list_min_record_bytes);
     CHECK(keyhook::parse_key_list(list_head("1") + min_record + "]}}").records.size() == 1);
 }
 

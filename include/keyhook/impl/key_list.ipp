@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "keyhook/impl/key_list_sax.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/impl/key_list_sax.ipp"
 
 namespace keyhook {
 

@@ -1,6 +1,6 @@
 // keyhook: the list call's SAX decoder (rules L2, J1 to J3), which reads a
 // response straight into api_key records. Used by key_list.hpp's definitions
-// only; it needs nlohmann/json.hpp. Include keyhook/key_list.hpp before it.
+// only (impl/key_list.ipp includes it); the member table is in impl/api_key.ipp.
 #pragma once
 
 #include <algorithm>
@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/api_key.hpp"
-#include "keyhook/detail/api_key_fields.hpp"
+#include "keyhook/impl/api_key.ipp"
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/json_parser.hpp"
 #include "keyhook/error.hpp"
@@ -169,11 +169,7 @@ public:
     }
 
     bool start_object(std::size_t) {
-        if (!enter(true)) return false;
-        if (skip_ > 0) {
-            ++skip_;
-            return true;
-        }
+        if (const auto o = enter(true); o != opened::read) return o == opened::skipped;
         switch (slot_) {
             case slot::root:
                 where_ = place::envelope;
@@ -185,27 +181,12 @@ public:
                 slot_ = slot::ignore;
                 return true;
             case slot::record: begin_record(); return true;
-            case slot::field: field_wrong_type(kind::object); break;
-            case slot::group: group_wrong_type(kind::object); break;
-            case slot::status:
-            case slot::result:
-            case slot::count:
-            case slot::page:
-            case slot::page_size: envelope_wrong_type(kind::object); break;
-            case slot::message:
-            case slot::error_code:
-            case slot::ignore: break;
+            default: return skip_container(kind::object);
         }
-        skip_ = 1;
-        return true;
     }
 
     bool start_array(std::size_t) {
-        if (!enter(false)) return false;
-        if (skip_ > 0) {
-            ++skip_;
-            return true;
-        }
+        if (const auto o = enter(false); o != opened::read) return o == opened::skipped;
         switch (slot_) {
             case slot::root: return root_not_object(kind::array);
             case slot::result:
@@ -225,21 +206,9 @@ public:
                     group_failed_ = false;
                     return true;
                 }
-                field_wrong_type(kind::array);
-                break;
-            case slot::record: reject_element(kind::array); break;
-            case slot::group: group_wrong_type(kind::array); break;
-            case slot::status:
-            case slot::data:
-            case slot::count:
-            case slot::page:
-            case slot::page_size: envelope_wrong_type(kind::array); break;
-            case slot::message:
-            case slot::error_code:
-            case slot::ignore: break;
+                return skip_container(kind::array);
+            default: return skip_container(kind::array);
         }
-        skip_ = 1;
-        return true;
     }
 
     bool key(std::string& k) {
@@ -417,9 +386,8 @@ public:
         return valid_records_;
     }
 
-    // J3: the fewest bytes a record that decodes can take in the input:
-    // {"id":"","name":"","status":"Active","activeFrom":"YYYY-MM-DDTHH:MM:SSZ","expireAt":"..."}
-    static constexpr std::size_t min_record_bytes = 107;
+    // J3: the fewest bytes a record that decodes can take in the input.
+    static constexpr std::size_t min_record_bytes = key_list_min_record_bytes;
     // Pages of up to this many records are decoded in one pass; a larger one
     // (or one larger than its pageSize) takes a second pass with the exact
     // count, so no declared size is trusted for an allocation (finding 6).
@@ -479,14 +447,19 @@ private:
 
     api_key& rec() noexcept { return *rec_; }
 
-    bool enter(bool object) {
+    // A container opens: too deep (the parse stops), inside a skipped value, or to be read.
+    enum class opened : unsigned char { refused, skipped, read };
+
+    opened enter(bool object) {
         if (++depth_ > options_.max_depth) {
             fail(error{errc::limit_exceeded, current_path(),
                        "nested deeper than " + std::to_string(options_.max_depth) + " levels"});
-            return false;
+            return opened::refused;
         }
         (void)pos_.open(object, std::numeric_limits<std::size_t>::max());
-        return true;
+        if (skip_ == 0) return opened::read;
+        ++skip_;
+        return opened::skipped;
     }
 
     void fail(error e) {
@@ -541,6 +514,28 @@ private:
         else if (slot_ == slot::result)
             expected = "an array of records";
         envelope_error(wrong_type_error(std::string(slot_path()), expected, kind_name(k)));
+    }
+
+    // A container where none is read: a wrong value where one was expected,
+    // skipped in any case.
+    bool skip_container(kind k) {
+        switch (slot_) {
+            case slot::field: field_wrong_type(k); break;
+            case slot::group: group_wrong_type(k); break;
+            case slot::record: reject_element(k); break;
+            case slot::status:
+            case slot::data:
+            case slot::result:
+            case slot::count:
+            case slot::page:
+            case slot::page_size: envelope_wrong_type(k); break;
+            case slot::root:
+            case slot::message:
+            case slot::error_code:
+            case slot::ignore: break;
+        }
+        skip_ = 1;
+        return true;
     }
 
     bool scalar(kind k) {
