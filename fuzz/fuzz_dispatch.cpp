@@ -23,6 +23,7 @@
 #include "fuzz_common.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/notification.hpp"
+#include "../examples/shared/dispatch_input.hpp"
 
 namespace {
 
@@ -92,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!fuzz::parse_json(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1), j)) return 0;
     // A whole millisecond: the body carries 3 fraction digits (H6).
     const keyhook::timestamp now{std::chrono::milliseconds{1768471200123}};
-    const auto input = keyhook::try_dispatch_input_from_json(j, now, policy);
+    const auto input = examples::try_dispatch_input_from_json(j, now, policy);
     if (!input) {
         std::vector<std::string> strings;
         fuzz::collect_strings(j, strings);

@@ -23,6 +23,7 @@
 #include "fuzz_common.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/received_notification.hpp"
 
 namespace {
 

@@ -33,6 +33,8 @@
 #include "fuzz_common.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/webhook.hpp"
+#include "keyhook/webhook_validation.hpp"
+#include "keyhook/webhook_json.hpp"
 
 namespace {
 

@@ -7,19 +7,83 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/json_members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/events.hpp"
 #include "keyhook/json_input.hpp"
+#include "keyhook/notification.hpp"
 #include "keyhook/timestamps.hpp"
+#include "keyhook/webhook_json.hpp"
 
 namespace examples {
+
+// The document both programs read (not a library format: the event's Tenant
+// and RequestTimeStamp are filled in by the program):
+//   {"tenant": {...}, "webhooks": [...],            as keyhook::webhook_settings_from_json
+//    "event": {"UserAction": string (required), "FolderName", "ServiceName",
+//              "EntityId", "AuditType", "FileName", "ServiceVersionId": strings (optional)}}
+// The notification's Tenant is the tenant's name and its RequestTimeStamp is
+// `now`. Errors carry the JSON path ("event.UserAction", "webhooks[1].endpoint"),
+// worded by keyhook's own message builders.
+struct dispatch_input {
+    keyhook::webhook_settings settings;
+    keyhook::notification event;
+
+    friend bool operator==(const dispatch_input& a, const dispatch_input& b) {
+        return a.settings == b.settings && a.event == b.event;
+    }
+    friend bool operator!=(const dispatch_input& a, const dispatch_input& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const dispatch_input& d) {
+        return os << d.settings << '\n' << d.event;
+    }
+};
+
+template <class Json = nlohmann::json>
+[[nodiscard]] keyhook::result<dispatch_input> try_dispatch_input_from_json(
+    const keyhook::detail::non_deduced_t<Json>& j, keyhook::timestamp now,
+    const keyhook::endpoint_policy& policy = {}) {
+    namespace kd = keyhook::detail;
+    auto settings = keyhook::try_webhook_settings_from_json<Json>(j, policy);
+    if (!settings) return settings.error();
+    const auto* event = kd::json_member(j, "event", false);
+    if (!event) return kd::missing_member_error("event");
+    if (!event->is_object()) return kd::wrong_type("event", "an object", *event);
+    dispatch_input in{std::move(*settings), keyhook::notification{}};
+    std::string action;
+    if (auto e = kd::read_member_string(*event, "UserAction", "event", true, action)) return *e;
+    auto type = keyhook::try_parse_event_type(action);
+    if (!type) return keyhook::error{type.error().code, "event.UserAction", type.error().message};
+    in.event.user_action = *type;
+    struct field {
+        const char* name;
+        std::string* target;
+    };
+    const field fields[] = {
+        {"FolderName", &in.event.folder_name}, {"ServiceName", &in.event.service_name},
+        {"EntityId", &in.event.entity_id},     {"AuditType", &in.event.audit_type},
+        {"FileName", &in.event.file_name},     {"ServiceVersionId", &in.event.service_version_id},
+    };
+    for (const auto& f : fields)
+        if (auto e = kd::read_member_string(*event, f.name, "event", false, *f.target)) return *e;
+    in.event.tenant = in.settings.tenant.name;
+    in.event.request_time = now;
+    return in;
+}
+template <class Json = nlohmann::json>
+[[nodiscard]] dispatch_input dispatch_input_from_json(const keyhook::detail::non_deduced_t<Json>& j,
+                                                      keyhook::timestamp now,
+                                                      const keyhook::endpoint_policy& policy = {}) {
+    return try_dispatch_input_from_json<Json>(j, now, policy).value();
+}
 
 // The text of FILE, of standard input for "-", or `bundled` when no file is
 // given; nullopt when the file cannot be read.
@@ -42,8 +106,8 @@ inline std::string input_name(const std::optional<std::string>& file) {
 
 // The dispatch input of `text`, the event stamped `now`. Errors: a syntax
 // error with the byte offset, or the library's error with its JSON path.
-inline keyhook::result<keyhook::dispatch_input> parse_dispatch_input(const std::string& text, keyhook::timestamp now,
-                                                                     const keyhook::endpoint_policy& policy = {}) {
+inline keyhook::result<dispatch_input> parse_dispatch_input(const std::string& text, keyhook::timestamp now,
+                                                            const keyhook::endpoint_policy& policy = {}) {
     // The strict reader (J1-J3): repeated names and numbers out of range are
     // refused with their path; the depth limit bounds the DOM readers' recursion.
     auto document = keyhook::try_parse_json(text);
@@ -52,7 +116,7 @@ inline keyhook::result<keyhook::dispatch_input> parse_dispatch_input(const std::
         if (e.code == keyhook::errc::syntax_error) e.message = "expected one JSON object, " + e.message;
         return e;
     }
-    return keyhook::try_dispatch_input_from_json(*document, now, policy);
+    return try_dispatch_input_from_json(*document, now, policy);
 }
 
 }  // namespace examples

@@ -17,14 +17,16 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "keyhook/config.hpp"
+#include "keyhook/detail/hash128.hpp"
+#include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/notification.hpp"
 #include "keyhook/timestamps.hpp"
 #include "keyhook/webhook.hpp"
+#include "keyhook/webhook_validation.hpp"
 
 namespace keyhook {
 
@@ -59,70 +61,29 @@ private:
 inline constexpr std::string_view delivery_id_prefix = "msg_";
 inline constexpr std::size_t delivery_id_length = 36;  // "msg_" + 32 hex digits
 
-[[nodiscard]] inline std::string to_string(const delivery_id& id) {
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string s(delivery_id_length, '0');
-    s.replace(0, delivery_id_prefix.size(), delivery_id_prefix);
-    const std::uint64_t halves[2] = {id.high(), id.low()};
-    std::size_t at = delivery_id_prefix.size();
-    for (const auto half : halves)
-        for (int shift = 60; shift >= 0; shift -= 4) s[at++] = hex[half >> shift & 0xF];
-    return s;
-}
-inline std::ostream& operator<<(std::ostream& os, const delivery_id& id) { return os << to_string(id); }
+[[nodiscard]] KEYHOOK_INLINE std::string to_string(const delivery_id& id);
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id& id);
 
 // Reads the written form back (for hosts that store it as text).
-[[nodiscard]] inline result<delivery_id> try_parse_delivery_id(std::string_view text) {
-    const auto fail = [&text] {
-        return error{errc::invalid_value, "deliveryId",
-                     "expected \"msg_\" and 32 lower-case hex digits, got " + detail::quote_input(text)};
-    };
-    if (text.size() != delivery_id_length || text.substr(0, delivery_id_prefix.size()) != delivery_id_prefix)
-        return fail();
-    std::uint64_t halves[2] = {0, 0};
-    for (std::size_t i = 0; i < 32; ++i) {
-        const char c = text[delivery_id_prefix.size() + i];
-        unsigned v = 0;
-        if (c >= '0' && c <= '9')
-            v = static_cast<unsigned>(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v = static_cast<unsigned>(c - 'a' + 10);
-        else
-            return fail();
-        halves[i / 16] = halves[i / 16] << 4 | v;
-    }
-    return delivery_id(halves[0], halves[1]);
+[[nodiscard]] KEYHOOK_INLINE result<delivery_id> try_parse_delivery_id(std::string_view text);
+[[nodiscard]] KEYHOOK_INLINE delivery_id parse_delivery_id(std::string_view text);
+
+// JSON form: the written form, as a string (nlohmann finds these by ADL).
+template <class Json>
+void to_json(Json& j, const delivery_id& id) {
+    j = to_string(id);
 }
-[[nodiscard]] inline delivery_id parse_delivery_id(std::string_view text) {
-    return try_parse_delivery_id(text).value();
+template <class Json>
+void from_json(const Json& j, delivery_id& id) {
+    id = parse_delivery_id(j.template get_ref<const typename Json::string_t&>());
 }
-
-namespace detail::hooks {
-
-inline constexpr std::uint64_t body_hash_seed = 0x626f6479'626f6479u;
-inline constexpr std::uint64_t delivery_seed = 0x64656c69'76657279u;
-
-// The id from the two hashes: both halves of each feed the result.
-inline delivery_id combine_delivery_id(const hash128& name, const hash128& body) noexcept {
-    const std::uint64_t a = fmix64(name.lo ^ rotl64(body.hi, 17) ^ delivery_seed);
-    const std::uint64_t b = fmix64(name.hi + body.lo + a);
-    return delivery_id(fmix64(a ^ rotl64(b, 32) ^ body.hi), fmix64(b ^ body.lo ^ name.lo));
-}
-
-struct webhook_access {
-    static const prepared_webhook& state(const validated_webhook& w) noexcept { return *w.state_; }
-};
-
-}  // namespace detail::hooks
 
 // H8: the delivery id of `body` sent to the webhook named `webhook_name`.
 // Deterministic: the same name and bytes give the same id (so a retry keeps
 // it); another webhook, or another event (its body differs, if only in
 // RequestTimeStamp), gives another id.
-[[nodiscard]] inline delivery_id make_delivery_id(std::string_view webhook_name, std::string_view body) noexcept {
-    return detail::hooks::combine_delivery_id(detail::hooks::hash_bytes(webhook_name, detail::hooks::name_hash_seed),
-                                              detail::hooks::hash_bytes(body, detail::hooks::body_hash_seed));
-}
+[[nodiscard]] KEYHOOK_INLINE delivery_id make_delivery_id(std::string_view webhook_name,
+                                                          std::string_view body) noexcept;
 
 // ---------------------------------------------------------------------------
 // Outbound requests
@@ -167,20 +128,16 @@ public:
         return a.id_ == b.id_ && a.webhook_ == b.webhook_ && (a.body_ == b.body_ || *a.body_ == *b.body_);
     }
     friend bool operator!=(const outbound_request& a, const outbound_request& b) { return !(a == b); }
-    // The URL through redact_url (no query values, no user-info) and
-    // credential headers redacted (P2), all escaped (P1): no secret is printed.
-    friend std::ostream& operator<<(std::ostream& os, const outbound_request& r) {
-        os << r.method() << ' ' << escaped(redact_url(r.url())) << " (webhook " << detail::quote_input(r.webhook_name())
-           << ", " << r.id_ << ')';
-        for (const auto& h : r.headers()) os << '\n' << h;
-        return os << "\n(" << r.body().size() << " body bytes)";
-    }
 
 private:
     validated_webhook webhook_;
     std::shared_ptr<const std::string> body_;  // never null
     delivery_id id_;
 };
+
+// The URL through redact_url (no query values, no user-info) and credential
+// headers redacted (P2), all escaped (P1): no secret is printed.
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request& r);
 
 // H4 and spec 6.3: a webhook fires for an event only when the tenant's switch
 // is on, the webhook is saved (not a draft), and its filter admits the event.
@@ -190,33 +147,9 @@ private:
 
 namespace detail::hooks {
 struct dispatcher {
-    static result<std::vector<outbound_request>> run(const tenant_settings& tenant,
-                                                     const std::vector<validated_webhook>& webhooks,
-                                                     const notification& n) {
-        // A notification of one tenant must never reach another tenant's webhooks.
-        if (n.tenant != tenant.name)
-            return error{errc::invalid_value, "Tenant",
-                         "the notification is for tenant " + quote_input(n.tenant) +
-                             ", but the webhooks belong to tenant " + quote_input(tenant.name)};
-        std::vector<outbound_request> out;
-        if (!tenant.webhooks_enabled) return out;
-        // The body is written once, when the first webhook fires, and shared.
-        std::shared_ptr<const std::string> body;
-        hash128 body_hash;
-        for (const auto& w : webhooks) {
-            if (!fires(tenant, w, n.user_action)) continue;
-            if (!body) {
-                auto text = std::make_shared<std::string>();
-                if (auto written = try_write_notification(*text, n); !written) return written.error();
-                body_hash = hash_bytes(*text, body_hash_seed);
-                body = std::move(text);
-                out.reserve(webhooks.size());
-            }
-            const auto id = combine_delivery_id(webhook_access::state(w).name_hash, body_hash);
-            out.emplace_back(dispatch_key(), w, body, id);
-        }
-        return out;
-    }
+    static KEYHOOK_INLINE result<std::vector<outbound_request>> run(const tenant_settings& tenant,
+                                                                    const std::vector<validated_webhook>& webhooks,
+                                                                    const notification& n);
 };
 }  // namespace detail::hooks
 
@@ -225,90 +158,23 @@ struct dispatcher {
 // not tenant.name (errc::invalid_value, path "Tenant"), or one of its fields
 // is not valid UTF-8 (errc::invalid_utf8, path the body member, such as
 // "FolderName"). Nothing fires while the tenant's switch is off.
-[[nodiscard]] inline result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
-                                                                        const std::vector<validated_webhook>& webhooks,
-                                                                        const notification& n) {
-    return detail::hooks::dispatcher::run(tenant, webhooks, n);
-}
-[[nodiscard]] inline std::vector<outbound_request> dispatch(const tenant_settings& tenant,
-                                                            const std::vector<validated_webhook>& webhooks,
-                                                            const notification& n) {
-    return try_dispatch(tenant, webhooks, n).value();
-}
+[[nodiscard]] KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(
+    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n);
+[[nodiscard]] KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
+                                                                    const std::vector<validated_webhook>& webhooks,
+                                                                    const notification& n);
 
 // The same from webhooks as configured: they are validated first (paths
 // "webhooks[1].endpoint"), which parses every URL on every call; hosts that
 // dispatch often validate once and keep the validated_webhook values.
-[[nodiscard]] inline result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
-                                                                        const std::vector<webhook>& webhooks,
-                                                                        const notification& n,
-                                                                        const endpoint_policy& policy = {}) {
-    auto valid = try_validate_webhooks(webhooks, policy);
-    if (!valid) return valid.error();
-    return try_dispatch(tenant, *valid, n);
-}
-[[nodiscard]] inline std::vector<outbound_request> dispatch(const tenant_settings& tenant,
-                                                            const std::vector<webhook>& webhooks, const notification& n,
-                                                            const endpoint_policy& policy = {}) {
-    return try_dispatch(tenant, webhooks, n, policy).value();
-}
-
-// ---------------------------------------------------------------------------
-// Reading a dispatch from JSON (the webhook_dispatch example's input)
-//
-//   {"tenant": {...}, "webhooks": [...],            as webhook_settings_from_json
-//    "event": {"UserAction": string (required), "FolderName", "ServiceName",
-//              "EntityId", "AuditType", "FileName", "ServiceVersionId": strings (optional)}}
-// The notification's Tenant is the tenant's name and its RequestTimeStamp is
-// `now`. Errors carry the JSON path ("event.UserAction", "webhooks[1].endpoint").
-
-struct dispatch_input {
-    webhook_settings settings;
-    notification event;
-
-    friend bool operator==(const dispatch_input& a, const dispatch_input& b) {
-        return a.settings == b.settings && a.event == b.event;
-    }
-    friend bool operator!=(const dispatch_input& a, const dispatch_input& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const dispatch_input& d) {
-        return os << d.settings << '\n' << d.event;
-    }
-};
-
-template <class Json = nlohmann::json>
-[[nodiscard]] result<dispatch_input> try_dispatch_input_from_json(const detail::non_deduced_t<Json>& j, timestamp now,
-                                                                  const endpoint_policy& policy = {}) {
-    auto settings = try_webhook_settings_from_json<Json>(j, policy);
-    if (!settings) return settings.error();
-    const auto* event = detail::json_member(j, "event", false);
-    if (!event) return detail::missing_member_error("event");
-    if (!event->is_object()) return detail::wrong_type("event", "an object", *event);
-    dispatch_input in{std::move(*settings), notification{}};
-    std::string action;
-    if (auto e = detail::read_member_string(*event, "UserAction", "event", true, action)) return *e;
-    auto type = try_parse_event_type(action);
-    if (!type) return error{type.error().code, "event.UserAction", type.error().message};
-    in.event.user_action = *type;
-    struct field {
-        const char* name;
-        std::string* target;
-    };
-    const field fields[] = {
-        {"FolderName", &in.event.folder_name}, {"ServiceName", &in.event.service_name},
-        {"EntityId", &in.event.entity_id},     {"AuditType", &in.event.audit_type},
-        {"FileName", &in.event.file_name},     {"ServiceVersionId", &in.event.service_version_id},
-    };
-    for (const auto& f : fields)
-        if (auto e = detail::read_member_string(*event, f.name, "event", false, *f.target)) return *e;
-    in.event.tenant = in.settings.tenant.name;
-    in.event.request_time = now;
-    return in;
-}
-template <class Json = nlohmann::json>
-[[nodiscard]] dispatch_input dispatch_input_from_json(const detail::non_deduced_t<Json>& j, timestamp now,
-                                                      const endpoint_policy& policy = {}) {
-    return try_dispatch_input_from_json<Json>(j, now, policy).value();
-}
+[[nodiscard]] KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
+                                                                                const std::vector<webhook>& webhooks,
+                                                                                const notification& n,
+                                                                                const endpoint_policy& policy = {});
+[[nodiscard]] KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
+                                                                    const std::vector<webhook>& webhooks,
+                                                                    const notification& n,
+                                                                    const endpoint_policy& policy = {});
 
 }  // namespace keyhook
 
@@ -318,3 +184,7 @@ struct std::hash<keyhook::delivery_id> {
         return static_cast<std::size_t>(id.high() ^ keyhook::detail::hooks::rotl64(id.low(), 1));
     }
 };
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/dispatch.ipp"
+#endif

@@ -14,8 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include <date/date.h>
-
+#include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/timestamps.hpp"
 
@@ -44,10 +43,6 @@ public:
         return a.absolute_ == b.absolute_ && (a.absolute_ ? a.time_ == b.time_ : a.delay_ == b.delay_);
     }
     friend constexpr bool operator!=(const retry_after& a, const retry_after& b) noexcept { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const retry_after& r) {
-        if (r.absolute_) return os << "retry_after(at " << format_timestamp(r.time_) << ')';
-        return os << "retry_after(" << r.delay_.count() << " s)";
-    }
 
 private:
     constexpr retry_after(std::chrono::seconds d, timestamp t, bool absolute) noexcept
@@ -56,79 +51,15 @@ private:
     timestamp time_{};
     bool absolute_ = false;
 };
-
-namespace detail {
-
-constexpr bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
-
-// RFC 9110: a delta-seconds too large to represent is read as 2^31.
-inline constexpr std::int64_t max_delta_seconds = std::int64_t{1} << 31;
-
-inline bool parse_delta_seconds(std::string_view s, std::chrono::seconds& out) noexcept {
-    if (s.empty()) return false;
-    std::int64_t v = 0;
-    for (const char c : s) {
-        if (!is_digit(c)) return false;
-        if (v < max_delta_seconds) v = v * 10 + (c - '0');
-    }
-    out = std::chrono::seconds{v < max_delta_seconds ? v : max_delta_seconds};
-    return true;
-}
-
-// IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT": exactly 29 bytes, the day name
-// matching the date.
-inline bool parse_imf_fixdate(std::string_view s, timestamp& out) noexcept {
-    static constexpr std::string_view days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-    static constexpr std::string_view months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-    if (s.size() != 29 || s.substr(3, 2) != ", " || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' || s[19] != ':' ||
-        s[22] != ':' || s.substr(25) != " GMT")
-        return false;
-    unsigned weekday = 7;
-    for (unsigned i = 0; i < 7; ++i)
-        if (s.substr(0, 3) == days[i]) weekday = i;
-    unsigned month = 0;
-    for (unsigned i = 0; i < 12; ++i)
-        if (s.substr(8, 3) == months[i]) month = i + 1;
-    int day = 0, year = 0, hour = 0, minute = 0, second = 0;
-    const char* p = s.data();
-    if (weekday == 7 || month == 0 || !read_digits(p + 5, 2, day) || !read_digits(p + 12, 4, year) ||
-        !read_digits(p + 17, 2, hour) || !read_digits(p + 20, 2, minute) || !read_digits(p + 23, 2, second))
-        return false;
-    // GMT is UTC: a leap second only at 23:59:60 (T2, as for timestamps).
-    if (year < 1 || hour > 23 || minute > 59 || second > 60 || (second == 60 && (hour != 23 || minute != 59)))
-        return false;
-    const date::year_month_day ymd{date::year{year}, date::month{month}, date::day{static_cast<unsigned>(day)}};
-    if (!ymd.ok()) return false;
-    const date::sys_days d{ymd};
-    if (date::weekday{d}.c_encoding() != weekday) return false;
-    if (second == 60) second = 59;
-    out = timestamp{std::chrono::duration_cast<microseconds>(d.time_since_epoch()) + std::chrono::hours{hour} +
-                    std::chrono::minutes{minute} + std::chrono::seconds{second}};
-    return true;
-}
-
-}  // namespace detail
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const retry_after& r);
 
 // Reads a Retry-After header value: delta-seconds ("120") or an IMF-fixdate
 // ("Wed, 21 Oct 2015 07:28:00 GMT"), with optional surrounding spaces or tabs.
 // The obsolete RFC 850 and asctime date forms are refused. Errors: errc::
 // invalid_header, path "Retry-After", quoting the value.
-[[nodiscard]] inline result<retry_after> try_parse_retry_after(std::string_view value) {
-    std::string_view s = value;
-    while (!s.empty() && detail::is_ows(s.front())) s.remove_prefix(1);
-    while (!s.empty() && detail::is_ows(s.back())) s.remove_suffix(1);
-    std::chrono::seconds d{};
-    if (detail::parse_delta_seconds(s, d)) return retry_after::delay(d);
-    timestamp t{};
-    if (detail::parse_imf_fixdate(s, t)) return retry_after::at(t);
-    return error{errc::invalid_header, "Retry-After",
-                 "expected delta-seconds or an IMF-fixdate, got " + detail::quote_input(value)};
-}
+[[nodiscard]] KEYHOOK_INLINE result<retry_after> try_parse_retry_after(std::string_view value);
 
-[[nodiscard]] inline retry_after parse_retry_after(std::string_view value) {
-    return try_parse_retry_after(value).value();
-}
+[[nodiscard]] KEYHOOK_INLINE retry_after parse_retry_after(std::string_view value);
 
 // How one attempt ended: an HTTP response with a status, or none at all.
 class attempt_outcome {
@@ -159,20 +90,13 @@ public:
         return a.kind_ == b.kind_ && a.status_ == b.status_;
     }
     friend constexpr bool operator!=(const attempt_outcome& a, const attempt_outcome& b) noexcept { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const attempt_outcome& o) {
-        switch (o.kind_) {
-            case kind::http_response: return os << "HTTP " << o.status_;
-            case kind::transport_failure: return os << "transport failure";
-            case kind::timed_out: return os << "timed out";
-        }
-        return os;
-    }
 
 private:
     constexpr attempt_outcome(kind k, int status) noexcept : kind_(k), status_(status) {}
     kind kind_;
     int status_;
 };
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const attempt_outcome& o);
 
 // One attempt: when it was sent, how it ended, and the server's Retry-After if
 // it gave one (read it with parse_retry_after).
@@ -185,12 +109,8 @@ struct delivery_attempt {
         return a.sent_at == b.sent_at && a.outcome == b.outcome && a.retry_after == b.retry_after;
     }
     friend bool operator!=(const delivery_attempt& a, const delivery_attempt& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const delivery_attempt& a) {
-        os << "attempt(" << format_timestamp(a.sent_at) << ", " << a.outcome;
-        if (a.retry_after) os << ", " << *a.retry_after;
-        return os << ')';
-    }
 };
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_attempt& a);
 
 // B2 policy. schedule[i] is the wait before attempt i + 1, counted from when
 // attempt i was sent (schedule[0], for the first attempt, is counted from
@@ -231,16 +151,8 @@ struct retry_decision {
         return a.what == b.what && a.send_at == b.send_at && a.attempt == b.attempt;
     }
     friend bool operator!=(const retry_decision& a, const retry_decision& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const retry_decision& d) {
-        switch (d.what) {
-            case action::send: return os << "send attempt " << d.attempt << " at " << format_timestamp(d.send_at);
-            case action::succeeded: return os << "succeeded on attempt " << d.attempt;
-            case action::give_up: return os << "give up after attempt " << d.attempt;
-            case action::disable_webhook: return os << "disable the webhook (410 on attempt " << d.attempt << ')';
-        }
-        return os;
-    }
 };
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const retry_decision& d);
 
 namespace detail {
 
@@ -253,18 +165,23 @@ constexpr std::int64_t scale_jitter(std::int64_t max_extra, std::uint32_t u) noe
     return static_cast<std::int64_t>(q * u + r * u / d);
 }
 
-inline std::optional<error> check_retry_policy(const retry_policy& p) {
-    if (p.schedule.empty()) return error{errc::invalid_value, "policy.schedule", "at least one attempt is needed"};
-    for (std::size_t i = 0; i < p.schedule.size(); ++i)
-        if (p.schedule[i] < retry_policy::duration::zero())
-            return error{errc::out_of_range, path_index("policy.schedule", i), "a wait must not be negative"};
-    if (p.max_jitter_percent > 100)
-        return error{errc::out_of_range, "policy.max_jitter_percent",
-                     "expected 0 to 100, got " + std::to_string(p.max_jitter_percent)};
-    if (p.max_retry_after < retry_policy::duration::zero())
-        return error{errc::out_of_range, "policy.max_retry_after", "must not be negative"};
-    return std::nullopt;
-}
+// The first problem of a policy, if any.
+KEYHOOK_INLINE std::optional<error> check_retry_policy(const retry_policy& p);
+
+// Where try_plan_next_attempt takes its 4 jitter bytes from: the host's random
+// source behind an interface, so the plan itself is compiled once.
+class jitter_source {
+public:
+    // Fills out[0..4), or returns the error the source threw.
+    virtual std::optional<error> draw(unsigned char (&out)[4]) = 0;
+
+protected:
+    ~jitter_source() = default;
+};
+
+// try_plan_next_attempt once the policy is valid and the history in order.
+KEYHOOK_INLINE result<retry_decision> plan_after_checks(const std::vector<delivery_attempt>& history, timestamp now,
+                                                        const retry_policy& policy, jitter_source& jitter);
 
 }  // namespace detail
 
@@ -290,49 +207,24 @@ template <class RandomSource>
                                                            const retry_policy& policy = retry_policy{}) {
     static_assert(std::is_invocable_v<std::remove_reference_t<RandomSource>&, unsigned char*, std::size_t>,
                   "a random source is callable as void(unsigned char*, std::size_t)");
-    using action = retry_decision::action;
+    struct source final : detail::jitter_source {
+        std::remove_reference_t<RandomSource>& random;
+        explicit source(std::remove_reference_t<RandomSource>& r) noexcept : random(r) {}
+        std::optional<error> draw(unsigned char (&out)[4]) override {
+            try {
+                random(out, sizeof out);
+            } catch (...) {
+                return detail::current_host_error("random");
+            }
+            return std::nullopt;
+        }
+    } jitter(random);
     if (auto e = detail::check_retry_policy(policy)) return std::move(*e);
     for (std::size_t i = 1; i < history.size(); ++i)
         if (history[i].sent_at < history[i - 1].sent_at)
             return error{errc::invalid_value, detail::path_member(detail::path_index("history", i), "sent_at"),
                          "earlier than the attempt before it"};
-
-    for (std::size_t i = 0; i < history.size(); ++i) {
-        if (history[i].outcome.succeeded()) return retry_decision{action::succeeded, {}, i + 1};
-        if (history[i].outcome.gone()) return retry_decision{action::disable_webhook, {}, i + 1};
-    }
-    const std::size_t made = history.size();
-    if (made >= policy.max_attempts()) return retry_decision{action::give_up, {}, made};
-
-    const timestamp from = made == 0 ? now : history.back().sent_at;
-    auto wait = policy.schedule[made];
-    if (wait > retry_policy::duration::zero() && policy.max_jitter_percent > 0) {
-        unsigned char bytes[4] = {};
-        try {
-            random(bytes, sizeof bytes);
-        } catch (...) {
-            return detail::current_host_error("random");
-        }
-        const std::uint32_t u = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) |
-                                (std::uint32_t{bytes[2]} << 8) | std::uint32_t{bytes[3]};
-        const std::int64_t max_extra =
-            wait.count() / 100 * policy.max_jitter_percent + wait.count() % 100 * policy.max_jitter_percent / 100;
-        wait = detail::add_saturating(wait, retry_policy::duration{detail::scale_jitter(max_extra, u)});
-    }
-    // Saturating sums (outside finding 10): a wait or a cap of duration::max()
-    // means "not before the end of time", never a time in the past.
-    timestamp at = detail::add_saturating(from, wait);
-    if (made > 0) {
-        const auto& last = history.back();
-        if (last.outcome.asks_to_wait() && last.retry_after) {
-            timestamp asked = last.retry_after->resolve(last.sent_at);
-            const timestamp cap = detail::add_saturating(last.sent_at, policy.max_retry_after);
-            if (asked > cap) asked = cap;
-            if (asked > at) at = asked;
-        }
-    }
-    if (at < now) at = now;
-    return retry_decision{action::send, at, made + 1};
+    return detail::plan_after_checks(history, now, policy, jitter);
 }
 
 template <class RandomSource>
@@ -342,3 +234,7 @@ template <class RandomSource>
 }
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/retry.ipp"
+#endif

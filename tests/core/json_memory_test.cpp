@@ -14,6 +14,7 @@
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/received_notification.hpp"
 
 namespace {
 

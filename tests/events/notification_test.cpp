@@ -1,4 +1,5 @@
 #include "keyhook/notification.hpp"
+#include "keyhook/received_notification.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

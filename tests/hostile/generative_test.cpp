@@ -13,6 +13,7 @@
 
 #include "generative.hpp"
 #include "keyhook/keyhook.hpp"
+#include "../../examples/shared/dispatch_input.hpp"
 
 using gen::outcome;
 using gen::surface;
@@ -129,11 +130,11 @@ surface dispatch_surface() {
   "EntityId":"5c3e8a2f-9d41-4b7e-a1c6-2f8d9e0b7a13","AuditType":"ProductEngine","FileName":"q.xlsx",
   "ServiceVersionId":"a9f1c2d3-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}})";
     s.run = [](const std::string& in) -> outcome {
-        std::optional<keyhook::dispatch_input> input;
+        std::optional<examples::dispatch_input> input;
         auto requests = gen::call([&]() -> keyhook::result<std::vector<keyhook::outbound_request>> {
             auto j = keyhook::try_parse_json(in);
             if (!j) return j.error();
-            auto d = keyhook::try_dispatch_input_from_json(*j, now);
+            auto d = examples::try_dispatch_input_from_json(*j, now);
             if (!d) return d.error();
             input = std::move(*d);
             return keyhook::try_dispatch(input->settings.tenant, input->settings.webhooks, input->event);

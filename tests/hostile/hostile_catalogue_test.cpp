@@ -15,6 +15,7 @@
 
 #include "hostile.hpp"
 #include "keyhook/keyhook.hpp"
+#include "../../examples/shared/dispatch_input.hpp"
 
 using namespace std::string_literals;
 using hostile::row;
@@ -622,7 +623,7 @@ hostile::runner_map webhook_runners() {
         return s.error();
     };
     m["dispatch_input"] = [](const std::string& in) -> std::optional<keyhook::error> {
-        auto d = keyhook::try_dispatch_input_from_json(nlohmann::json::parse(in), when);
+        auto d = examples::try_dispatch_input_from_json(nlohmann::json::parse(in), when);
         if (d) return std::nullopt;
         return d.error();
     };

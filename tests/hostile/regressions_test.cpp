@@ -6,6 +6,7 @@
 
 #include "keyhook/key_list.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 
 using namespace std::string_literals;

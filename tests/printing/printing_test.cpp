@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/keyhook.hpp"
+#include "../../examples/shared/dispatch_input.hpp"
 
 using keyhook::secret;
 using namespace std::string_literals;
@@ -190,7 +191,7 @@ std::vector<printer> printers() {
          }},
         {"dispatch_input",
          [](const std::string& s) {
-             return printed(dispatch_input{webhook_settings{{s, true}, {}}, event_of(s)});
+             return printed(examples::dispatch_input{webhook_settings{{s, true}, {}}, event_of(s)});
          }},
         {"key_list_query",
          [](const std::string& s) {
@@ -506,7 +507,7 @@ TEST_CASE("P1: a validated webhook and its outbound request escape what validati
         const auto out = keyhook::dispatch({n.tenant, true}, {*v}, n);
         REQUIRE(out.size() == 1);
         for (const auto& text : {printed(*v), printed(out[0]), printed(out[0].request()),
-                                 printed(keyhook::dispatch_input{{{n.tenant, true}, {*v}}, n})}) {
+                                 printed(examples::dispatch_input{{{n.tenant, true}, {*v}}, n})}) {
             INFO(text);
             CHECK(text.find(utf8(c)) == std::string::npos);
             CHECK(text.find("endpoint-secret") == std::string::npos);

@@ -11,6 +11,8 @@
 #include "../support/counting_allocator.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/webhook.hpp"
+#include "keyhook/webhook_validation.hpp"
+#include "keyhook/webhook_json.hpp"
 
 namespace {
 

@@ -270,57 +270,18 @@ TEST_CASE("printing an outbound request shows no secret", "[H8][dispatch]") {
     CHECK(text.find(to_string(r[0].id())) != std::string::npos);
 }
 
-TEST_CASE("reading a dispatch input from JSON", "[H3][dispatch]") {
-    const auto now = keyhook::parse_timestamp("2026-01-02T03:04:05.678Z");
-    const auto in = keyhook::dispatch_input_from_json(nlohmann::json::parse(R"({
-        "tenant": {"name": "acme", "webhooksEnabled": true},
-        "webhooks": [{"name": "a", "endpoint": "https://a.example.com/", "saved": true}],
-        "event": {"UserAction": "DeleteProduct", "FolderName": "Loans", "FileName": null, "Extra": 1}})"),
-                                                      now);
-    CHECK(in.settings.tenant.name == "acme");
-    CHECK(in.event.user_action == event_type::DeleteProduct);
-    CHECK(in.event.folder_name == "Loans");
-    CHECK(in.event.file_name.empty());
-    CHECK(in.event.service_name.empty());
-    CHECK(in.event.tenant == "acme");
-    CHECK(in.event.request_time == now);
-    CHECK(keyhook::dispatch(in.settings.tenant, in.settings.webhooks, in.event).size() == 1);
-
-    struct bad_case {
-        const char* event;
-        errc code;
-        const char* path;
-    };
-    const bad_case cases[] = {
-        {"", errc::missing_member, "event"},
-        {R"(, "event": [])", errc::wrong_type, "event"},
-        {R"(, "event": {})", errc::missing_member, "event.UserAction"},
-        {R"(, "event": {"UserAction": 3})", errc::wrong_type, "event.UserAction"},
-        {R"(, "event": {"UserAction": "AddProdct"})", errc::unknown_event, "event.UserAction"},
-        {R"(, "event": {"UserAction": "AddProduct", "ServiceVersionId": 12})", errc::wrong_type,
-         "event.ServiceVersionId"},
-    };
-    for (const auto& c : cases) {
-        const std::string text =
-            std::string(R"({"tenant": {"name": "acme", "webhooksEnabled": true}, "webhooks": [])") + c.event + "}";
-        INFO(text);
-        const auto r = keyhook::try_dispatch_input_from_json(nlohmann::json::parse(text), now);
-        REQUIRE_FALSE(r);
-        CHECK(r.error().code == c.code);
-        CHECK(r.error().path == c.path);
-    }
-    const auto typo = keyhook::try_dispatch_input_from_json(
-        nlohmann::json::parse(R"({"tenant": {"name": "a", "webhooksEnabled": true}, "webhooks": [],
-                                  "event": {"UserAction": "AddProdct"}})"),
-        now);
-    REQUIRE_FALSE(typo);
-    CHECK(typo.error().message.find("did you mean \"AddProduct\"") != std::string::npos);
-}
-
 TEST_CASE("validated webhooks are cheap handles that stay valid after a move", "[dispatch]") {
     auto v = keyhook::validate_webhook(hook("a"));
     const auto copy = v;
     const auto moved = std::move(v);
     CHECK(moved == copy);
     CHECK(v.name() == "a");  // NOLINT(bugprone-use-after-move): moving keeps the source valid by design
+}
+
+TEST_CASE("H8: a delivery id's JSON form is its written form", "[H8][dispatch]") {
+    const auto id = keyhook::make_delivery_id("a", "body");
+    const nlohmann::json j = id;
+    CHECK(j == to_string(id));
+    CHECK(j.get<delivery_id>() == id);
+    CHECK_THROWS_AS(nlohmann::json("msg_nope").get<delivery_id>(), keyhook::exception);
 }

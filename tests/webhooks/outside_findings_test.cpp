@@ -15,6 +15,8 @@
 #include "keyhook/endpoint.hpp"
 #include "keyhook/receiving.hpp"
 #include "keyhook/webhook.hpp"
+#include "keyhook/webhook_validation.hpp"
+#include "keyhook/webhook_json.hpp"
 
 using keyhook::address_class;
 using keyhook::auth_location;

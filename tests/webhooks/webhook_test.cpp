@@ -1,4 +1,6 @@
 #include "keyhook/webhook.hpp"
+#include "keyhook/webhook_validation.hpp"
+#include "keyhook/webhook_json.hpp"
 #include "keyhook/base64.hpp"
 
 #include <catch2/catch.hpp>

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "keyhook/error.hpp"
 
@@ -30,6 +31,17 @@ std::optional<error> read_member_string(const Json& obj, const char* name, const
     }
     if (!m->is_string()) return wrong_type(path_member(base, name), "a string", *m);
     out = m->template get_ref<const std::string&>();
+    return std::nullopt;
+}
+
+// An optional string member moved out of a DOM the caller owns (J3: a large
+// body is held once); absent or null leaves out alone.
+template <class Json>
+std::optional<error> take_member_string(Json& obj, const char* name, const std::string& base, std::string& out) {
+    const auto it = obj.find(name);
+    if (it == obj.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) return wrong_type(path_member(base, name), "a string", *it);
+    out = std::move(it->template get_ref<std::string&>());
     return std::nullopt;
 }
 

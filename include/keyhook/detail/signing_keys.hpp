@@ -10,11 +10,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "keyhook/base64.hpp"
 #include "keyhook/detail/signing_secret.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/secret.hpp"
 
 namespace keyhook::detail {
 
@@ -34,10 +37,20 @@ void for_each_signing_key(std::string_view text, F&& f) {
     }
 }
 
+// One entry of a webhook's signing key text as validation decoded it, so that
+// signing need not decode again: the HMAC key bytes (whsec_) or seed || public
+// key (whsk_). A secret, so the bytes are wiped when released.
+struct decoded_signing_key {
+    bool asymmetric = false;
+    secret bytes;
+};
+
 // Checks a webhook's signing key text for keyhook's own sending; the first
 // error, with `where` as its path (the entry's position in the message when
-// there are several). Decoded bytes are wiped. Nothing of a key is quoted.
-[[nodiscard]] inline std::optional<error> check_signing_keys(std::string_view text, std::string_view where) {
+// there are several). Decoded bytes go to `keep` when given, else are wiped.
+// Nothing of a key is quoted.
+[[nodiscard]] inline std::optional<error> check_signing_keys(std::string_view text, std::string_view where,
+                                                             std::vector<decoded_signing_key>* keep = nullptr) {
     std::optional<error> first;
     std::size_t count = 0;
     for_each_signing_key(text, [&](std::string_view, std::size_t) { ++count; });
@@ -54,10 +67,13 @@ void for_each_signing_key(std::string_view text, F&& f) {
                 first = error{errc::invalid_value, std::string(where), which + "not whsk_ + base64"};
             } else {
                 const std::size_t n = bytes->size();
-                wipe_string(*bytes);
                 if (n != asymmetric_signing_key_bytes)
                     first = error{errc::out_of_range, std::string(where),
                                   which + "the key is " + std::to_string(n) + " bytes; whsk_ keys are 64"};
+                if (keep && !first)
+                    keep->push_back({true, secret(std::move(*bytes), secret_kind::signing_key)});
+                else
+                    wipe_string(*bytes);
             }
         } else {
             auto key = try_decode_signing_secret(entry, where, signing_key_use::sign);
@@ -65,6 +81,8 @@ void for_each_signing_key(std::string_view text, F&& f) {
                 error e = key.error();
                 e.message = which + e.message;
                 first = std::move(e);
+            } else if (keep) {
+                keep->push_back({false, secret(std::move(*key), secret_kind::signing_key)});
             } else {
                 wipe_string(*key);
             }

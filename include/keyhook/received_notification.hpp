@@ -1,0 +1,83 @@
+// keyhook: a notification body as a receiver reads it (rule H7): tolerantly,
+// within limits, keeping what it does not know.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "keyhook/config.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/events.hpp"
+#include "keyhook/notification.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// A body as received. Tolerant (H7): unknown members are ignored, missing (or
+// null) members read as "", RevisionId is ignored whatever it holds. UserAction
+// is kept as sent, with `event` set only when it names one of the 53 types,
+// and RequestTimeStamp likewise with `request_time` set only when it reads as
+// a T1 timestamp: a receiver can still log and route what it does not know.
+// The Data twins: the top-level member wins; when it is missing or empty, its
+// Data twin fills in; when both are non-empty and differ, the Data member's
+// path ("Data.ProductName", ...) is listed in `mismatches` (not an error).
+struct received_notification {
+    std::string folder_name;
+    std::string service_name;
+    std::string entity_id;
+    std::string user_action;
+    std::optional<event_type> event;
+    std::string audit_type;
+    std::string file_name;
+    std::string service_version_id;
+    std::string tenant;
+    std::string request_time_text;
+    std::optional<timestamp> request_time;
+    std::vector<std::string> mismatches;
+
+    friend bool operator==(const received_notification& a, const received_notification& b) {
+        return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
+               a.user_action == b.user_action && a.event == b.event && a.audit_type == b.audit_type &&
+               a.file_name == b.file_name && a.service_version_id == b.service_version_id && a.tenant == b.tenant &&
+               a.request_time_text == b.request_time_text && a.request_time == b.request_time &&
+               a.mismatches == b.mismatches;
+    }
+    friend bool operator!=(const received_notification& a, const received_notification& b) { return !(a == b); }
+};
+
+// One line for logs; a Data twin that differs is named.
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notification& n);
+
+// Bounds on what a receiver reads: a larger or deeper body is refused with
+// errc::limit_exceeded before or while parsing.
+struct body_limits {
+    std::size_t max_bytes = std::size_t{1} << 20;  // 1 MiB; a real body is under 1 KiB
+    std::size_t max_depth = 16;                    // the body itself nests 2 deep
+};
+
+// H7: reads a received body. Errors: errc::limit_exceeded (too large or too
+// deep), errc::syntax_error (not JSON, with the byte offset; nothing of the
+// body is quoted), errc::wrong_type (the body is not an object, Data is not an
+// object, or a member is not a string; the path names it, such as
+// "Data.FileName: expected a string, got number").
+[[nodiscard]] KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body,
+                                                                                  const body_limits& limits = {});
+[[nodiscard]] KEYHOOK_INLINE received_notification parse_notification(std::string_view body,
+                                                                      const body_limits& limits = {});
+
+// A received notification as a `notification`, when it is complete enough:
+// UserAction must name a known type (errc::unknown_event, path "UserAction",
+// with a suggestion) and RequestTimeStamp must be a T1 timestamp
+// (errc::invalid_timestamp, path "RequestTimeStamp").
+[[nodiscard]] KEYHOOK_INLINE result<notification> try_to_notification(const received_notification& r);
+[[nodiscard]] KEYHOOK_INLINE notification to_notification(const received_notification& r);
+
+}  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/received_notification.ipp"
+#endif

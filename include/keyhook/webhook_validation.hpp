@@ -1,0 +1,273 @@
+// keyhook: webhook validation (rules H1 to H3). Turns a `webhook` as entered
+// into a `validated_webhook`, which has everything dispatch and signing need
+// computed once: the endpoint parsed and checked, the query authentication
+// appended to the URL, the headers built, the event filter as a bit mask and
+// the signing keys decoded.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "keyhook/config.hpp"
+#include "keyhook/detail/hash128.hpp"
+#include "keyhook/detail/signing_keys.hpp"
+#include "keyhook/endpoint.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/events.hpp"
+#include "keyhook/http.hpp"
+#include "keyhook/webhook.hpp"
+
+namespace keyhook {
+
+// Limits keyhook sets where the spec shows none (spec 2.2: "not shown").
+inline constexpr std::size_t max_webhook_name_length = 128;  // characters (code points)
+
+// H2 policy limits on authentication parameters. They are checked before
+// anything is built, so an oversized input costs no more than its own bytes.
+inline constexpr std::size_t max_auth_parameters = 32;      // per webhook
+inline constexpr std::size_t max_auth_name_length = 128;    // bytes
+inline constexpr std::size_t max_auth_value_length = 4096;  // bytes
+inline constexpr std::size_t max_target_url_length = 8192;  // the endpoint with the query parameters appended
+
+// Headers an authentication parameter may not set (H2): HTTP framing,
+// hop-by-hop and connection-control headers, and the signing headers of B1,
+// including the older svix-* names that receivers also accept.
+inline constexpr std::string_view reserved_header_names[] = {
+    "Host",
+    "Content-Length",
+    "Content-Type",
+    "Transfer-Encoding",
+    "Connection",
+    "Keep-Alive",
+    "Upgrade",
+    "TE",
+    "Trailer",
+    "Expect",
+    "Proxy-Connection",
+    "Proxy-Authorization",
+    "webhook-id",
+    "webhook-timestamp",
+    "webhook-signature",
+    "svix-id",
+    "svix-timestamp",
+    "svix-signature",
+};
+
+// RFC 9110 tchar: the characters of a header name.
+[[nodiscard]] constexpr bool is_token_char(char c) noexcept {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+    switch (c) {
+        case '!':
+        case '#':
+        case '$':
+        case '%':
+        case '&':
+        case '\'':
+        case '*':
+        case '+':
+        case '-':
+        case '.':
+        case '^':
+        case '_':
+        case '`':
+        case '|':
+        case '~': return true;
+        default: return false;
+    }
+}
+
+[[nodiscard]] constexpr bool is_http_token(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!is_token_char(c)) return false;
+    return true;
+}
+
+class validated_webhook;
+
+namespace detail::hooks {
+
+struct webhook_validator;
+struct webhook_access;
+
+// Collects problems into `out`; `first_only` tells the checks to give up
+// after the first. `steps` counts the work of the checks whose cost depends on
+// how many items there are (name lookups: bytes hashed and compared), so tests
+// can assert J3's linear growth on counts rather than on time.
+struct problem_sink {
+    std::vector<error>& out;
+    bool first_only;
+    std::size_t steps = 0;
+
+    [[nodiscard]] bool done() const noexcept { return first_only && !out.empty(); }
+    void add(errc code, std::string path, std::string message) {
+        if (!done()) out.push_back(error{code, std::move(path), std::move(message)});
+    }
+};
+
+// What validation prepares once for dispatch and signing; shared, never changed.
+struct prepared_webhook {
+    webhook config;
+    endpoint_url endpoint;
+    std::string target_url;
+    http_headers headers;
+    std::uint64_t event_mask = 0;
+    hash128 name_hash;
+    std::vector<decoded_signing_key> signing_keys;  // in the order configured; empty without a signing secret
+};
+
+inline constexpr std::uint64_t name_hash_seed = 0x6b657968'6f6f6b31u;  // "keyhook1"
+
+}  // namespace detail::hooks
+
+// A webhook that passed validation, with what dispatch needs prepared once:
+// the parsed endpoint, the URL with query authentication appended, the headers
+// (Content-Type and the authentication headers, marked sensitive) and the
+// event filter as a bit mask. Made only by the validate functions below.
+// Immutable, and cheap to copy (copies share one prepared state; a moved-from
+// value stays valid, since moving copies the handle).
+class validated_webhook {
+public:
+    validated_webhook(const validated_webhook&) noexcept = default;
+    validated_webhook(validated_webhook&& other) noexcept : state_(other.state_) {}
+    validated_webhook& operator=(const validated_webhook&) noexcept = default;
+    validated_webhook& operator=(validated_webhook&& other) noexcept {
+        state_ = other.state_;
+        return *this;
+    }
+    ~validated_webhook() = default;
+
+    [[nodiscard]] const webhook& config() const noexcept { return state_->config; }
+    [[nodiscard]] const std::string& name() const noexcept { return state_->config.name; }
+    [[nodiscard]] bool saved() const noexcept { return state_->config.saved; }
+    [[nodiscard]] const endpoint_url& endpoint() const noexcept { return state_->endpoint; }
+    [[nodiscard]] const std::optional<secret>& signing_secret() const noexcept { return state_->config.signing_secret; }
+
+    // The URL requests go to: the endpoint with the query parameters of H2
+    // appended (percent-encoded). Holds secrets when there are any.
+    [[nodiscard]] const std::string& target_url() const noexcept { return state_->target_url; }
+    // Content-Type: application/json first, then the authentication headers in
+    // the order configured, each marked sensitive.
+    [[nodiscard]] const http_headers& headers() const noexcept { return state_->headers; }
+
+    // H3: the filter admits e (an empty filter admits every type).
+    [[nodiscard]] bool admits(event_type e) const noexcept {
+        const auto bit = static_cast<unsigned>(e);
+        return bit < 64 && (state_->event_mask >> bit & 1u) != 0;
+    }
+
+    friend bool operator==(const validated_webhook& a, const validated_webhook& b) {
+        return a.state_ == b.state_ || a.state_->config == b.state_->config;
+    }
+    friend bool operator!=(const validated_webhook& a, const validated_webhook& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.state_->config; }
+
+private:
+    friend struct detail::hooks::webhook_validator;
+    friend struct detail::hooks::webhook_access;
+    explicit validated_webhook(std::shared_ptr<const detail::hooks::prepared_webhook> state) noexcept
+        : state_(std::move(state)) {}
+
+    std::shared_ptr<const detail::hooks::prepared_webhook> state_;  // never null
+};
+
+static_assert(event_type_count <= 64, "the event mask of validated_webhook holds one bit per type");
+
+namespace detail::hooks {
+
+// The prepared state behind a validated webhook, for dispatch and signing.
+struct webhook_access {
+    static const prepared_webhook& state(const validated_webhook& w) noexcept { return *w.state_; }
+};
+
+// The names of a list's webhooks seen so far, for the uniqueness check: one
+// hash lookup per name, so a list of n names sharing a long prefix costs time
+// in proportion to its bytes (the pairwise comparison it replaces was
+// quadratic). Holds views: the names must outlive it and stay in place.
+class name_index {
+public:
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+    name_index(std::size_t expected, std::size_t& steps) : seen_(expected, hasher{&steps}, equal{&steps}) {}
+
+    // The index of an earlier element named `name`, or `none` after recording `index` for it.
+    std::size_t add(std::string_view name, std::size_t index) {
+        const auto [it, inserted] = seen_.emplace(name, index);
+        return inserted ? none : it->second;
+    }
+
+private:
+    struct hasher {
+        std::size_t* steps;
+        // Not noexcept, so that the standard library keeps each hash and
+        // compares names only when their hashes are equal.
+        std::size_t operator()(std::string_view s) const {
+            *steps += s.size() + 1;
+            return std::hash<std::string_view>{}(s);
+        }
+    };
+    struct equal {
+        std::size_t* steps;
+        bool operator()(std::string_view a, std::string_view b) const noexcept {
+            *steps += (a.size() < b.size() ? a.size() : b.size()) + 1;
+            return a == b;
+        }
+    };
+    std::unordered_map<std::string_view, std::size_t, hasher, equal> seen_;
+};
+
+struct webhook_validator {
+    // Checks w (paths under `base`: "" for a lone webhook, "webhooks[1]" in a
+    // list); returns the validated form when no problem was found.
+    static KEYHOOK_INLINE std::optional<validated_webhook> run(const webhook& w, const endpoint_policy& policy,
+                                                               const std::string& base, problem_sink& sink);
+    // Element i of a list, under base[i]: as above, and its name must differ
+    // from those of the elements before it. `w` must stay where it is while
+    // `names` is used (names holds views of it).
+    static KEYHOOK_INLINE std::optional<validated_webhook> run_item(const webhook& w, std::size_t i,
+                                                                    const endpoint_policy& policy,
+                                                                    std::string_view base, name_index& names,
+                                                                    problem_sink& sink);
+    static KEYHOOK_INLINE std::vector<validated_webhook> run_list(const std::vector<webhook>& list,
+                                                                  const endpoint_policy& policy, std::string_view base,
+                                                                  problem_sink& sink);
+};
+
+}  // namespace detail::hooks
+
+// H1, H2: validates one webhook. The first problem found is the error, in the
+// order name, endpoint, auth[0], auth[1], ..., signingSecret; paths are field
+// names ("endpoint", "auth[2].name"). Drafts are validated like saved webhooks.
+[[nodiscard]] KEYHOOK_INLINE result<validated_webhook> try_validate_webhook(const webhook& w,
+                                                                            const endpoint_policy& policy = {});
+[[nodiscard]] KEYHOOK_INLINE validated_webhook validate_webhook(const webhook& w, const endpoint_policy& policy = {});
+
+// A list: paths under `path` ("webhooks[1].endpoint"); names must also be
+// unique within the list (they identify a webhook in delivery ids and output).
+[[nodiscard]] KEYHOOK_INLINE result<std::vector<validated_webhook>> try_validate_webhooks(
+    const std::vector<webhook>& list, const endpoint_policy& policy = {}, std::string_view path = "webhooks");
+[[nodiscard]] KEYHOOK_INLINE std::vector<validated_webhook> validate_webhooks(const std::vector<webhook>& list,
+                                                                              const endpoint_policy& policy = {},
+                                                                              std::string_view path = "webhooks");
+
+// Every problem rather than the first (for a form that marks all fields at
+// once); empty when the webhook is valid. At most one problem per field.
+[[nodiscard]] KEYHOOK_INLINE std::vector<error> webhook_problems(const webhook& w, const endpoint_policy& policy = {});
+[[nodiscard]] KEYHOOK_INLINE std::vector<error> webhook_problems(const std::vector<webhook>& list,
+                                                                 const endpoint_policy& policy = {},
+                                                                 std::string_view path = "webhooks");
+
+}  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/webhook_validation.ipp"
+#endif
