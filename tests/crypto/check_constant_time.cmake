@@ -23,7 +23,7 @@ string(REGEX MATCH "constant_time_equal\\(value, as_view\\(data_\\[i\\]\\)\\)" _
 if(NOT _sig)
     _fail("crypto/impl/signing.ipp: the v1 signatures are not compared with constant_time_equal")
 endif()
-file(READ "${SOURCE_DIR}/include/keyhook/receiving.hpp" _receiving)
+file(READ "${SOURCE_DIR}/include/keyhook/impl/receiving.ipp" _receiving)
 string(REGEX MATCHALL "constant_time_equal\\(" _recv_calls "${_receiving}")
 list(LENGTH _recv_calls _recv_count)
 if(_recv_count LESS 3)
