@@ -44,27 +44,6 @@ struct StringMaker<keyhook::timestamp> {
 namespace keyhook::testing::catch2 {
 
 namespace detail {
-// A check and what it found at its latest match, so that a failure reads
-// "<value> has status Active at ... (its status at ... is Expired)".
-template <class Check>
-class recorded_check {
-public:
-    explicit recorded_check(Check check) : check_(std::move(check)) {}
-
-    template <class Arg>
-    bool match(const Arg& arg) const {
-        found_ = check_.explain(arg);
-        return check_.matches(arg);
-    }
-    std::string describe() const {
-        return found_.empty() ? check_.describe() : check_.describe() + " (" + found_ + ")";
-    }
-
-private:
-    Check check_;
-    mutable std::string found_;
-};
-
 // A typed Catch matcher over one check. Catch caches the description, so
 // match() clears that cache.
 template <class Arg, class Check>
@@ -79,7 +58,7 @@ public:
     std::string describe() const override { return check_.describe(); }
 
 private:
-    recorded_check<Check> check_;
+    keyhook::testing::recorded_check<Check> check_;
 };
 }  // namespace detail
 
@@ -122,7 +101,7 @@ public:
     std::string describe() const override { return check_.describe(); }
 
 private:
-    detail::recorded_check<error_check> check_;
+    keyhook::testing::recorded_check<error_check> check_;
 };
 
 }  // namespace keyhook::testing::catch2

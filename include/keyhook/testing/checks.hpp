@@ -112,4 +112,28 @@ private:
     std::optional<std::string> path_;
 };
 
+// A check and what it found at its latest match, for the framework adapters:
+// a failure reads
+// "<value> has status Active at ... (its status at ... is Expired)".
+template <class Check>
+class recorded_check {
+public:
+    explicit recorded_check(Check check) : check_(std::move(check)) {}
+
+    template <class Arg>
+    bool match(const Arg& arg) const {
+        found_ = check_.explain(arg);
+        return check_.matches(arg);
+    }
+    std::string describe() const {
+        return found_.empty() ? check_.describe() : check_.describe() + " (" + found_ + ")";
+    }
+    const std::string& found() const noexcept { return found_; }
+    const Check& check() const noexcept { return check_; }
+
+private:
+    Check check_;
+    mutable std::string found_;
+};
+
 }  // namespace keyhook::testing

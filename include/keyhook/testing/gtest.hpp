@@ -68,18 +68,19 @@ namespace detail {
 template <class Check>
 class check_matcher {
 public:
-    explicit check_matcher(Check check) : check_(std::move(check)) {}
+    explicit check_matcher(Check check) : recorded_(std::move(check)) {}
 
     template <class Arg>
     bool MatchAndExplain(const Arg& arg, ::testing::MatchResultListener* listener) const {
-        *listener << check_.explain(arg);
-        return check_.matches(arg);
+        const bool matched = recorded_.match(arg);
+        *listener << recorded_.found();
+        return matched;
     }
-    void DescribeTo(std::ostream* os) const { *os << check_.describe(); }
-    void DescribeNegationTo(std::ostream* os) const { *os << "not: " << check_.describe(); }
+    void DescribeTo(std::ostream* os) const { *os << recorded_.check().describe(); }
+    void DescribeNegationTo(std::ostream* os) const { *os << "not: " << recorded_.check().describe(); }
 
 private:
-    Check check_;
+    keyhook::testing::recorded_check<Check> recorded_;
 };
 
 template <class Check>
