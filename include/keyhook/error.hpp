@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/detail/utf8.hpp"
 
 namespace keyhook {
@@ -51,40 +52,25 @@ enum class errc {
     host_failure,                // a callable the host supplied (a random source) threw
 };
 
-// Short, stable spelling of each kind ("invalid_timestamp").
-[[nodiscard]] constexpr std::string_view to_string(errc e) noexcept {
-    switch (e) {
-        case errc::syntax_error: return "syntax_error";
-        case errc::missing_member: return "missing_member";
-        case errc::wrong_type: return "wrong_type";
-        case errc::invalid_timestamp: return "invalid_timestamp";
-        case errc::invalid_value: return "invalid_value";
-        case errc::out_of_range: return "out_of_range";
-        case errc::not_success: return "not_success";
-        case errc::limit_exceeded: return "limit_exceeded";
-        case errc::invalid_utf8: return "invalid_utf8";
-        case errc::unknown_event: return "unknown_event";
-        case errc::invalid_endpoint: return "invalid_endpoint";
-        case errc::forbidden_address: return "forbidden_address";
-        case errc::invalid_header: return "invalid_header";
-        case errc::invalid_parameter: return "invalid_parameter";
-        case errc::invalid_name: return "invalid_name";
-        case errc::invalid_key: return "invalid_key";
-        case errc::invalid_period: return "invalid_period";
-        case errc::invalid_group: return "invalid_group";
-        case errc::not_confirmed: return "not_confirmed";
-        case errc::invalid_signature: return "invalid_signature";
-        case errc::timestamp_out_of_tolerance: return "timestamp_out_of_tolerance";
-        case errc::unauthorized: return "unauthorized";
-        case errc::conflicting_keys: return "conflicting_keys";
-        case errc::method_not_allowed: return "method_not_allowed";
-        case errc::duplicate_member: return "duplicate_member";
-        case errc::host_failure: return "host_failure";
-    }
-    return "unknown";
-}
+namespace detail {
+template <>
+struct enum_names<errc> {
+    static constexpr errc first = errc::syntax_error;
+    static constexpr std::string_view values[] = {
+        "syntax_error",      "missing_member",    "wrong_type",
+        "invalid_timestamp", "invalid_value",     "out_of_range",
+        "not_success",       "limit_exceeded",    "invalid_utf8",
+        "unknown_event",     "invalid_endpoint",  "forbidden_address",
+        "invalid_header",    "invalid_parameter", "invalid_name",
+        "invalid_key",       "invalid_period",    "invalid_group",
+        "not_confirmed",     "invalid_signature", "timestamp_out_of_tolerance",
+        "unauthorized",      "conflicting_keys",  "method_not_allowed",
+        "duplicate_member",  "host_failure"};
+};
+}  // namespace detail
 
-inline std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
+// Short, stable spelling of each kind ("invalid_timestamp").
+[[nodiscard]] constexpr std::string_view to_string(errc e) noexcept { return detail::enum_name(e); }
 
 [[nodiscard]] KEYHOOK_INLINE const std::error_category& error_category() noexcept;
 
