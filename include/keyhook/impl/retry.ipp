@@ -11,8 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include <date/date.h>
-
 #include "keyhook/retry.hpp"
 
 namespace keyhook {
@@ -58,12 +56,15 @@ KEYHOOK_INLINE bool parse_imf_fixdate(std::string_view s, timestamp& out) noexce
     // GMT is UTC: a leap second only at 23:59:60 (T2, as for timestamps).
     if (year < 1 || hour > 23 || minute > 59 || second > 60 || (second == 60 && (hour != 23 || minute != 59)))
         return false;
-    const date::year_month_day ymd{date::year{year}, date::month{month}, date::day{static_cast<unsigned>(day)}};
-    if (!ymd.ok()) return false;
-    const date::sys_days d{ymd};
-    if (date::weekday{d}.c_encoding() != weekday) return false;
+    // The civil-calendar arithmetic of timestamps.hpp, not date.h: parsing
+    // date.h would cost every translation unit that includes retry.hpp.
+    const auto y = static_cast<unsigned>(year);
+    if (day < 1 || static_cast<unsigned>(day) > detail::days_in_month(y, month)) return false;
+    const std::int64_t day_number = detail::days_from_civil(y, month, static_cast<unsigned>(day));
+    // 1970-01-01 was a Thursday (4); weekdays count from Sunday (0).
+    if (static_cast<unsigned>(((day_number % 7) + 11) % 7) != weekday) return false;
     if (second == 60) second = 59;
-    out = timestamp{std::chrono::duration_cast<microseconds>(d.time_since_epoch()) + std::chrono::hours{hour} +
+    out = timestamp{microseconds{day_number * detail::micros_per_day} + std::chrono::hours{hour} +
                     std::chrono::minutes{minute} + std::chrono::seconds{second}};
     return true;
 }
