@@ -3,11 +3,9 @@
 // non-throwing twin of every fallible call.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
-#include <functional>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -116,8 +114,8 @@ KEYHOOK_INLINE void append_escaped(std::string& out, std::string_view s, escape_
 // `os << keyhook::escaped(s)` writes escape_text(s).
 struct escaped_text {
     std::string_view text;
-    friend std::ostream& operator<<(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
 };
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e);
 [[nodiscard]] inline escaped_text escaped(std::string_view s) noexcept { return escaped_text{s}; }
 
 // P1 for JSON text made by a serializer (nlohmann's dump()): the characters of
@@ -139,15 +137,10 @@ struct error {
     std::string message;
 
     [[nodiscard]] KEYHOOK_INLINE std::string what() const;
-
-    friend bool operator==(const error& a, const error& b) {
-        return a.code == b.code && a.path == b.path && a.message == b.message;
-    }
-    friend bool operator!=(const error& a, const error& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const error& e) {
-        return os << "[keyhook." << to_string(e.code) << "] " << e.what();
-    }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const error& a, const error& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const error& a, const error& b);
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const error& e);
 
 // Thrown by the throwing forms. what() is "[keyhook.<kind>] <path>: <message>".
 class exception : public std::runtime_error {
@@ -178,18 +171,54 @@ template <class T>
 struct is_printable<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
     : std::true_type {};
 
-// What `os << r` writes for a value: text as escaped_text would, between
-// double quotes so that it cannot pass for an error (P1); other values by
-// their own operator<<, which escapes what it quotes.
+// Writes text escaped as escaped_text would, between double quotes (P1).
+KEYHOOK_INLINE void print_quoted(std::ostream& os, std::string_view text);
+// Writes "ok" (result<void>); out of line so that this header needs only <iosfwd>.
+KEYHOOK_INLINE void print_ok(std::ostream& os);
+
+// What `os << r` writes for a value: text between double quotes so that it
+// cannot pass for an error (P1); other values by their own operator<<, which
+// escapes what it quotes.
 template <class T>
 void print_value(std::ostream& os, const T& v) {
     if constexpr (std::is_convertible_v<const T&, std::string_view>) {
-        std::string out = "\"";
-        append_escaped(out, std::string_view(v), escape_style::quoted);
-        os << out << '"';
+        print_quoted(os, std::string_view(v));
     } else {
         os << v;
     }
+}
+
+// std::invoke without <functional>: a callable, or a pointer to member applied
+// to an object, a pointer or a reference_wrapper, as and_then/transform
+// accept them.
+template <class T, class = void>
+struct has_get : std::false_type {};
+template <class T>
+struct has_get<T, std::void_t<decltype(std::declval<T&>().get())>> : std::true_type {};
+
+template <class C, class M, class Obj, class... Args>
+decltype(auto) invoke_member(M C::*pm, Obj&& obj, Args&&... args) {
+    if constexpr (std::is_base_of_v<C, std::decay_t<Obj>>) {
+        if constexpr (std::is_function_v<M>)
+            return (std::forward<Obj>(obj).*pm)(std::forward<Args>(args)...);
+        else
+            return (std::forward<Obj>(obj).*pm);
+    } else if constexpr (has_get<std::remove_reference_t<Obj>>::value) {
+        return detail::invoke_member(pm, obj.get(), std::forward<Args>(args)...);
+    } else {
+        if constexpr (std::is_function_v<M>)
+            return ((*std::forward<Obj>(obj)).*pm)(std::forward<Args>(args)...);
+        else
+            return ((*std::forward<Obj>(obj)).*pm);
+    }
+}
+
+template <class F, class... Args>
+std::invoke_result_t<F, Args...> invoke(F&& f, Args&&... args) {
+    if constexpr (std::is_member_pointer_v<std::decay_t<F>>)
+        return detail::invoke_member(f, std::forward<Args>(args)...);
+    else
+        return std::forward<F>(f)(std::forward<Args>(args)...);
 }
 
 // The result<U> that f(args...) makes in and_then/or_else: checked here so a
@@ -202,7 +231,7 @@ template <class F>
 error transformed_error(F&& f, const error& e) {
     static_assert(std::is_convertible_v<std::invoke_result_t<F, const error&>, error>,
                   "transform_error's function returns a keyhook::error");
-    return std::invoke(std::forward<F>(f), e);
+    return detail::invoke(std::forward<F>(f), e);
 }
 
 }  // namespace detail
@@ -268,14 +297,14 @@ public:
     auto and_then(F&& f) const& {
         using R = detail::monadic_result_t<F, const T&>;
         static_assert(detail::is_result<R>::value, "and_then's function returns a keyhook::result");
-        if (has_value()) return std::invoke(std::forward<F>(f), *value_);
+        if (has_value()) return detail::invoke(std::forward<F>(f), *value_);
         return R(error_);
     }
     template <class F>
     auto and_then(F&& f) && {
         using R = detail::monadic_result_t<F, T&&>;
         static_assert(detail::is_result<R>::value, "and_then's function returns a keyhook::result");
-        if (has_value()) return std::invoke(std::forward<F>(f), std::move(*value_));
+        if (has_value()) return detail::invoke(std::forward<F>(f), std::move(*value_));
         return R(std::move(error_));
     }
 
@@ -285,10 +314,10 @@ public:
         using U = std::remove_cv_t<std::invoke_result_t<F, const T&>>;
         if (!has_value()) return result<U>(error_);
         if constexpr (std::is_void_v<U>) {
-            std::invoke(std::forward<F>(f), *value_);
+            detail::invoke(std::forward<F>(f), *value_);
             return result<U>();
         } else {
-            return result<U>(std::invoke(std::forward<F>(f), *value_));
+            return result<U>(detail::invoke(std::forward<F>(f), *value_));
         }
     }
     template <class F>
@@ -296,10 +325,10 @@ public:
         using U = std::remove_cv_t<std::invoke_result_t<F, T&&>>;
         if (!has_value()) return result<U>(std::move(error_));
         if constexpr (std::is_void_v<U>) {
-            std::invoke(std::forward<F>(f), std::move(*value_));
+            detail::invoke(std::forward<F>(f), std::move(*value_));
             return result<U>();
         } else {
-            return result<U>(std::invoke(std::forward<F>(f), std::move(*value_)));
+            return result<U>(detail::invoke(std::forward<F>(f), std::move(*value_)));
         }
     }
 
@@ -309,14 +338,14 @@ public:
         static_assert(std::is_same_v<detail::monadic_result_t<F, const keyhook::error&>, result>,
                       "or_else's function returns the same keyhook::result");
         if (has_value()) return *this;
-        return std::invoke(std::forward<F>(f), error_);
+        return detail::invoke(std::forward<F>(f), error_);
     }
     template <class F>
     result or_else(F&& f) && {
         static_assert(std::is_same_v<detail::monadic_result_t<F, keyhook::error&&>, result>,
                       "or_else's function returns the same keyhook::result");
         if (has_value()) return std::move(*this);
-        return std::invoke(std::forward<F>(f), std::move(error_));
+        return detail::invoke(std::forward<F>(f), std::move(error_));
     }
 
     // f(error) -> keyhook::error (to add context, for instance a path prefix).
@@ -376,7 +405,7 @@ public:
     auto and_then(F&& f) const {
         using R = detail::monadic_result_t<F>;
         static_assert(detail::is_result<R>::value, "and_then's function returns a keyhook::result");
-        if (has_value()) return std::invoke(std::forward<F>(f));
+        if (has_value()) return detail::invoke(std::forward<F>(f));
         return R(error_);
     }
     template <class F>
@@ -384,10 +413,10 @@ public:
         using U = std::remove_cv_t<std::invoke_result_t<F>>;
         if (!has_value()) return result<U>(error_);
         if constexpr (std::is_void_v<U>) {
-            std::invoke(std::forward<F>(f));
+            detail::invoke(std::forward<F>(f));
             return result<U>();
         } else {
-            return result<U>(std::invoke(std::forward<F>(f)));
+            return result<U>(detail::invoke(std::forward<F>(f)));
         }
     }
     template <class F>
@@ -395,7 +424,7 @@ public:
         static_assert(std::is_same_v<detail::monadic_result_t<F, const keyhook::error&>, result>,
                       "or_else's function returns keyhook::result<void>");
         if (has_value()) return *this;
-        return std::invoke(std::forward<F>(f), error_);
+        return detail::invoke(std::forward<F>(f), error_);
     }
     template <class F>
     result transform_error(F&& f) const {
@@ -419,7 +448,8 @@ template <class T, class = std::enable_if_t<std::is_void_v<T> || detail::is_prin
 std::ostream& operator<<(std::ostream& os, const result<T>& r) {
     if (!r.has_value()) return os << r.error();
     if constexpr (std::is_void_v<T>) {
-        return os << "ok";
+        detail::print_ok(os);
+        return os;
     } else {
         detail::print_value(os, *r);
         return os;

@@ -1,6 +1,9 @@
 // keyhook: definitions of error.hpp (see config.hpp for when they are compiled).
 #pragma once
 
+#include <ostream>
+#include <string>
+
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/utf8.hpp"
 #include "keyhook/error.hpp"
@@ -69,6 +72,30 @@ KEYHOOK_INLINE std::string escape_json_text(std::string_view json) {
     });
     return out;
 }
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
+
+KEYHOOK_INLINE bool operator==(const error& a, const error& b) {
+    return a.code == b.code && a.path == b.path && a.message == b.message;
+}
+
+KEYHOOK_INLINE bool operator!=(const error& a, const error& b) { return !(a == b); }
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const error& e) {
+    return os << "[keyhook." << to_string(e.code) << "] " << e.what();
+}
+
+namespace detail {
+
+KEYHOOK_INLINE void print_quoted(std::ostream& os, std::string_view text) {
+    std::string out = "\"";
+    append_escaped(out, text, escape_style::quoted);
+    os << out << '"';
+}
+
+KEYHOOK_INLINE void print_ok(std::ostream& os) { os << "ok"; }
+
+}  // namespace detail
 
 KEYHOOK_INLINE std::string error::what() const {
     std::string s;
