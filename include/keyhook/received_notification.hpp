@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +12,10 @@
 #include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"
+#include "keyhook/http.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/receiving.hpp"
+#include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace keyhook {
@@ -38,16 +41,9 @@ struct received_notification {
     std::string request_time_text;
     std::optional<timestamp> request_time;
     std::vector<std::string> mismatches;
-
-    friend bool operator==(const received_notification& a, const received_notification& b) {
-        return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
-               a.user_action == b.user_action && a.event == b.event && a.audit_type == b.audit_type &&
-               a.file_name == b.file_name && a.service_version_id == b.service_version_id && a.tenant == b.tenant &&
-               a.request_time_text == b.request_time_text && a.request_time == b.request_time &&
-               a.mismatches == b.mismatches;
-    }
-    friend bool operator!=(const received_notification& a, const received_notification& b) { return !(a == b); }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const received_notification& a, const received_notification& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const received_notification& a, const received_notification& b);
 
 // One line for logs; a Data twin that differs is named.
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notification& n);
@@ -75,6 +71,20 @@ struct body_limits {
 // (errc::invalid_timestamp, path "RequestTimeStamp").
 [[nodiscard]] KEYHOOK_INLINE result<notification> try_to_notification(const received_notification& r);
 [[nodiscard]] KEYHOOK_INLINE notification to_notification(const received_notification& r);
+
+// The receiving endpoint (receiving.hpp's checks, then the body): spec 4.4
+// and H7 in one call, in this order: the method (POST), the key (extracted
+// and checked before the body is read, so an unauthenticated caller never
+// reaches the JSON parser), then the body, read tolerantly
+// (try_parse_notification). The first failure is returned. Declared here,
+// not in receiving.hpp, so that the checks alone need no JSON parser.
+[[nodiscard]] KEYHOOK_INLINE result<received_notification> try_receive_notification(const http_request& request,
+                                                                                    const secret& expected_key,
+                                                                                    const body_limits& limits = {});
+
+[[nodiscard]] KEYHOOK_INLINE received_notification receive_notification(const http_request& request,
+                                                                        const secret& expected_key,
+                                                                        const body_limits& limits = {});
 
 }  // namespace keyhook
 

@@ -1,18 +1,16 @@
 // keyhook: the receiving endpoint of spec 4.4 (rule H7). Checks a request the
-// host received (method, API key) and reads its notification body. The host
-// does the I/O and maps the error kinds to HTTP statuses.
+// host received (method, API key); the host does the I/O and maps the error
+// kinds to HTTP statuses. Reading the body (receive_notification) is in
+// keyhook/received_notification.hpp, so these checks need no JSON parser.
 #pragma once
 
-#include <cstddef>
-#include <optional>
-#include <ostream>
-#include <string>
+#include <iosfwd>
 #include <string_view>
 
+#include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
-#include "keyhook/config.hpp"
-#include "keyhook/received_notification.hpp"
 #include "keyhook/secret.hpp"
 
 namespace keyhook {
@@ -24,30 +22,24 @@ inline constexpr std::string_view api_key_query_parameter = "api_key";
 // Where the presented key was found.
 enum class key_source { header, query, header_and_query };
 
-[[nodiscard]] constexpr std::string_view to_string(key_source s) noexcept {
-    switch (s) {
-        case key_source::header: return "header x-api-key";
-        case key_source::query: return "query parameter api_key";
-        case key_source::header_and_query: return "header x-api-key and query parameter api_key";
-    }
-    return "header x-api-key";
-}
+namespace detail {
+template <>
+struct enum_names<key_source> {
+    static constexpr std::string_view values[] = {"header x-api-key", "query parameter api_key",
+                                                  "header x-api-key and query parameter api_key"};
+};
+}  // namespace detail
 
-inline std::ostream& operator<<(std::ostream& os, key_source s) { return os << to_string(s); }
+[[nodiscard]] constexpr std::string_view to_string(key_source s) noexcept { return detail::enum_name(s); }
 
 // The key a request carries, and where it was.
 struct presented_key {
     secret key;
     key_source source = key_source::header;
-
-    friend bool operator==(const presented_key& a, const presented_key& b) {
-        return a.key == b.key && a.source == b.source;
-    }
-    friend bool operator!=(const presented_key& a, const presented_key& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const presented_key& k) {
-        return os << k.key << " from " << k.source;
-    }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const presented_key& a, const presented_key& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const presented_key& a, const presented_key& b);
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const presented_key& k);
 
 // Spec 4.4: a receiver accepts POST only (methods are case-sensitive, RFC
 // 9110). Anything else is errc::method_not_allowed (path "method").
@@ -80,18 +72,6 @@ KEYHOOK_INLINE void check_method(const http_request& request);
 [[nodiscard]] KEYHOOK_INLINE result<key_source> try_authenticate(const http_request& request, const secret& expected);
 
 [[nodiscard]] KEYHOOK_INLINE key_source authenticate(const http_request& request, const secret& expected);
-
-// Spec 4.4 and H7 in one call, in this order: the method (POST), the key
-// (extracted and checked before the body is read, so an unauthenticated caller
-// never reaches the JSON parser), then the body, read tolerantly
-// (try_parse_notification). The first failure is returned.
-[[nodiscard]] KEYHOOK_INLINE result<received_notification> try_receive_notification(const http_request& request,
-                                                                                    const secret& expected_key,
-                                                                                    const body_limits& limits = {});
-
-[[nodiscard]] KEYHOOK_INLINE received_notification receive_notification(const http_request& request,
-                                                                        const secret& expected_key,
-                                                                        const body_limits& limits = {});
 
 // A suggested HTTP status for a refusal, for hosts that want one: 405 for the
 // method, 401 for a missing or wrong key, 413 for a body over the limits, 500

@@ -13,8 +13,19 @@
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/received_notification.hpp"
+#include "keyhook/receiving.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const received_notification& a, const received_notification& b) {
+    return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
+           a.user_action == b.user_action && a.event == b.event && a.audit_type == b.audit_type &&
+           a.file_name == b.file_name && a.service_version_id == b.service_version_id && a.tenant == b.tenant &&
+           a.request_time_text == b.request_time_text && a.request_time == b.request_time &&
+           a.mismatches == b.mismatches;
+}
+
+KEYHOOK_INLINE bool operator!=(const received_notification& a, const received_notification& b) { return !(a == b); }
 
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notification& n) {
     os << "received_notification(" << detail::quote_input(n.user_action) << (n.event ? "" : " (unknown)") << ", tenant "
@@ -129,5 +140,18 @@ KEYHOOK_INLINE result<notification> try_to_notification(const received_notificat
 }
 
 KEYHOOK_INLINE notification to_notification(const received_notification& r) { return try_to_notification(r).value(); }
+
+KEYHOOK_INLINE result<received_notification> try_receive_notification(const http_request& request,
+                                                                      const secret& expected_key,
+                                                                      const body_limits& limits) {
+    if (auto method = try_check_method(request); !method) return method.error();
+    if (auto key = try_authenticate(request, expected_key); !key) return key.error();
+    return try_parse_notification(request.body, limits);
+}
+
+KEYHOOK_INLINE received_notification receive_notification(const http_request& request, const secret& expected_key,
+                                                          const body_limits& limits) {
+    return try_receive_notification(request, expected_key, limits).value();
+}
 
 }  // namespace keyhook

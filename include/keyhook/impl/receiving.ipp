@@ -2,6 +2,7 @@
 // keyhook: definitions of receiving.hpp.
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9,6 +10,16 @@
 #include "keyhook/receiving.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const presented_key& a, const presented_key& b) {
+    return a.key == b.key && a.source == b.source;
+}
+
+KEYHOOK_INLINE bool operator!=(const presented_key& a, const presented_key& b) { return !(a == b); }
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const presented_key& k) {
+    return os << k.key << " from " << k.source;
+}
 
 namespace detail {
 
@@ -132,19 +143,6 @@ KEYHOOK_INLINE result<key_source> try_authenticate(const http_request& request, 
 
 KEYHOOK_INLINE key_source authenticate(const http_request& request, const secret& expected) {
     return try_authenticate(request, expected).value();
-}
-
-KEYHOOK_INLINE result<received_notification> try_receive_notification(const http_request& request,
-                                                                      const secret& expected_key,
-                                                                      const body_limits& limits) {
-    if (auto method = try_check_method(request); !method) return method.error();
-    if (auto key = try_authenticate(request, expected_key); !key) return key.error();
-    return try_parse_notification(request.body, limits);
-}
-
-KEYHOOK_INLINE received_notification receive_notification(const http_request& request, const secret& expected_key,
-                                                          const body_limits& limits) {
-    return try_receive_notification(request, expected_key, limits).value();
 }
 
 }  // namespace keyhook
