@@ -6,11 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -78,74 +79,137 @@ inline constexpr std::size_t event_type_count = 53;
 
 namespace detail {
 
-struct event_row {
-    std::string_view name;
-    std::string_view meaning;
+// The wire names, indexed by the enumerator's value (tests check every row
+// against the spec); to_string and printing read them.
+template <>
+struct enum_names<event_type> {
+    static constexpr std::string_view values[] = {
+        "PlatformLogin",
+        "CALogin",
+        "NotificationPlatformReleaseDismissed",
+        "AddProduct",
+        "UploadProduct",
+        "EditProduct",
+        "CloneProduct",
+        "DownloadProduct",
+        "DeleteProduct",
+        "AddPermission",
+        "RemovePermission",
+        "ModifyPermission",
+        "AddSection",
+        "DeleteSection",
+        "AddProductDocument",
+        "DownloadProductDocument",
+        "EditProductDocument",
+        "DeleteProductDocument",
+        "PublishEngine",
+        "CancelPublish",
+        "UpdateEngine",
+        "EditEngine",
+        "EditEngineVersion",
+        "ServiceActivated",
+        "ServiceDeactivated",
+        "CompareEngine",
+        "RestoreEngine",
+        "DownloadEngine",
+        "DeploymentRequest",
+        "DeleteEngine",
+        "DeleteEngineVersion",
+        "RecompileNeuron",
+        "ShellSubmission",
+        "AddTransform",
+        "UpdateTransform",
+        "DownloadTransform",
+        "DeleteTransform",
+        "DownloadVersionOverview",
+        "DownloadAPICallHistory",
+        "DownloadEventViewer",
+        "DownloadServiceLibrary",
+        "UploadTestbed",
+        "GenerateTestCase",
+        "AddTestCase",
+        "AddTestResult",
+        "TestRunStarted",
+        "TestCasesExecuted",
+        "TestResultCompare",
+        "TestResultAggregate",
+        "APICallHistoryDataRetentionSuccess",
+        "APICallHistoryDataRetentionFailed",
+        "EventsDataRetentionSucccess",
+        "EventsDataRetentionFailed",
+    };
 };
 
-// Indexed by the enumerator's value; tests check every row against the spec.
-inline constexpr std::array<event_row, event_type_count> event_rows{{
-    {"PlatformLogin", "Login recorded"},
-    {"CALogin", "Assistant login recorded"},
-    {"NotificationPlatformReleaseDismissed", "Notification of new release dismissed"},
-    {"AddProduct", "Folder created"},
-    {"UploadProduct", "Folder uploaded"},
-    {"EditProduct", "Folder edited"},
-    {"CloneProduct", "Folder cloned"},
-    {"DownloadProduct", "Folder downloaded"},
-    {"DeleteProduct", "Folder deleted"},
-    {"AddPermission", "Permissions applied to folder"},
-    {"RemovePermission", "Permissions removed from folder"},
-    {"ModifyPermission", "Permissions modified for folder"},
-    {"AddSection", "Document section added"},
-    {"DeleteSection", "Document section deleted"},
-    {"AddProductDocument", "Document added"},
-    {"DownloadProductDocument", "Document downloaded"},
-    {"EditProductDocument", "Document edited"},
-    {"DeleteProductDocument", "Document deleted"},
-    {"PublishEngine", "Service published"},
-    {"CancelPublish", "Service publishing canceled"},
-    {"UpdateEngine", "Service updated"},
-    {"EditEngine", "Service edited"},
-    {"EditEngineVersion", "Service version edited"},
-    {"ServiceActivated", "Service activated"},
-    {"ServiceDeactivated", "Service deactivated"},
-    {"CompareEngine", "Service versions compared"},
-    {"RestoreEngine", "Service version restored"},
-    {"DownloadEngine", "Service downloaded"},
-    {"DeploymentRequest", "Deployment request made for a service version"},
-    {"DeleteEngine", "Service deleted"},
-    {"DeleteEngineVersion", "Service version deleted"},
-    {"RecompileNeuron", "Service version recompiled"},
-    {"ShellSubmission", "Shell submission made"},
-    {"AddTransform", "Transform added"},
-    {"UpdateTransform", "Transform updated"},
-    {"DownloadTransform", "Transform downloaded"},
-    {"DeleteTransform", "Transform deleted"},
-    {"DownloadVersionOverview", "Version overview downloaded"},
-    {"DownloadAPICallHistory", "API call history downloaded"},
-    {"DownloadEventViewer", "Event viewer downloaded"},
-    {"DownloadServiceLibrary", "Service library downloaded"},
-    {"UploadTestbed", "Testbed uploaded"},
-    {"GenerateTestCase", "Test cases generated"},
-    {"AddTestCase", "Test cases added to a testbed"},
-    {"AddTestResult", "Test result uploaded"},
-    {"TestRunStarted", "Testbed run started"},
-    {"TestCasesExecuted", "Test cases executed"},
-    {"TestResultCompare", "Test results compared"},
-    {"TestResultAggregate", "Test results aggregated"},
-    {"APICallHistoryDataRetentionSuccess", "API call history retention job succeeded"},
-    {"APICallHistoryDataRetentionFailed", "API call history retention job failed"},
-    {"EventsDataRetentionSucccess", "Event data retention job succeeded"},
-    {"EventsDataRetentionFailed", "Event data retention job failed"},
-}};
+// The meaning column of spec 6.1, in the same order.
+inline constexpr std::string_view event_meanings[] = {
+    "Login recorded",
+    "Assistant login recorded",
+    "Notification of new release dismissed",
+    "Folder created",
+    "Folder uploaded",
+    "Folder edited",
+    "Folder cloned",
+    "Folder downloaded",
+    "Folder deleted",
+    "Permissions applied to folder",
+    "Permissions removed from folder",
+    "Permissions modified for folder",
+    "Document section added",
+    "Document section deleted",
+    "Document added",
+    "Document downloaded",
+    "Document edited",
+    "Document deleted",
+    "Service published",
+    "Service publishing canceled",
+    "Service updated",
+    "Service edited",
+    "Service version edited",
+    "Service activated",
+    "Service deactivated",
+    "Service versions compared",
+    "Service version restored",
+    "Service downloaded",
+    "Deployment request made for a service version",
+    "Service deleted",
+    "Service version deleted",
+    "Service version recompiled",
+    "Shell submission made",
+    "Transform added",
+    "Transform updated",
+    "Transform downloaded",
+    "Transform deleted",
+    "Version overview downloaded",
+    "API call history downloaded",
+    "Event viewer downloaded",
+    "Service library downloaded",
+    "Testbed uploaded",
+    "Test cases generated",
+    "Test cases added to a testbed",
+    "Test result uploaded",
+    "Testbed run started",
+    "Test cases executed",
+    "Test results compared",
+    "Test results aggregated",
+    "API call history retention job succeeded",
+    "API call history retention job failed",
+    "Event data retention job succeeded",
+    "Event data retention job failed",
+};
+
+static_assert(std::extent_v<decltype(enum_names<event_type>::values)> == event_type_count &&
+                  std::extent_v<decltype(event_meanings)> == event_type_count,
+              "the name and meaning tables must list the 53 types");
+
+// The names as an array, for the lookups below.
+inline constexpr const std::string_view (&event_names)[event_type_count] = enum_names<event_type>::values;
 
 static_assert(static_cast<std::size_t>(event_type::EventsDataRetentionFailed) + 1 == event_type_count,
-              "event_rows and event_type must list the same 53 types");
+              "the tables and event_type must list the same 53 types");
 
 constexpr std::size_t compute_max_event_name_length() noexcept {
     std::size_t n = 0;
-    for (const auto& row : event_rows) n = row.name.size() > n ? row.name.size() : n;
+    for (const auto name : event_names) n = name.size() > n ? name.size() : n;
     return n;
 }
 
@@ -153,8 +217,8 @@ constexpr std::size_t compute_max_event_name_length() noexcept {
 inline constexpr std::size_t max_event_name_length = compute_max_event_name_length();
 
 constexpr std::size_t compute_min_event_name_length() noexcept {
-    std::size_t n = event_rows[0].name.size();
-    for (const auto& row : event_rows) n = row.name.size() < n ? row.name.size() : n;
+    std::size_t n = event_names[0].size();
+    for (const auto name : event_names) n = name.size() < n ? name.size() : n;
     return n;
 }
 
@@ -181,7 +245,7 @@ struct event_slot_table {
 constexpr event_slot_table build_event_slots() noexcept {
     event_slot_table t;
     for (std::size_t i = 0; i < event_type_count; ++i) {
-        const std::size_t s = event_slot(event_rows[i].name);
+        const std::size_t s = event_slot(event_names[i]);
         if (t.slots[s] != 0) t.perfect = false;
         t.slots[s] = static_cast<std::uint8_t>(i + 1);
     }
@@ -198,15 +262,12 @@ inline constexpr std::size_t suggestion_input_limit = 64;
 }  // namespace detail
 
 // The wire name, exactly as spec 6.1 spells it.
-[[nodiscard]] constexpr std::string_view to_string(event_type e) noexcept {
-    const auto i = static_cast<std::size_t>(e);
-    return i < event_type_count ? detail::event_rows[i].name : std::string_view{};
-}
+[[nodiscard]] constexpr std::string_view to_string(event_type e) noexcept { return detail::enum_name(e); }
 
 // The meaning column of spec 6.1, e.g. "Folder created" for AddProduct.
 [[nodiscard]] constexpr std::string_view meaning(event_type e) noexcept {
     const auto i = static_cast<std::size_t>(e);
-    return i < event_type_count ? detail::event_rows[i].meaning : std::string_view{};
+    return i < event_type_count ? detail::event_meanings[i] : std::string_view{};
 }
 
 namespace detail {
@@ -223,15 +284,13 @@ inline constexpr std::array<event_type, event_type_count> all_event_types_value 
     return detail::all_event_types_value;
 }
 
-inline std::ostream& operator<<(std::ostream& os, event_type e) { return os << to_string(e); }
-
 // The type named exactly (case-sensitively) `name`, or nullopt. No allocation.
 [[nodiscard]] constexpr std::optional<event_type> find_event_type(std::string_view name) noexcept {
     if (name.size() > detail::max_event_name_length || name.size() < detail::min_event_name_length) return std::nullopt;
     const std::uint8_t slot = detail::event_slots.slots[detail::event_slot(name)];
     if (slot == 0) return std::nullopt;
     const auto index = static_cast<std::size_t>(slot - 1);
-    if (detail::event_rows[index].name != name) return std::nullopt;
+    if (detail::event_names[index] != name) return std::nullopt;
     return static_cast<event_type>(index);
 }
 

@@ -1,6 +1,10 @@
 // keyhook: definitions of events.hpp (see config.hpp for when they are compiled).
 #pragma once
 
+#include <array>
+#include <string>
+#include <utility>
+
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/events.hpp"
 
@@ -35,7 +39,7 @@ KEYHOOK_INLINE event_type closest_event_type(std::string_view name) noexcept {
     std::size_t best_folded = static_cast<std::size_t>(-1);
     std::size_t best_exact = static_cast<std::size_t>(-1);
     for (std::size_t i = 0; i < event_type_count; ++i) {
-        const auto candidate = detail::event_rows[i].name;
+        const auto candidate = detail::event_names[i];
         const std::size_t folded = detail::edit_distance(name, candidate, true);
         if (folded > best_folded) continue;
         const std::size_t exact = detail::edit_distance(name, candidate, false);
