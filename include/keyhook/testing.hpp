@@ -81,72 +81,30 @@ public:
         masked_from_id();
         return *this;
     }
-    key_builder& user_id(std::optional<std::string> v) {
-        key_.user_id = std::move(v);
-        return *this;
-    }
-    key_builder& name(std::string v) {
-        key_.name = std::move(v);
-        return *this;
-    }
-    key_builder& description(std::optional<std::string> v) {
-        key_.description = std::move(v);
-        return *this;
-    }
-    key_builder& masked(std::optional<std::string> v) {
-        key_.masked = std::move(v);
-        return *this;
-    }
+    key_builder& user_id(std::optional<std::string> v) { return set(&api_key::user_id, std::move(v)); }
+    key_builder& name(std::string v) { return set(&api_key::name, std::move(v)); }
+    key_builder& description(std::optional<std::string> v) { return set(&api_key::description, std::move(v)); }
+    key_builder& masked(std::optional<std::string> v) { return set(&api_key::masked, std::move(v)); }
     // The platform's masked form of `plaintext` (M1, M2); the plaintext is not kept.
     key_builder& masked_from(const secret& plaintext) {
         key_.masked = plaintext.masked();
         return *this;
     }
-    key_builder& status(key_status v) {
-        key_.status = v;
-        return *this;
-    }
+    key_builder& status(key_status v) { return set(&api_key::status, v); }
     key_builder& revoked() { return status(key_status::revoked); }
-    key_builder& type(std::optional<std::string> v) {
-        key_.type = std::move(v);
-        return *this;
-    }
-    key_builder& groups(std::vector<std::string> v) {
-        key_.groups = std::move(v);
-        return *this;
-    }
-    key_builder& groups(std::initializer_list<std::string> v) {
-        key_.groups = v;
-        return *this;
-    }
+    key_builder& type(std::optional<std::string> v) { return set(&api_key::type, std::move(v)); }
+    key_builder& groups(std::vector<std::string> v) { return set(&api_key::groups, std::move(v)); }
+    key_builder& groups(std::initializer_list<std::string> v) { return set(&api_key::groups, v); }
     key_builder& add_group(std::string v) {
         key_.groups.push_back(std::move(v));
         return *this;
     }
-    key_builder& created_at(std::optional<timestamp> v) {
-        key_.created_at = v;
-        return *this;
-    }
-    key_builder& created_by(std::optional<std::string> v) {
-        key_.created_by = std::move(v);
-        return *this;
-    }
-    key_builder& updated_at(std::optional<timestamp> v) {
-        key_.updated_at = v;
-        return *this;
-    }
-    key_builder& last_used_at(std::optional<timestamp> v) {
-        key_.last_used_at = v;
-        return *this;
-    }
-    key_builder& active_from(timestamp v) {
-        key_.active_from = v;
-        return *this;
-    }
-    key_builder& expire_at(timestamp v) {
-        key_.expire_at = v;
-        return *this;
-    }
+    key_builder& created_at(std::optional<timestamp> v) { return set(&api_key::created_at, v); }
+    key_builder& created_by(std::optional<std::string> v) { return set(&api_key::created_by, std::move(v)); }
+    key_builder& updated_at(std::optional<timestamp> v) { return set(&api_key::updated_at, v); }
+    key_builder& last_used_at(std::optional<timestamp> v) { return set(&api_key::last_used_at, v); }
+    key_builder& active_from(timestamp v) { return set(&api_key::active_from, v); }
+    key_builder& expire_at(timestamp v) { return set(&api_key::expire_at, v); }
     key_builder& period(timestamp from, timestamp until) {
         key_.active_from = from;
         key_.expire_at = until;
@@ -184,6 +142,13 @@ public:
     [[nodiscard]] api_key build() const { return key_; }
 
 private:
+    // Every one-member setter: assigns and returns the builder for chaining.
+    template <class M, class V>
+    key_builder& set(M api_key::*member, V&& v) {
+        key_.*member = std::forward<V>(v);
+        return *this;
+    }
+
     // A 36-character key's masked form (3 + 30 '*' + 3), derived from the id.
     void masked_from_id() { key_.masked = mask_key(key_.id.str()); }
 
@@ -209,22 +174,10 @@ public:
         items_.push_back(std::move(json_text));
         return *this;
     }
-    list_response_builder& count(std::int64_t v) {
-        count_ = v;
-        return *this;
-    }
-    list_response_builder& page(std::int64_t v) {
-        page_ = v;
-        return *this;
-    }
-    list_response_builder& page_size(std::int64_t v) {
-        page_size_ = v;
-        return *this;
-    }
-    list_response_builder& status(std::string v) {
-        status_ = std::move(v);
-        return *this;
-    }
+    list_response_builder& count(std::int64_t v) { return set(&list_response_builder::count_, v); }
+    list_response_builder& page(std::int64_t v) { return set(&list_response_builder::page_, v); }
+    list_response_builder& page_size(std::int64_t v) { return set(&list_response_builder::page_size_, v); }
+    list_response_builder& status(std::string v) { return set(&list_response_builder::status_, std::move(v)); }
     // A failed call: status "error" with the body's message and errorCode.
     list_response_builder& failure(std::string message, std::string error_code) {
         status_ = "error";
@@ -262,6 +215,12 @@ public:
     }
 
 private:
+    template <class M, class V>
+    list_response_builder& set(M list_response_builder::*member, V&& v) {
+        this->*member = std::forward<V>(v);
+        return *this;
+    }
+
     std::vector<std::string> items_;
     std::optional<std::int64_t> count_;
     std::int64_t page_ = 1;
