@@ -3,13 +3,10 @@
 // percent-encoding.
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "keyhook/config.hpp"
@@ -49,27 +46,17 @@ struct http_header {
     std::string name;
     std::string value;
     bool sensitive = false;
-
-    friend bool operator==(const http_header& a, const http_header& b) {
-        return a.name == b.name && a.value == b.value && a.sensitive == b.sensitive;
-    }
-    friend bool operator!=(const http_header& a, const http_header& b) { return !(a == b); }
-    // "name: value", both escaped (P1); the value redacted when it is a credential (P2).
-    friend std::ostream& operator<<(std::ostream& os, const http_header& h) {
-        os << escaped(h.name) << ": ";
-        if (h.sensitive || is_credential_header_name(h.name)) return os << redacted_text;
-        return os << escaped(h.value);
-    }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const http_header& a, const http_header& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const http_header& a, const http_header& b);
+// "name: value", both escaped (P1); the value redacted when it is a credential (P2).
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const http_header& h);
 
 using http_headers = std::vector<http_header>;
 
 // The first header named `name` (case-insensitive), or nullptr.
-[[nodiscard]] inline const http_header* find_header(const http_headers& headers, std::string_view name) noexcept {
-    for (const auto& h : headers)
-        if (header_name_equal(h.name, name)) return &h;
-    return nullptr;
-}
+[[nodiscard]] KEYHOOK_INLINE const http_header* find_header(const http_headers& headers,
+                                                            std::string_view name) noexcept;
 // The pointer would dangle once a temporary list is gone.
 const http_header* find_header(const http_headers&& headers, std::string_view name) = delete;
 
@@ -79,20 +66,13 @@ struct http_request {
     std::string url;
     http_headers headers;
     std::string body;
-
-    friend bool operator==(const http_request& a, const http_request& b) {
-        return a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body;
-    }
-    friend bool operator!=(const http_request& a, const http_request& b) { return !(a == b); }
-    // Prints method, URL and headers and the body size, never a credential:
-    // the URL through redact_url, headers as http_header prints them, all
-    // escaped (P1, P2).
-    friend std::ostream& operator<<(std::ostream& os, const http_request& r) {
-        os << escaped(r.method) << ' ' << escaped(redact_url(r.url));
-        for (const auto& h : r.headers) os << "\n" << h;
-        return os << "\n(" << r.body.size() << " body bytes)";
-    }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const http_request& a, const http_request& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const http_request& a, const http_request& b);
+// Prints method, URL and headers and the body size, never a credential:
+// the URL through redact_url, headers as http_header prints them, all
+// escaped (P1, P2).
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const http_request& r);
 
 namespace detail {
 constexpr bool is_unreserved(unsigned char c) noexcept {
