@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstddef>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -33,14 +33,9 @@ struct notification {
     std::string service_version_id;                      // Data.ServiceVersionId
     std::string tenant;                                  // Tenant
     timestamp request_time{};                            // RequestTimeStamp, written with 3 fraction digits
-
-    friend bool operator==(const notification& a, const notification& b) {
-        return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
-               a.user_action == b.user_action && a.audit_type == b.audit_type && a.file_name == b.file_name &&
-               a.service_version_id == b.service_version_id && a.tenant == b.tenant && a.request_time == b.request_time;
-    }
-    friend bool operator!=(const notification& a, const notification& b) { return !(a == b); }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const notification& a, const notification& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const notification& a, const notification& b);
 
 // One line for logs: the event, tenant, folder, service and time.
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notification& n);

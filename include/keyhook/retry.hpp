@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -104,12 +104,9 @@ struct delivery_attempt {
     timestamp sent_at;
     attempt_outcome outcome = attempt_outcome::transport_failure();
     std::optional<keyhook::retry_after> retry_after;
-
-    friend bool operator==(const delivery_attempt& a, const delivery_attempt& b) {
-        return a.sent_at == b.sent_at && a.outcome == b.outcome && a.retry_after == b.retry_after;
-    }
-    friend bool operator!=(const delivery_attempt& a, const delivery_attempt& b) { return !(a == b); }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const delivery_attempt& a, const delivery_attempt& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const delivery_attempt& a, const delivery_attempt& b);
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_attempt& a);
 
 // B2 policy. schedule[i] is the wait before attempt i + 1, counted from when
@@ -128,13 +125,9 @@ struct retry_policy {
 
     // Attempts in all, the first included.
     [[nodiscard]] std::size_t max_attempts() const noexcept { return schedule.size(); }
-
-    friend bool operator==(const retry_policy& a, const retry_policy& b) {
-        return a.schedule == b.schedule && a.max_jitter_percent == b.max_jitter_percent &&
-               a.max_retry_after == b.max_retry_after;
-    }
-    friend bool operator!=(const retry_policy& a, const retry_policy& b) { return !(a == b); }
 };
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const retry_policy& a, const retry_policy& b);
+[[nodiscard]] KEYHOOK_INLINE bool operator!=(const retry_policy& a, const retry_policy& b);
 
 // What to do next.
 struct retry_decision {

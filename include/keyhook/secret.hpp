@@ -5,7 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -123,10 +123,6 @@ public:
     }
     friend bool operator!=(const secret& a, const secret& b) noexcept { return !(a == b); }
 
-    // The masked form, escaped (P1): its visible characters came from input.
-    friend std::ostream& operator<<(std::ostream& os, const secret& s) {
-        return os << "secret(" << escaped(s.masked()) << ')';
-    }
     // JSON form: the masked form. A template on the JSON type (found by ADL),
     // so that only code converting a secret needs a JSON library. No
     // from_json: a masked form does not give the secret back.
@@ -139,6 +135,9 @@ private:
     std::string value_;
     secret_kind kind_ = secret_kind::api_key;
 };
+
+// The masked form, escaped (P1): its visible characters came from input.
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const secret& s);
 
 }  // namespace keyhook
 

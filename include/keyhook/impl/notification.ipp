@@ -198,4 +198,12 @@ KEYHOOK_INLINE std::string notification_body(const notification& n) {
     return body;
 }
 
+KEYHOOK_INLINE bool operator==(const notification& a, const notification& b) {
+    return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
+           a.user_action == b.user_action && a.audit_type == b.audit_type && a.file_name == b.file_name &&
+           a.service_version_id == b.service_version_id && a.tenant == b.tenant && a.request_time == b.request_time;
+}
+
+KEYHOOK_INLINE bool operator!=(const notification& a, const notification& b) { return !(a == b); }
+
 }  // namespace keyhook

@@ -171,4 +171,17 @@ KEYHOOK_INLINE result<retry_decision> plan_after_checks(const std::vector<delive
 
 }  // namespace detail
 
+KEYHOOK_INLINE bool operator==(const delivery_attempt& a, const delivery_attempt& b) {
+    return a.sent_at == b.sent_at && a.outcome == b.outcome && a.retry_after == b.retry_after;
+}
+
+KEYHOOK_INLINE bool operator!=(const delivery_attempt& a, const delivery_attempt& b) { return !(a == b); }
+
+KEYHOOK_INLINE bool operator==(const retry_policy& a, const retry_policy& b) {
+    return a.schedule == b.schedule && a.max_jitter_percent == b.max_jitter_percent &&
+           a.max_retry_after == b.max_retry_after;
+}
+
+KEYHOOK_INLINE bool operator!=(const retry_policy& a, const retry_policy& b) { return !(a == b); }
+
 }  // namespace keyhook

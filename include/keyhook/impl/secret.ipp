@@ -1,6 +1,8 @@
 // keyhook: definitions of secret.hpp (see config.hpp for when they are compiled).
 #pragma once
 
+#include <ostream>
+
 #include "keyhook/detail/utf8.hpp"
 #include "keyhook/secret.hpp"
 
@@ -37,6 +39,10 @@ KEYHOOK_INLINE std::string secret::masked() const {
     if (kind_ == secret_kind::signing_key && detail::signing_key_prefix_of(value_).empty())
         return std::string(code_point_count(value_), '*');
     return mask_key(value_);
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const secret& s) {
+    return os << "secret(" << escaped(s.masked()) << ')';
 }
 
 }  // namespace keyhook
