@@ -26,7 +26,7 @@ namespace keyhook {
 // leftover bits that are not zero (so every byte string has one spelling).
 [[nodiscard]] KEYHOOK_INLINE result<std::string> try_base64_decode(std::string_view text);
 
-[[nodiscard]] inline std::string base64_decode(std::string_view text) { return try_base64_decode(text).value(); }
+[[nodiscard]] KEYHOOK_INLINE std::string base64_decode(std::string_view text);
 
 }  // namespace keyhook
 

@@ -304,7 +304,7 @@ inline constexpr std::array<event_type, event_type_count> all_event_types_value 
 //   unknown event type "addproduct"; did you mean "AddProduct"?
 [[nodiscard]] KEYHOOK_INLINE result<event_type> try_parse_event_type(std::string_view name);
 
-[[nodiscard]] inline event_type parse_event_type(std::string_view name) { return try_parse_event_type(name).value(); }
+[[nodiscard]] KEYHOOK_INLINE event_type parse_event_type(std::string_view name);
 
 // JSON form: the wire name. Templates on the JSON type (found by ADL), as
 // nlohmann's serializer expects. Reading refuses a non-string (errc::wrong_type)

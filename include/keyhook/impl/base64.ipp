@@ -88,4 +88,6 @@ KEYHOOK_INLINE result<std::string> try_base64_decode(std::string_view text) {
     return out;
 }
 
+KEYHOOK_INLINE std::string base64_decode(std::string_view text) { return try_base64_decode(text).value(); }
+
 }  // namespace keyhook

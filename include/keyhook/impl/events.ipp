@@ -62,4 +62,6 @@ KEYHOOK_INLINE result<event_type> try_parse_event_type(std::string_view name) {
     return error{errc::unknown_event, {}, std::move(message)};
 }
 
+KEYHOOK_INLINE event_type parse_event_type(std::string_view name) { return try_parse_event_type(name).value(); }
+
 }  // namespace keyhook
