@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "keyhook/base64.hpp"
+#include "keyhook/config.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
 
@@ -30,24 +31,12 @@ enum class signing_key_use {
 // The key bytes of "whsec_<base64>" or of the bare base64 part. Errors carry
 // `where` as their path and never quote the text; the bytes of a key refused
 // for its size are wiped.
-[[nodiscard]] inline result<std::string> try_decode_signing_secret(std::string_view text, std::string_view where,
-                                                                   signing_key_use use = signing_key_use::sign) {
-    if (text.substr(0, signing_secret_prefix.size()) == signing_secret_prefix)
-        text.remove_prefix(signing_secret_prefix.size());
-    if (text.empty()) return error{errc::invalid_value, std::string(where), "the secret is empty"};
-    auto decoded = try_base64_decode(text);
-    if (!decoded)
-        return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + decoded.error().message};
-    // Wiped on every path: a refused key is still key material (issue 14 item 4).
-    wiped_string key(std::move(*decoded));
-    const std::size_t n = key.get().size();
-    // Non-empty text decodes to at least one byte; checked anyway, an empty HMAC key is no key.
-    if (n == 0) return error{errc::out_of_range, std::string(where), "the key is 0 bytes"};
-    if (use == signing_key_use::sign && (n < min_signing_key_bytes || n > max_signing_key_bytes))
-        return error{errc::out_of_range, std::string(where),
-                     "the key is " + std::to_string(n) + " bytes; expected " + std::to_string(min_signing_key_bytes) +
-                         " to " + std::to_string(max_signing_key_bytes) + " to sign with"};
-    return std::move(key.get());
-}
+[[nodiscard]] KEYHOOK_INLINE result<std::string> try_decode_signing_secret(std::string_view text,
+                                                                           std::string_view where,
+                                                                           signing_key_use use = signing_key_use::sign);
 
 }  // namespace keyhook::detail
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/signing_secret.ipp"
+#endif
