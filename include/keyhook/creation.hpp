@@ -6,8 +6,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -18,6 +18,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/detail/ascii.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -137,9 +138,7 @@ public:
     [[nodiscard]] std::optional<secret> take() noexcept { return std::exchange(value_, std::nullopt); }
     [[nodiscard]] bool available() const noexcept { return value_.has_value(); }
 
-    friend std::ostream& operator<<(std::ostream& os, const one_time_secret& s) {
-        return os << (s.available() ? "one_time_secret(not yet taken)" : "one_time_secret(taken)");
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const one_time_secret& s);
 
 private:
     std::optional<secret> value_;
@@ -151,10 +150,14 @@ private:
 // "private tenant", where users have restricted access.
 enum class tenant_kind { shared, restricted };
 
-[[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept {
-    return t == tenant_kind::shared ? "shared" : "private";
-}
-inline std::ostream& operator<<(std::ostream& os, tenant_kind t) { return os << to_string(t); }
+namespace detail {
+template <>
+struct enum_names<tenant_kind> {
+    static constexpr std::string_view values[] = {"shared", "private"};
+};
+}  // namespace detail
+
+[[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept { return detail::enum_name(t); }
 
 // Generation methods (spec 3.3 rule 2): the library generates a key (K1), or
 // the user supplies their own (K2).
@@ -167,7 +170,7 @@ struct own_key {
     friend bool operator==(const own_key& a, const own_key& b) noexcept { return a.key == b.key; }
     friend bool operator!=(const own_key& a, const own_key& b) noexcept { return !(a == b); }
     // Masked: without it GoogleTest would print the object's bytes, a short key's plaintext among them.
-    friend std::ostream& operator<<(std::ostream& os, const own_key& k) { return os << "own_key{" << k.key << '}'; }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const own_key& k);
 };
 using generation_method = std::variant<generate_key, own_key>;
 
@@ -180,23 +183,9 @@ struct key_request {
     std::vector<std::string> groups;
     generation_method method = generate_key{};
 
-    friend bool operator==(const key_request& a, const key_request& b) {
-        return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
-               a.expire_at == b.expire_at && a.groups == b.groups && a.method == b.method;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_request& a, const key_request& b);
     friend bool operator!=(const key_request& a, const key_request& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_request& r) {
-        os << "key_request{name=" << detail::quote_input(r.name, 128)
-           << ", activeFrom=" << format_timestamp(r.active_from) << ", expireAt=" << format_timestamp(r.expire_at)
-           << ", groups=[";
-        for (std::size_t i = 0; i < r.groups.size(); ++i) os << (i ? "," : "") << detail::quote_input(r.groups[i]);
-        os << "], method=";
-        if (const auto* own = std::get_if<own_key>(&r.method))
-            os << "own " << own->key;
-        else
-            os << "generate";
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_request& r);
 };
 
 // Who creates the key; copied into the record's userId and createdBy.
@@ -218,10 +207,14 @@ enum class key_warning_kind {
     shared_tenant_group,    // a shared tenant needs only user:pf
 };
 
-[[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept {
-    return k == key_warning_kind::not_recommended_group ? "not_recommended_group" : "shared_tenant_group";
-}
-inline std::ostream& operator<<(std::ostream& os, key_warning_kind k) { return os << to_string(k); }
+namespace detail {
+template <>
+struct enum_names<key_warning_kind> {
+    static constexpr std::string_view values[] = {"not_recommended_group", "shared_tenant_group"};
+};
+}  // namespace detail
+
+[[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept { return detail::enum_name(k); }
 
 // Advice the form shows beside a valid request; never an error.
 struct key_warning {
@@ -229,17 +222,9 @@ struct key_warning {
     std::string path;  // "groups[i]"
     std::string message;
 
-    friend bool operator==(const key_warning& a, const key_warning& b) {
-        return a.kind == b.kind && a.path == b.path && a.message == b.message;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_warning& a, const key_warning& b);
     friend bool operator!=(const key_warning& a, const key_warning& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_warning& w) {
-        std::string text;  // P1: the path and message may quote input
-        detail::append_escaped(text, w.path);
-        text += ": ";
-        detail::append_escaped(text, w.message, detail::escape_style::composed);
-        return os << "[keyhook.warning." << w.kind << "] " << text;
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_warning& w);
 };
 
 // K4: one warning per group supervisor:pf or tenant-admin, and on a shared
@@ -256,11 +241,7 @@ struct created_key {
     one_time_secret key;
     std::vector<key_warning> warnings;
 
-    friend std::ostream& operator<<(std::ostream& os, const created_key& c) {
-        os << "created_key{" << c.record << ", " << c.key;
-        for (const auto& w : c.warnings) os << ", " << w;
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const created_key& c);
 };
 
 namespace detail::keys {
