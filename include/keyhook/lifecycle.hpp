@@ -3,8 +3,8 @@
 // change and `now` to a new record; the host stores the result.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -14,6 +14,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/creation.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -38,10 +39,7 @@ struct key_update {
     std::optional<timestamp> expire_at;
     std::optional<std::vector<std::string>> groups;
 
-    friend bool operator==(const key_update& a, const key_update& b) {
-        return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
-               a.expire_at == b.expire_at && a.groups == b.groups;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_update& a, const key_update& b);
     friend bool operator!=(const key_update& a, const key_update& b) { return !(a == b); }
 };
 
@@ -67,10 +65,14 @@ enum class rotation_policy {
     handover,  // at the old key's expireAt, so the two periods touch without overlap
 };
 
-[[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept {
-    return p == rotation_policy::from_now ? "from_now" : "handover";
-}
-inline std::ostream& operator<<(std::ostream& os, rotation_policy p) { return os << to_string(p); }
+namespace detail {
+template <>
+struct enum_names<rotation_policy> {
+    static constexpr std::string_view values[] = {"from_now", "handover"};
+};
+}  // namespace detail
+
+[[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept { return detail::enum_name(p); }
 
 // The outcome of a rotation: the old record (unchanged), the new record, and
 // the new plaintext, which can be taken once (K5). Move-only.
@@ -79,9 +81,7 @@ struct rotated_key {
     api_key record;
     one_time_secret key;
 
-    friend std::ostream& operator<<(std::ostream& os, const rotated_key& r) {
-        return os << "rotated_key{old=" << r.old_record << ", new=" << r.record << ", " << r.key << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r);
 };
 
 // K7: a new key with the same name, description, groups and userId, a new id
@@ -143,9 +143,7 @@ struct deletion_receipt {
         return a.id == b.id && a.name == b.name;
     }
     friend bool operator!=(const deletion_receipt& a, const deletion_receipt& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const deletion_receipt& r) {
-        return os << "deleted{id=" << r.id << ", name=" << detail::quote_input(r.name, 128) << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const deletion_receipt& r);
 };
 
 // K8: errc::not_confirmed (path "confirmation") unless confirmed.

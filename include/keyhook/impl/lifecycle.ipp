@@ -1,9 +1,24 @@
 #pragma once
 // keyhook: definitions of lifecycle.hpp.
 
+#include <ostream>
+
 #include "keyhook/lifecycle.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const key_update& a, const key_update& b) {
+    return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
+           a.expire_at == b.expire_at && a.groups == b.groups;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r) {
+    return os << "rotated_key{old=" << r.old_record << ", new=" << r.record << ", " << r.key << '}';
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const deletion_receipt& r) {
+    return os << "deleted{id=" << r.id << ", name=" << detail::quote_input(r.name, 128) << '}';
+}
 
 namespace detail::keys {
 // K8's refusal of an unconfirmed deletion.
