@@ -52,12 +52,10 @@ void to_json(Json& j, const key_id& id) {
 // The four statuses of spec 3.1, spelled as S3 by to_string.
 enum class key_status { active, active_in_future, expired, revoked };
 
-namespace detail {
 template <>
-struct enum_names<key_status> {
+struct detail::enum_names<key_status> {
     static constexpr std::string_view values[] = {"Active", "Active in the future", "Expired", "Revoked"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(key_status s) noexcept { return detail::enum_name(s); }
 

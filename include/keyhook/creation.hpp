@@ -150,12 +150,10 @@ private:
 // "private tenant", where users have restricted access.
 enum class tenant_kind { shared, restricted };
 
-namespace detail {
 template <>
-struct enum_names<tenant_kind> {
+struct detail::enum_names<tenant_kind> {
     static constexpr std::string_view values[] = {"shared", "private"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept { return detail::enum_name(t); }
 
@@ -207,12 +205,10 @@ enum class key_warning_kind {
     shared_tenant_group,    // a shared tenant needs only user:pf
 };
 
-namespace detail {
 template <>
-struct enum_names<key_warning_kind> {
+struct detail::enum_names<key_warning_kind> {
     static constexpr std::string_view values[] = {"not_recommended_group", "shared_tenant_group"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept { return detail::enum_name(k); }
 

@@ -30,12 +30,10 @@ enum class notice_kind {
     expired,    // became Expired
 };
 
-namespace detail {
 template <>
-struct enum_names<notice_kind> {
+struct detail::enum_names<notice_kind> {
     static constexpr std::string_view values[] = {"activated", "warning", "expired"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(notice_kind k) noexcept { return detail::enum_name(k); }
 

@@ -67,12 +67,10 @@ enum class key_list_mode {
     strict,   // the first bad record fails the whole parse
 };
 
-namespace detail {
 template <>
-struct enum_names<key_list_mode> {
+struct detail::enum_names<key_list_mode> {
     static constexpr std::string_view values[] = {"lenient", "strict"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(key_list_mode m) noexcept { return detail::enum_name(m); }
 

@@ -65,12 +65,10 @@ enum class rotation_policy {
     handover,  // at the old key's expireAt, so the two periods touch without overlap
 };
 
-namespace detail {
 template <>
-struct enum_names<rotation_policy> {
+struct detail::enum_names<rotation_policy> {
     static constexpr std::string_view values[] = {"from_now", "handover"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept { return detail::enum_name(p); }
 

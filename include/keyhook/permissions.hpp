@@ -24,12 +24,10 @@ namespace keyhook {
 // K9: ordered none < read < execute < write < admin; compare with < and >=.
 enum class access_level : unsigned char { none, read, execute, write, admin };
 
-namespace detail {
 template <>
-struct enum_names<access_level> {
+struct detail::enum_names<access_level> {
     static constexpr std::string_view values[] = {"none", "read", "execute", "write", "admin"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(access_level a) noexcept { return detail::enum_name(a); }
 
@@ -74,12 +72,10 @@ using api_family_set = std::set<api_family, std::less<>>;
 // folder (and the services in it), or one service of a folder.
 enum class resource_kind : unsigned char { all, folder, service };
 
-namespace detail {
 template <>
-struct enum_names<resource_kind> {
+struct detail::enum_names<resource_kind> {
     static constexpr std::string_view values[] = {"all", "folder", "service"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(resource_kind k) noexcept { return detail::enum_name(k); }
 

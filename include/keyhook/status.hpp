@@ -41,13 +41,11 @@ enum class warning_band {
     longer,           // d > 31 days (policy): from expireAt - 8 days
 };
 
-namespace detail {
 template <>
-struct enum_names<warning_band> {
+struct detail::enum_names<warning_band> {
     static constexpr std::string_view values[] = {"none",        "one_day",         "five_days", "seven_days",
                                                   "short_month", "thirty_one_days", "longer"};
 };
-}  // namespace detail
 
 [[nodiscard]] constexpr std::string_view to_string(warning_band b) noexcept { return detail::enum_name(b); }
 
