@@ -55,12 +55,6 @@ struct key_list_page {
     friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_page& p);
 };
 
-// The query for the page after `received`, asked with `current`; none on the
-// last page. It asks for the page size the service reported, so page numbers
-// stay consistent when the service capped the size asked for.
-[[nodiscard]] KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
-                                                                           const key_list_page& received);
-
 // What to do with a record that cannot be read.
 enum class key_list_mode {
     lenient,  // keep the valid records; bad ones are counted, the first 100 kept in `rejected` (the default)
@@ -101,6 +95,12 @@ struct key_list_options {
 [[nodiscard]] KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json,
                                                                       const key_list_options& options = {});
 [[nodiscard]] KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_list_options& options = {});
+
+// The query for the page after `received`, asked with `current`; none on the
+// last page. It asks for the page size the service reported, so page numbers
+// stay consistent when the service capped the size asked for.
+[[nodiscard]] KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
+                                                                           const key_list_page& received);
 
 }  // namespace keyhook
 
