@@ -230,6 +230,29 @@ struct key_warning {
 
 // --- Creating ----------------------------------------------------------------
 
+namespace detail::keys {
+
+// A reference to the host's random source with one plain type, so that
+// creation and rotation are compiled once (in the .ipp), not in every caller.
+class random_ref {
+public:
+    template <class R, std::enable_if_t<!std::is_same_v<std::remove_cv_t<R>, random_ref>, int> = 0>
+    random_ref(R& source) noexcept : source_(&source), fill_(&fill<R>) {}  // NOLINT: a view of the source
+
+    void operator()(unsigned char* out, std::size_t n) const { fill_(source_, out, n); }
+
+private:
+    template <class R>
+    static void fill(void* source, unsigned char* out, std::size_t n) {
+        (*static_cast<R*>(source))(out, n);
+    }
+
+    void* source_;
+    void (*fill_)(void*, unsigned char*, std::size_t);
+};
+
+}  // namespace detail::keys
+
 // The outcome of a creation: the record to store, the plaintext to show once,
 // and K4's advice. Move-only, like the plaintext it carries.
 struct created_key {
@@ -247,6 +270,10 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
                                   std::string_view description, const std::vector<std::string>& groups,
                                   timestamp active_from, timestamp expire_at, const key_author& author, timestamp now);
 
+// try_create_key's work.
+[[nodiscard]] KEYHOOK_INLINE result<created_key> create(const key_request& request, tenant_kind tenant,
+                                                        random_ref random, timestamp now, const key_author& author);
+
 }  // namespace detail::keys
 
 // K1 to K5: validates the request (the first error of key_request_problems is
@@ -261,20 +288,10 @@ template <class RandomSource>
                                                  timestamp now, const key_author& author = {}) {
     static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
                   "a random source is callable as void(unsigned char*, std::size_t)");
-    auto errors = key_request_problems(request);
-    if (!errors.empty()) return std::move(errors.front());
-    const auto* own = std::get_if<own_key>(&request.method);
-    secret plaintext = own ? own->key : secret();
-    std::string id;
-    try {
-        if (!own) plaintext = secret(generate_uuid_v4(random));
-        id = generate_uuid_v4(random);
-    } catch (...) {
-        return detail::current_host_error("random");
-    }
-    auto record = detail::keys::new_record(std::move(id), plaintext, request.name, request.description, request.groups,
-                                           request.active_from, request.expire_at, author, now);
-    return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};
+    // The closure's type depends on RandomSource: the call is compiled where
+    // the template is used, and the work in the .ipp.
+    auto draw = [&random](unsigned char* out, std::size_t n) { random(out, n); };
+    return detail::keys::create(request, tenant, draw, now, author);
 }
 
 template <class RandomSource>

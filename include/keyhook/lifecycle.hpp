@@ -82,6 +82,12 @@ struct rotated_key {
     friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r);
 };
 
+namespace detail::keys {
+// try_rotate_key's work.
+[[nodiscard]] KEYHOOK_INLINE result<rotated_key> rotate(const api_key& key, rotation_policy policy, random_ref random,
+                                                        timestamp now, const key_author& author);
+}  // namespace detail::keys
+
 // K7: a new key with the same name, description, groups and userId, a new id
 // and a newly generated secret (UUID v4, drawn before the id, as in creation),
 // whose period has the old period's length and starts at `now` (from_now) or at
@@ -96,28 +102,9 @@ template <class RandomSource>
                                                  timestamp now, const key_author& author = {}) {
     static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
                   "a random source is callable as void(unsigned char*, std::size_t)");
-    const auto length = detail::difference_saturating(key.expire_at, key.active_from);  // no overflow at the ends
-    if (length <= microseconds::zero())
-        return error{errc::invalid_period, std::string(member::expire_at),
-                     "cannot rotate a key whose period is empty or inverted (activeFrom " +
-                         format_timestamp(key.active_from) + ", expireAt " + format_timestamp(key.expire_at) + ")"};
-    const timestamp start = policy == rotation_policy::from_now ? now : key.expire_at;
-    if (start < min_timestamp || start > max_timestamp || max_timestamp - start < length)
-        return error{errc::invalid_period, std::string(member::expire_at),
-                     "the rotated period would end after the year 9999"};
-    secret plaintext;
-    std::string id;
-    try {
-        plaintext = secret(generate_uuid_v4(random));
-        id = generate_uuid_v4(random);
-    } catch (...) {
-        return detail::current_host_error("random");
-    }
-    key_author who{key.user_id, author.created_by};
-    if (author.user_id) who.user_id = author.user_id;
-    auto record = detail::keys::new_record(std::move(id), plaintext, key.name, key.description.value_or(std::string()),
-                                           key.groups, start, detail::add_saturating(start, length), who, now);
-    return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
+    // As in try_create_key: compiled where used, the work in the .ipp.
+    auto draw = [&random](unsigned char* out, std::size_t n) { random(out, n); };
+    return detail::keys::rotate(key, policy, draw, now, author);
 }
 
 template <class RandomSource>

@@ -240,4 +240,22 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
     return k;
 }
 
+KEYHOOK_INLINE result<created_key> create(const key_request& request, tenant_kind tenant, random_ref random,
+                                          timestamp now, const key_author& author) {
+    auto errors = key_request_problems(request);
+    if (!errors.empty()) return std::move(errors.front());
+    const auto* own = std::get_if<own_key>(&request.method);
+    secret plaintext = own ? own->key : secret();
+    std::string id;
+    try {
+        if (!own) plaintext = secret(generate_uuid_v4(random));
+        id = generate_uuid_v4(random);
+    } catch (...) {
+        return current_host_error("random");
+    }
+    auto record = new_record(std::move(id), plaintext, request.name, request.description, request.groups,
+                             request.active_from, request.expire_at, author, now);
+    return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};
+}
+
 }  // namespace keyhook::detail::keys
