@@ -213,14 +213,10 @@ std::optional<error> read_groups(const Json& m, const std::string& path, std::ve
     return std::nullopt;
 }
 
-}  // namespace detail
-
-// Reads one record from a parsed JSON value; `path` names where it sits (for
-// instance "data.result[3]") and prefixes every error path. A template on the
-// JSON type, so only its caller needs <nlohmann/json.hpp>.
-template <class Json = nlohmann::json>
-[[nodiscard]] result<api_key> try_api_key_from_json(const detail::non_deduced_t<Json>& j,
-                                                    const std::string& path = {}) {
+// try_api_key_from_json's body. Result is a parameter so that result<api_key>
+// is compiled only where a record is read, not where this header is read.
+template <class Json, class Result = result<api_key>>
+Result read_api_key(const Json& j, const std::string& path) {
     if (!j.is_object()) return detail::wrong_type(path, "an object", j);
     api_key k;
     for (std::size_t i = 0; i < detail::list_field_count; ++i) {
@@ -243,6 +239,17 @@ template <class Json = nlohmann::json>
         }
     }
     return k;
+}
+
+}  // namespace detail
+
+// Reads one record from a parsed JSON value; `path` names where it sits (for
+// instance "data.result[3]") and prefixes every error path. A template on the
+// JSON type, so only its caller needs <nlohmann/json.hpp>.
+template <class Json = nlohmann::json>
+[[nodiscard]] result<api_key> try_api_key_from_json(const detail::non_deduced_t<Json>& j,
+                                                    const std::string& path = {}) {
+    return detail::read_api_key(j, path);
 }
 template <class Json = nlohmann::json>
 [[nodiscard]] api_key api_key_from_json(const detail::non_deduced_t<Json>& j, const std::string& path = {}) {

@@ -237,20 +237,25 @@ private:
 // K9: merges the grants of a key's groups under a tenant's policy: per resource
 // the greatest level, and the union of the default families, each group's
 // families and the families of each feature permission a group holds.
+namespace detail {
+
+// The merge's step for one group, compiled once.
+KEYHOOK_INLINE void merge_group(key_permissions& merged, std::string_view group, const permission_policy& policy);
+
+// Result is a parameter so that the merge's containers are compiled only where
+// a merge is used, not where this header is read.
+template <class GroupRange, class Result = key_permissions>
+Result merge_groups(const GroupRange& groups, const permission_policy& policy) {
+    Result merged({}, policy.default_families);
+    for (const auto& name : groups) merge_group(merged, std::string_view(name), policy);
+    return merged;
+}
+
+}  // namespace detail
+
 template <class GroupRange>
 [[nodiscard]] key_permissions merge_permissions(const GroupRange& groups, const permission_policy& policy) {
-    key_permissions merged({}, policy.default_families);
-    for (const auto& name : groups) {
-        const auto g = policy.groups.find(std::string_view(name));
-        if (g == policy.groups.end()) continue;
-        for (const auto& [r, level] : g->second.access) merged.grant(r, level);
-        merged.add_families(g->second.families);
-        for (const auto& feature : g->second.features) {
-            const auto f = policy.features.find(std::string_view(feature));
-            if (f != policy.features.end()) merged.add_families(f->second);
-        }
-    }
-    return merged;
+    return detail::merge_groups(groups, policy);
 }
 
 [[nodiscard]] KEYHOOK_INLINE key_permissions merge_permissions(std::initializer_list<std::string_view> groups,

@@ -66,6 +66,18 @@ KEYHOOK_INLINE api_family_set default_api_families() {
             api_family::validation()};
 }
 
+KEYHOOK_INLINE void detail::merge_group(key_permissions& merged, std::string_view group,
+                                        const permission_policy& policy) {
+    const auto g = policy.groups.find(group);
+    if (g == policy.groups.end()) return;
+    for (const auto& [r, level] : g->second.access) merged.grant(r, level);
+    merged.add_families(g->second.families);
+    for (const auto& feature : g->second.features) {
+        const auto f = policy.features.find(std::string_view(feature));
+        if (f != policy.features.end()) merged.add_families(f->second);
+    }
+}
+
 KEYHOOK_INLINE key_permissions merge_permissions(std::initializer_list<std::string_view> groups,
                                                  const permission_policy& policy) {
     return merge_permissions<std::initializer_list<std::string_view>>(groups, policy);
