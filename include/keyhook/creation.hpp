@@ -236,8 +236,10 @@ namespace detail::keys {
 // creation and rotation are compiled once (in the .ipp), not in every caller.
 class random_ref {
 public:
-    template <class R, std::enable_if_t<!std::is_same_v<std::remove_cv_t<R>, random_ref>, int> = 0>
-    random_ref(R& source) noexcept : source_(&source), fill_(&fill<R>) {}  // NOLINT: a view of the source
+    // A view of the source; a temporary source lives to the end of the call it is passed to.
+    template <class R, std::enable_if_t<!std::is_same_v<std::decay_t<R>, random_ref>, int> = 0>
+    random_ref(R&& source) noexcept  // NOLINT: a view, like std::string_view
+        : source_(const_cast<void*>(static_cast<const void*>(&source))), fill_(&fill<std::remove_reference_t<R>>) {}
 
     void operator()(unsigned char* out, std::size_t n) const { fill_(source_, out, n); }
 
@@ -247,9 +249,18 @@ private:
         (*static_cast<R*>(source))(out, n);
     }
 
-    void* source_;
+    void* source_;  // R's object, possibly const
     void (*fill_)(void*, unsigned char*, std::size_t);
 };
+
+// The host's source as a callable whose type depends on the source's, so that
+// a call taking it is compiled where the template is used (and once, in the
+// .ipp, for the work).
+template <class RandomSource>
+auto draw_from(RandomSource& random) {
+    static_assert(is_random_source_v<RandomSource>, "a random source is callable as void(unsigned char*, std::size_t)");
+    return [&random](unsigned char* out, std::size_t n) { random(out, n); };
+}
 
 }  // namespace detail::keys
 
@@ -286,11 +297,7 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
 template <class RandomSource>
 [[nodiscard]] result<created_key> try_create_key(const key_request& request, tenant_kind tenant, RandomSource&& random,
                                                  timestamp now, const key_author& author = {}) {
-    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
-                  "a random source is callable as void(unsigned char*, std::size_t)");
-    // The closure's type depends on RandomSource: the call is compiled where
-    // the template is used, and the work in the .ipp.
-    auto draw = [&random](unsigned char* out, std::size_t n) { random(out, n); };
+    const auto draw = detail::keys::draw_from(random);
     return detail::keys::create(request, tenant, draw, now, author);
 }
 

@@ -100,11 +100,7 @@ namespace detail::keys {
 template <class RandomSource>
 [[nodiscard]] result<rotated_key> try_rotate_key(const api_key& key, rotation_policy policy, RandomSource&& random,
                                                  timestamp now, const key_author& author = {}) {
-    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
-                  "a random source is callable as void(unsigned char*, std::size_t)");
-    // As in try_create_key: compiled where used, the work in the .ipp.
-    auto draw = [&random](unsigned char* out, std::size_t n) { random(out, n); };
-    return detail::keys::rotate(key, policy, draw, now, author);
+    return detail::keys::rotate(key, policy, detail::keys::draw_from(random), now, author);
 }
 
 template <class RandomSource>
