@@ -3,9 +3,8 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +13,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
+#include "keyhook/detail/json_members.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -37,7 +38,7 @@ public:
     friend bool operator<=(const key_id& a, const key_id& b) noexcept { return !(b < a); }
     friend bool operator>=(const key_id& a, const key_id& b) noexcept { return !(a < b); }
     // Escaped (P1): an id read from input may hold CR, LF or ESC.
-    friend std::ostream& operator<<(std::ostream& os, const key_id& id) { return os << escaped(id.value_); }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_id& id);
 
 private:
     std::string value_;
@@ -51,17 +52,12 @@ void to_json(Json& j, const key_id& id) {
 // The four statuses of spec 3.1, spelled as S3 by to_string.
 enum class key_status { active, active_in_future, expired, revoked };
 
-[[nodiscard]] constexpr std::string_view to_string(key_status s) noexcept {
-    switch (s) {
-        case key_status::active: return "Active";
-        case key_status::active_in_future: return "Active in the future";
-        case key_status::expired: return "Expired";
-        case key_status::revoked: return "Revoked";
-    }
-    return "Revoked";
-}
+template <>
+struct detail::enum_names<key_status> {
+    static constexpr std::string_view values[] = {"Active", "Active in the future", "Expired", "Revoked"};
+};
 
-inline std::ostream& operator<<(std::ostream& os, key_status s) { return os << to_string(s); }
+[[nodiscard]] constexpr std::string_view to_string(key_status s) noexcept { return detail::enum_name(s); }
 
 namespace detail {
 
@@ -98,12 +94,7 @@ struct api_key {
     timestamp expire_at{};                  // required, "expireAt"
     std::optional<timestamp> last_used_at;  // "lastUsedAt"; absent or null: never used
 
-    friend bool operator==(const api_key& a, const api_key& b) {
-        return a.id == b.id && a.user_id == b.user_id && a.name == b.name && a.description == b.description &&
-               a.masked == b.masked && a.status == b.status && a.type == b.type && a.groups == b.groups &&
-               a.created_at == b.created_at && a.created_by == b.created_by && a.updated_at == b.updated_at &&
-               a.active_from == b.active_from && a.expire_at == b.expire_at && a.last_used_at == b.last_used_at;
-    }
+    friend KEYHOOK_INLINE bool operator==(const api_key& a, const api_key& b);
     friend bool operator!=(const api_key& a, const api_key& b) { return !(a == b); }
 };
 
@@ -145,16 +136,130 @@ void put_optional_time(Json& j, std::string_view name, const std::optional<times
 
 }  // namespace detail
 
+namespace detail {
+
+// The one table of the record's members (name, JSON form, required or not),
+// for try_api_key_from_json and the list call's SAX decoder
+// (impl/key_list_sax.ipp, which also has the conversion of a member's text).
+
+// The record's members, in the order both readers check them: when a record
+// has several faults, the first in this order is the one reported.
+enum class list_field : unsigned char {
+    id,
+    user_id,
+    name,
+    description,
+    masked,
+    status,
+    type,
+    groups,
+    created_at,
+    created_by,
+    updated_at,
+    active_from,
+    expire_at,
+    last_used_at,
+    none,
+};
+
+// How a member is written in JSON.
+enum class field_form : unsigned char { text, status, time, groups };
+
+struct field_spec {
+    std::string_view name;  // a string literal: name.data() is NUL-terminated
+    field_form form;
+    bool required;
+};
+
+inline constexpr field_spec list_fields[] = {
+    {member::id, field_form::text, true},          {member::user_id, field_form::text, false},
+    {member::name, field_form::text, true},        {member::description, field_form::text, false},
+    {member::masked, field_form::text, false},     {member::status, field_form::status, true},
+    {member::type, field_form::text, false},       {member::groups, field_form::groups, false},
+    {member::created_at, field_form::time, false}, {member::created_by, field_form::text, false},
+    {member::updated_at, field_form::time, false}, {member::active_from, field_form::time, true},
+    {member::expire_at, field_form::time, true},   {member::last_used_at, field_form::time, false},
+};
+inline constexpr std::size_t list_field_count = static_cast<std::size_t>(list_field::none);
+static_assert(sizeof list_fields / sizeof list_fields[0] == list_field_count, "one row per list_field");
+
+constexpr const field_spec& spec_of(list_field f) noexcept { return list_fields[static_cast<std::size_t>(f)]; }
+
+// What a member of the wrong JSON type is told it should be.
+constexpr std::string_view expected_for(list_field f) noexcept {
+    switch (spec_of(f).form) {
+        case field_form::groups: return "an array of strings";
+        case field_form::time: return "an ISO 8601 timestamp string";
+        case field_form::text:
+        case field_form::status: break;
+    }
+    return "a string";
+}
+
+// Stores the text of member f (any form but groups) in k. A text that is no
+// valid value gives its error, the path left empty for the caller to fill.
+KEYHOOK_INLINE std::optional<error> store_field(api_key& k, list_field f, const std::string& text);
+
+// `groups`: an array of strings; the first element that is not one is reported.
+template <class Json>
+std::optional<error> read_groups(const Json& m, const std::string& path, std::vector<std::string>& out) {
+    if (!m.is_array()) return wrong_type(path, "an array of strings", m);
+    out.reserve(m.size());
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        const auto& g = m[i];
+        if (!g.is_string()) return wrong_type(path_index(path, i), "a string", g);
+        out.push_back(g.template get<std::string>());
+    }
+    return std::nullopt;
+}
+
+// try_api_key_from_json's body. Result is a parameter so that result<api_key>
+// is compiled only where a record is read, not where this header is read.
+template <class Json, class Result = result<api_key>>
+Result read_api_key(const Json& j, const std::string& path) {
+    if (!j.is_object()) return detail::wrong_type(path, "an object", j);
+    api_key k;
+    for (std::size_t i = 0; i < detail::list_field_count; ++i) {
+        const auto f = static_cast<detail::list_field>(i);
+        const auto& spec = detail::list_fields[i];
+        const auto* m = detail::json_member(j, spec.name.data());
+        if (!m) {
+            if (spec.required) return detail::missing_member_error(detail::path_member(path, spec.name));
+            continue;
+        }
+        if (spec.form == detail::field_form::groups) {
+            if (auto e = detail::read_groups(*m, detail::path_member(path, spec.name), k.groups)) return std::move(*e);
+            continue;
+        }
+        if (!m->is_string())
+            return detail::wrong_type(detail::path_member(path, spec.name), detail::expected_for(f), *m);
+        if (auto e = detail::store_field(k, f, m->template get_ref<const std::string&>())) {
+            e->path = detail::path_member(path, spec.name);
+            return std::move(*e);
+        }
+    }
+    return k;
+}
+
+}  // namespace detail
+
 // Reads one record from a parsed JSON value; `path` names where it sits (for
-// instance "data.result[3]") and prefixes every error path.
-[[nodiscard]] KEYHOOK_INLINE result<api_key> try_api_key_from_json(const nlohmann::json& j,
-                                                                   const std::string& path = {});
-[[nodiscard]] KEYHOOK_INLINE api_key api_key_from_json(const nlohmann::json& j, const std::string& path = {});
+// instance "data.result[3]") and prefixes every error path. A template on the
+// JSON type, so only its caller needs <nlohmann/json.hpp>.
+template <class Json = nlohmann::json>
+[[nodiscard]] result<api_key> try_api_key_from_json(const detail::non_deduced_t<Json>& j,
+                                                    const std::string& path = {}) {
+    return detail::read_api_key(j, path);
+}
+template <class Json = nlohmann::json>
+[[nodiscard]] api_key api_key_from_json(const detail::non_deduced_t<Json>& j, const std::string& path = {}) {
+    return try_api_key_from_json<Json>(j, path).value();
+}
 
 // nlohmann's customization point: `j.get<keyhook::api_key>()` throws keyhook::exception.
 template <class Json>
 void from_json(const Json& j, api_key& k) {
-    k = api_key_from_json(j);
+    k = api_key_from_json<Json>(j);
 }
 
 // Writes every member with the list call's names, in spec order; absent

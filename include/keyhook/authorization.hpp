@@ -3,13 +3,14 @@
 // key_index, and returns a small value that says allow or which check failed.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 
 #include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/key_index.hpp"
 #include "keyhook/permissions.hpp"
@@ -33,20 +34,14 @@ enum class denial_reason {
     insufficient_access,  // the key's level on the resource is below the one needed
 };
 
-[[nodiscard]] constexpr std::string_view to_string(denial_reason r) noexcept {
-    switch (r) {
-        case denial_reason::missing_key: return "missing_key";
-        case denial_reason::missing_tenant: return "missing_tenant";
-        case denial_reason::unknown_key: return "unknown_key";
-        case denial_reason::wrong_tenant: return "wrong_tenant";
-        case denial_reason::not_active: return "not_active";
-        case denial_reason::family_not_allowed: return "family_not_allowed";
-        case denial_reason::insufficient_access: return "insufficient_access";
-    }
-    return "unknown_key";
-}
+template <>
+struct detail::enum_names<denial_reason> {
+    static constexpr std::string_view values[] = {"missing_key",        "missing_tenant", "unknown_key",
+                                                  "wrong_tenant",       "not_active",     "family_not_allowed",
+                                                  "insufficient_access"};
+};
 
-inline std::ostream& operator<<(std::ostream& os, denial_reason r) { return os << to_string(r); }
+[[nodiscard]] constexpr std::string_view to_string(denial_reason r) noexcept { return detail::enum_name(r); }
 
 // The outcome of a check. It holds no text and no key: message() builds a
 // description on demand, naming the key by its id at most.
@@ -63,10 +58,7 @@ public:
     // The id of the key that was found (from wrong_tenant on), else nullopt: a
     // copy read from the index (which keeps each id once), so the index must
     // not have changed since the check.
-    [[nodiscard]] std::optional<key_id> key() const {
-        if (!entry_) return std::nullopt;
-        return key_id(std::string(index_->id_of(*entry_)));
-    }
+    [[nodiscard]] KEYHOOK_INLINE std::optional<key_id> key() const;
     // The key's status at `now` (meaningful once the key was found).
     [[nodiscard]] key_status status() const noexcept { return status_; }
     // The level the key has on the resource, and the level the call needed
@@ -74,16 +66,11 @@ public:
     [[nodiscard]] access_level granted() const noexcept { return granted_; }
     [[nodiscard]] access_level required() const noexcept { return required_; }
 
-    [[nodiscard]] std::string message() const;
+    [[nodiscard]] KEYHOOK_INLINE std::string message() const;
 
-    friend bool operator==(const authorization& a, const authorization& b) noexcept {
-        const bool same_key =
-            a.entry_ == b.entry_ || (a.entry_ && b.entry_ && a.index_->id_of(*a.entry_) == b.index_->id_of(*b.entry_));
-        return a.reason_ == b.reason_ && same_key && a.status_ == b.status_ && a.granted_ == b.granted_ &&
-               a.required_ == b.required_;
-    }
+    friend KEYHOOK_INLINE bool operator==(const authorization& a, const authorization& b) noexcept;
     friend bool operator!=(const authorization& a, const authorization& b) noexcept { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const authorization& a) { return os << a.message(); }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const authorization& a);
 
 private:
     friend authorization authorize(const key_index&, std::string_view, std::string_view, const api_family&,

@@ -6,8 +6,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -18,6 +18,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/detail/ascii.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -137,9 +138,7 @@ public:
     [[nodiscard]] std::optional<secret> take() noexcept { return std::exchange(value_, std::nullopt); }
     [[nodiscard]] bool available() const noexcept { return value_.has_value(); }
 
-    friend std::ostream& operator<<(std::ostream& os, const one_time_secret& s) {
-        return os << (s.available() ? "one_time_secret(not yet taken)" : "one_time_secret(taken)");
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const one_time_secret& s);
 
 private:
     std::optional<secret> value_;
@@ -151,10 +150,12 @@ private:
 // "private tenant", where users have restricted access.
 enum class tenant_kind { shared, restricted };
 
-[[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept {
-    return t == tenant_kind::shared ? "shared" : "private";
-}
-inline std::ostream& operator<<(std::ostream& os, tenant_kind t) { return os << to_string(t); }
+template <>
+struct detail::enum_names<tenant_kind> {
+    static constexpr std::string_view values[] = {"shared", "private"};
+};
+
+[[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept { return detail::enum_name(t); }
 
 // Generation methods (spec 3.3 rule 2): the library generates a key (K1), or
 // the user supplies their own (K2).
@@ -167,7 +168,7 @@ struct own_key {
     friend bool operator==(const own_key& a, const own_key& b) noexcept { return a.key == b.key; }
     friend bool operator!=(const own_key& a, const own_key& b) noexcept { return !(a == b); }
     // Masked: without it GoogleTest would print the object's bytes, a short key's plaintext among them.
-    friend std::ostream& operator<<(std::ostream& os, const own_key& k) { return os << "own_key{" << k.key << '}'; }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const own_key& k);
 };
 using generation_method = std::variant<generate_key, own_key>;
 
@@ -180,23 +181,9 @@ struct key_request {
     std::vector<std::string> groups;
     generation_method method = generate_key{};
 
-    friend bool operator==(const key_request& a, const key_request& b) {
-        return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
-               a.expire_at == b.expire_at && a.groups == b.groups && a.method == b.method;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_request& a, const key_request& b);
     friend bool operator!=(const key_request& a, const key_request& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_request& r) {
-        os << "key_request{name=" << detail::quote_input(r.name, 128)
-           << ", activeFrom=" << format_timestamp(r.active_from) << ", expireAt=" << format_timestamp(r.expire_at)
-           << ", groups=[";
-        for (std::size_t i = 0; i < r.groups.size(); ++i) os << (i ? "," : "") << detail::quote_input(r.groups[i]);
-        os << "], method=";
-        if (const auto* own = std::get_if<own_key>(&r.method))
-            os << "own " << own->key;
-        else
-            os << "generate";
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_request& r);
 };
 
 // Who creates the key; copied into the record's userId and createdBy.
@@ -218,10 +205,12 @@ enum class key_warning_kind {
     shared_tenant_group,    // a shared tenant needs only user:pf
 };
 
-[[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept {
-    return k == key_warning_kind::not_recommended_group ? "not_recommended_group" : "shared_tenant_group";
-}
-inline std::ostream& operator<<(std::ostream& os, key_warning_kind k) { return os << to_string(k); }
+template <>
+struct detail::enum_names<key_warning_kind> {
+    static constexpr std::string_view values[] = {"not_recommended_group", "shared_tenant_group"};
+};
+
+[[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept { return detail::enum_name(k); }
 
 // Advice the form shows beside a valid request; never an error.
 struct key_warning {
@@ -229,17 +218,9 @@ struct key_warning {
     std::string path;  // "groups[i]"
     std::string message;
 
-    friend bool operator==(const key_warning& a, const key_warning& b) {
-        return a.kind == b.kind && a.path == b.path && a.message == b.message;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_warning& a, const key_warning& b);
     friend bool operator!=(const key_warning& a, const key_warning& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_warning& w) {
-        std::string text;  // P1: the path and message may quote input
-        detail::append_escaped(text, w.path);
-        text += ": ";
-        detail::append_escaped(text, w.message, detail::escape_style::composed);
-        return os << "[keyhook.warning." << w.kind << "] " << text;
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_warning& w);
 };
 
 // K4: one warning per group supervisor:pf or tenant-admin, and on a shared
@@ -249,6 +230,40 @@ struct key_warning {
 
 // --- Creating ----------------------------------------------------------------
 
+namespace detail::keys {
+
+// A reference to the host's random source with one plain type, so that
+// creation and rotation are compiled once (in the .ipp), not in every caller.
+class random_ref {
+public:
+    // A view of the source; a temporary source lives to the end of the call it is passed to.
+    template <class R, std::enable_if_t<!std::is_same_v<std::decay_t<R>, random_ref>, int> = 0>
+    random_ref(R&& source) noexcept  // NOLINT: a view, like std::string_view
+        : source_(const_cast<void*>(static_cast<const void*>(&source))), fill_(&fill<std::remove_reference_t<R>>) {}
+
+    void operator()(unsigned char* out, std::size_t n) const { fill_(source_, out, n); }
+
+private:
+    template <class R>
+    static void fill(void* source, unsigned char* out, std::size_t n) {
+        (*static_cast<R*>(source))(out, n);
+    }
+
+    void* source_;  // R's object, possibly const
+    void (*fill_)(void*, unsigned char*, std::size_t);
+};
+
+// The host's source as a callable whose type depends on the source's, so that
+// a call taking it is compiled where the template is used (and once, in the
+// .ipp, for the work).
+template <class RandomSource>
+auto draw_from(RandomSource& random) {
+    static_assert(is_random_source_v<RandomSource>, "a random source is callable as void(unsigned char*, std::size_t)");
+    return [&random](unsigned char* out, std::size_t n) { random(out, n); };
+}
+
+}  // namespace detail::keys
+
 // The outcome of a creation: the record to store, the plaintext to show once,
 // and K4's advice. Move-only, like the plaintext it carries.
 struct created_key {
@@ -256,11 +271,7 @@ struct created_key {
     one_time_secret key;
     std::vector<key_warning> warnings;
 
-    friend std::ostream& operator<<(std::ostream& os, const created_key& c) {
-        os << "created_key{" << c.record << ", " << c.key;
-        for (const auto& w : c.warnings) os << ", " << w;
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const created_key& c);
 };
 
 namespace detail::keys {
@@ -269,6 +280,10 @@ namespace detail::keys {
 KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::string_view name,
                                   std::string_view description, const std::vector<std::string>& groups,
                                   timestamp active_from, timestamp expire_at, const key_author& author, timestamp now);
+
+// try_create_key's work.
+[[nodiscard]] KEYHOOK_INLINE result<created_key> create(const key_request& request, tenant_kind tenant,
+                                                        random_ref random, timestamp now, const key_author& author);
 
 }  // namespace detail::keys
 
@@ -282,22 +297,8 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
 template <class RandomSource>
 [[nodiscard]] result<created_key> try_create_key(const key_request& request, tenant_kind tenant, RandomSource&& random,
                                                  timestamp now, const key_author& author = {}) {
-    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
-                  "a random source is callable as void(unsigned char*, std::size_t)");
-    auto errors = key_request_problems(request);
-    if (!errors.empty()) return std::move(errors.front());
-    const auto* own = std::get_if<own_key>(&request.method);
-    secret plaintext = own ? own->key : secret();
-    std::string id;
-    try {
-        if (!own) plaintext = secret(generate_uuid_v4(random));
-        id = generate_uuid_v4(random);
-    } catch (...) {
-        return detail::current_host_error("random");
-    }
-    auto record = detail::keys::new_record(std::move(id), plaintext, request.name, request.description, request.groups,
-                                           request.active_from, request.expire_at, author, now);
-    return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};
+    const auto draw = detail::keys::draw_from(random);
+    return detail::keys::create(request, tenant, draw, now, author);
 }
 
 template <class RandomSource>

@@ -5,17 +5,16 @@
 // exactly once, whatever its polling interval.
 #pragma once
 
-#include <algorithm>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/timestamps.hpp"
@@ -31,16 +30,12 @@ enum class notice_kind {
     expired,    // became Expired
 };
 
-[[nodiscard]] constexpr std::string_view to_string(notice_kind k) noexcept {
-    switch (k) {
-        case notice_kind::activated: return "activated";
-        case notice_kind::warning: return "warning";
-        case notice_kind::expired: return "expired";
-    }
-    return "expired";
-}
+template <>
+struct detail::enum_names<notice_kind> {
+    static constexpr std::string_view values[] = {"activated", "warning", "expired"};
+};
 
-inline std::ostream& operator<<(std::ostream& os, notice_kind k) { return os << to_string(k); }
+[[nodiscard]] constexpr std::string_view to_string(notice_kind k) noexcept { return detail::enum_name(k); }
 
 template <class Json>
 void to_json(Json& j, notice_kind k) {
@@ -60,9 +55,7 @@ struct key_transition {
     friend bool operator<(const key_transition& a, const key_transition& b) noexcept {
         return a.at != b.at ? a.at < b.at : a.kind < b.kind;
     }
-    friend std::ostream& operator<<(std::ostream& os, const key_transition& t) {
-        return os << t.kind << '@' << format_timestamp(t.at);
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_transition& t);
 };
 
 // Every change of the key's derived state over all time, in order: the instants
@@ -93,17 +86,9 @@ struct expiry_notice {
     timestamp at{};         // when the change happened
     timestamp expire_at{};  // the key's expireAt
 
-    friend bool operator==(const expiry_notice& a, const expiry_notice& b) {
-        return a.id == b.id && a.name == b.name && a.masked == b.masked && a.kind == b.kind && a.at == b.at &&
-               a.expire_at == b.expire_at;
-    }
+    friend KEYHOOK_INLINE bool operator==(const expiry_notice& a, const expiry_notice& b);
     friend bool operator!=(const expiry_notice& a, const expiry_notice& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const expiry_notice& n) {
-        return os << "expiry_notice{" << n.kind << " at " << format_timestamp(n.at) << ", id=" << n.id
-                  << ", name=" << detail::quote_input(n.name, 128)
-                  << ", masked=" << (n.masked ? escape_text(mask_key(*n.masked)) : std::string("null"))
-                  << ", expireAt=" << format_timestamp(n.expire_at) << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const expiry_notice& n);
 };
 
 // Digest order: instant, then name, then id, then kind; the remaining members
@@ -142,16 +127,9 @@ struct notice_digest {
     timestamp now{};
     std::vector<expiry_notice> notices;  // in notice_order
 
-    friend bool operator==(const notice_digest& a, const notice_digest& b) {
-        return a.since == b.since && a.now == b.now && a.notices == b.notices;
-    }
+    friend KEYHOOK_INLINE bool operator==(const notice_digest& a, const notice_digest& b);
     friend bool operator!=(const notice_digest& a, const notice_digest& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const notice_digest& d) {
-        os << "notice_digest{(" << format_timestamp(d.since) << ", " << format_timestamp(d.now) << "], "
-           << d.notices.size() << " notices";
-        for (const auto& n : d.notices) os << "\n  " << n;
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notice_digest& d);
 };
 
 // {"since","now","notices":[...]}, timestamps as T4.

@@ -15,14 +15,12 @@
 // less than an unordered_map<std::string, small value> of the same keys.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -75,33 +73,32 @@ public:
         set_hashing_key(k);
     }
     // A fixed hashing key, for tests and for hosts that derive it themselves.
-    explicit key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
+    KEYHOOK_INLINE explicit key_index(const std::array<unsigned char, 16>& hashing_key);
 
     [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
     [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
     // Prepares for n keys in all, so that adding them neither rehashes nor
     // moves the entries.
-    void reserve(std::size_t n);
+    KEYHOOK_INLINE void reserve(std::size_t n);
 
     // Adds `key` (the plaintext, which is hashed and not kept) for `record` of
     // `tenant`, with the permissions `policy` gives the record's groups (K9).
     // Errors: invalid_key (path "key") for an empty key or one already indexed;
     // invalid_value (path "id") for an id already indexed. Returns the number
     // of keys now in the index.
-    [[nodiscard]] result<std::size_t> try_add(std::string_view tenant, const api_key& record, const secret& key,
-                                              const permission_policy& policy);
+    [[nodiscard]] KEYHOOK_INLINE result<std::size_t> try_add(std::string_view tenant, const api_key& record,
+                                                             const secret& key, const permission_policy& policy);
 
-    void add(std::string_view tenant, const api_key& record, const secret& key, const permission_policy& policy) {
-        (void)try_add(tenant, record, key, policy).value();
-    }
+    KEYHOOK_INLINE void add(std::string_view tenant, const api_key& record, const secret& key,
+                            const permission_policy& policy);
 
     // Refreshes the entry of record.id after a lifecycle change (deactivate,
     // update): tenant, status, period and permissions. False if not indexed.
-    bool update(std::string_view tenant, const api_key& record, const permission_policy& policy);
+    KEYHOOK_INLINE bool update(std::string_view tenant, const api_key& record, const permission_policy& policy);
 
     // Forgets the key of `id` (after a confirmed deletion). False if not indexed.
-    bool remove(const key_id& id);
+    KEYHOOK_INLINE bool remove(const key_id& id);
 
     // The entry whose key is `plaintext`, or nullptr. Allocates nothing. The
     // pointer stays valid until the index is next changed.
@@ -227,87 +224,46 @@ private:
     // whose tag matches is compared in full, without early exit inside the
     // comparison. The probe's length and the tags depend on the digests, which
     // are keyed: they tell nothing about a key's characters.
-    [[nodiscard]] std::size_t find_key_slot(const detail::sip_digest& d) const noexcept {
-        if (by_key_.empty()) return npos;
-        const std::size_t mask = by_key_.size() - 1;
-        const probe at = key_probe(d);
-        for (std::size_t i = at.home;; i = (i + 1) & mask) {
-            const std::uint32_t slot = by_key_[i];
-            if (slot == free_slot) return npos;
-            if ((slot & ~position_mask) == at.tag && detail::digest_equal(entries_[slot & position_mask].digest, d))
-                return i;
-        }
-    }
+    [[nodiscard]] KEYHOOK_INLINE std::size_t find_key_slot(const detail::sip_digest& d) const noexcept;
+    [[nodiscard]] KEYHOOK_INLINE std::size_t find_id_slot(std::string_view id) const noexcept;
+    // The one probe loop of both: the slot on `table`'s run from `at` whose tag
+    // matches and whose entry `is_it` accepts, or npos at the first free slot.
+    template <class Match>
+    [[nodiscard]] std::size_t find_slot(const std::vector<std::uint32_t>& table, probe at, Match is_it) const noexcept;
 
-    [[nodiscard]] std::size_t find_id_slot(std::string_view id) const noexcept {
-        if (by_id_.empty()) return npos;
-        const std::size_t mask = by_id_.size() - 1;
-        const probe at = id_probe(id);
-        for (std::size_t i = at.home;; i = (i + 1) & mask) {
-            const std::uint32_t slot = by_id_[i];
-            if (slot == free_slot) return npos;
-            if ((slot & ~position_mask) == at.tag && id_of(entries_[slot & position_mask]) == id) return i;
-        }
-    }
-
-    static void place(std::vector<std::uint32_t>& table, probe at, std::uint32_t position) noexcept {
-        const std::size_t mask = table.size() - 1;
-        std::size_t i = at.home;
-        while (table[i] != free_slot) i = (i + 1) & mask;
-        table[i] = at.tag | position;
-    }
+    static KEYHOOK_INLINE void place(std::vector<std::uint32_t>& table, probe at, std::uint32_t position) noexcept;
 
     // Changes the slot holding `from` (on the probe run from `home`) to `to`.
-    static void repoint(std::vector<std::uint32_t>& table, std::size_t home, std::uint32_t from,
-                        std::uint32_t to) noexcept {
-        const std::size_t mask = table.size() - 1;
-        std::size_t i = home;
-        while ((table[i] & position_mask) != from) i = (i + 1) & mask;
-        table[i] = (table[i] & ~position_mask) | to;
-    }
+    static KEYHOOK_INLINE void repoint(std::vector<std::uint32_t>& table, std::size_t home, std::uint32_t from,
+                                       std::uint32_t to) noexcept;
 
     // Both tables at `capacity` slots, filled again from the entries.
-    void rehash(std::size_t capacity);
+    KEYHOOK_INLINE void rehash(std::size_t capacity);
 
     // Linear probing's backward-shift deletion: no tombstones, so lookups of
     // unknown keys stay short however often keys are removed.
     template <class Home>
-    static void erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, Home home_of) {
-        const std::size_t mask = table.size() - 1;
-        std::size_t j = hole;
-        for (;;) {
-            j = (j + 1) & mask;
-            if (table[j] == free_slot) break;
-            const std::size_t h = home_of(table[j] & position_mask);
-            // Move slot j back into the hole unless its home lies cyclically in (hole, j].
-            const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
-            if (!stays) {
-                table[hole] = table[j];
-                hole = j;
-            }
-        }
-        table[hole] = free_slot;
-    }
+    static void erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, Home home_of);
 
     // After removals: the tables shrink below one eighth full, the entries
     // below a quarter, and the id bytes are compacted once the removed ones
     // outweigh the live ones. Each is linear and paid for by the removals
     // since the last time, so memory stays in proportion to the keys (J3).
     // Shrinking is optional: if memory runs out meanwhile, it is skipped.
-    void shrink() noexcept;
+    KEYHOOK_INLINE void shrink() noexcept;
 
     // Copies the live ids into fresh chunks; the entries are repointed only
     // once every copy has succeeded.
-    void compact_ids();
+    KEYHOOK_INLINE void compact_ids();
 
-    void store_id(entry& e, std::string_view id) { std::tie(e.id_chunk_, e.id_offset_) = ids_.store(id); }
+    KEYHOOK_INLINE void store_id(entry& e, std::string_view id);
 
-    void fill(entry& e, std::string_view tenant, const api_key& record, const permission_policy& policy);
+    KEYHOOK_INLINE void fill(entry& e, std::string_view tenant, const api_key& record, const permission_policy& policy);
 
-    std::uint32_t intern_tenant(std::string_view tenant);
+    KEYHOOK_INLINE std::uint32_t intern_tenant(std::string_view tenant);
 
     // Keys with the same groups share one merged set.
-    std::uint32_t intern_permissions(key_permissions p);
+    KEYHOOK_INLINE std::uint32_t intern_permissions(key_permissions p);
 
     // Bytes an id of n bytes takes in a chunk: its length (7 bits a byte) and itself.
     static std::size_t stored_size(std::size_t n) noexcept {
@@ -325,31 +281,7 @@ private:
         std::size_t live = 0;     // bytes of the indexed ids
         std::size_t dead = 0;     // bytes of removed ids, still in the chunks
 
-        std::pair<std::uint32_t, std::uint16_t> store(std::string_view id) {
-            const std::size_t need = stored_size(id.size());
-            std::size_t chunk = chunks.size(), offset = 0;
-            if (need > max_chunk) {
-                chunks.emplace_back(need);
-            } else {
-                if (open == npos || chunks[open].size() - used < need) {
-                    std::size_t size = open == npos ? first_chunk : std::min(max_chunk, 2 * chunks[open].size());
-                    while (size < need) size *= 2;
-                    chunks.emplace_back(size);
-                    open = chunks.size() - 1;
-                    used = 0;
-                }
-                chunk = open;
-                offset = used;
-                used += need;
-            }
-            auto* p = reinterpret_cast<unsigned char*>(chunks[chunk].data()) + offset;
-            std::size_t n = id.size();
-            for (; n >= 0x80; n >>= 7) *p++ = static_cast<unsigned char>(0x80 | (n & 0x7f));
-            *p++ = static_cast<unsigned char>(n);
-            if (!id.empty()) std::memcpy(p, id.data(), id.size());
-            live += need;
-            return {static_cast<std::uint32_t>(chunk), static_cast<std::uint16_t>(offset)};
-        }
+        KEYHOOK_INLINE std::pair<std::uint32_t, std::uint16_t> store(std::string_view id);
     };
 
     std::uint64_t k0_ = 0;

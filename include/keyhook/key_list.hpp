@@ -6,13 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string_view>
 #include <vector>
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/key_list_request.hpp"
 
@@ -49,23 +50,10 @@ struct key_list_page {
     }
     [[nodiscard]] bool has_next_page() const noexcept { return page >= 0 && page < total_pages(); }
 
-    friend bool operator==(const key_list_page& a, const key_list_page& b) {
-        return a.count == b.count && a.page == b.page && a.page_size == b.page_size && a.records == b.records &&
-               a.rejected == b.rejected && a.rejected_count == b.rejected_count;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_list_page& a, const key_list_page& b);
     friend bool operator!=(const key_list_page& a, const key_list_page& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_list_page& p) {
-        os << "key_list_page{count=" << p.count << ", page=" << p.page << ", page_size=" << p.page_size
-           << ", records=" << p.records.size() << ", rejected=" << p.rejected_count << '}';
-        return os;
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_page& p);
 };
-
-// The query for the page after `received`, asked with `current`; none on the
-// last page. It asks for the page size the service reported, so page numbers
-// stay consistent when the service capped the size asked for.
-[[nodiscard]] KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
-                                                                           const key_list_page& received);
 
 // What to do with a record that cannot be read.
 enum class key_list_mode {
@@ -73,10 +61,12 @@ enum class key_list_mode {
     strict,   // the first bad record fails the whole parse
 };
 
-[[nodiscard]] constexpr std::string_view to_string(key_list_mode m) noexcept {
-    return m == key_list_mode::strict ? "strict" : "lenient";
-}
-inline std::ostream& operator<<(std::ostream& os, key_list_mode m) { return os << to_string(m); }
+template <>
+struct detail::enum_names<key_list_mode> {
+    static constexpr std::string_view values[] = {"lenient", "strict"};
+};
+
+[[nodiscard]] constexpr std::string_view to_string(key_list_mode m) noexcept { return detail::enum_name(m); }
 
 struct key_list_options {
     key_list_mode mode = key_list_mode::lenient;
@@ -89,10 +79,7 @@ struct key_list_options {
         return a.mode == b.mode && a.max_depth == b.max_depth && a.max_string_bytes == b.max_string_bytes;
     }
     friend bool operator!=(const key_list_options& a, const key_list_options& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_list_options& o) {
-        return os << "key_list_options{mode=" << o.mode << ", max_depth=" << o.max_depth
-                  << ", max_string_bytes=" << o.max_string_bytes << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_options& o);
 };
 
 // L2: decodes a list-call response. The envelope's `status` must be "success"
@@ -108,6 +95,12 @@ struct key_list_options {
 [[nodiscard]] KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json,
                                                                       const key_list_options& options = {});
 [[nodiscard]] KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_list_options& options = {});
+
+// The query for the page after `received`, asked with `current`; none on the
+// last page. It asks for the page size the service reported, so page numbers
+// stay consistent when the service capped the size asked for.
+[[nodiscard]] KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
+                                                                           const key_list_page& received);
 
 }  // namespace keyhook
 

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -31,21 +31,9 @@ struct key_list_query {
     std::optional<std::string> status;  // e.g. "active"; none: every status
     secret token;
 
-    friend bool operator==(const key_list_query& a, const key_list_query& b) {
-        return a.base_url == b.base_url && a.tenant == b.tenant && a.page == b.page && a.size == b.size &&
-               a.type == b.type && a.status == b.status && a.token == b.token;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_list_query& a, const key_list_query& b);
     friend bool operator!=(const key_list_query& a, const key_list_query& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_list_query& q) {
-        os << "key_list_query{base_url=" << detail::quote_input(redact_url(q.base_url), 128)
-           << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
-           << ", type=" << detail::quote_input(q.type) << ", status=";
-        if (q.status)
-            os << detail::quote_input(*q.status);
-        else
-            os << "none";
-        return os << ", token=" << q.token << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_query& q);
 };
 
 namespace detail {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <iterator>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -32,28 +32,9 @@ struct key_filter {
 
     [[nodiscard]] bool matches(const api_key& key, timestamp now) const;
 
-    friend bool operator==(const key_filter& a, const key_filter& b) {
-        return a.status == b.status && a.type == b.type && a.group == b.group && a.name_contains == b.name_contains;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_filter& a, const key_filter& b);
     friend bool operator!=(const key_filter& a, const key_filter& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const key_filter& f) {
-        os << "key_filter{";
-        const char* sep = "";
-        if (f.status) {
-            os << "status=" << *f.status;
-            sep = ", ";
-        }
-        if (f.type) {
-            os << sep << "type=" << detail::quote_input(*f.type);
-            sep = ", ";
-        }
-        if (f.group) {
-            os << sep << "group=" << detail::quote_input(*f.group);
-            sep = ", ";
-        }
-        if (f.name_contains) os << sep << "name_contains=" << detail::quote_input(*f.name_contains);
-        return os << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_filter& f);
 };
 
 namespace detail {

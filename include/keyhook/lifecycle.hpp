@@ -3,8 +3,8 @@
 // change and `now` to a new record; the host stores the result.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -14,6 +14,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/api_key.hpp"
 #include "keyhook/creation.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -38,10 +39,7 @@ struct key_update {
     std::optional<timestamp> expire_at;
     std::optional<std::vector<std::string>> groups;
 
-    friend bool operator==(const key_update& a, const key_update& b) {
-        return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
-               a.expire_at == b.expire_at && a.groups == b.groups;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_update& a, const key_update& b);
     friend bool operator!=(const key_update& a, const key_update& b) { return !(a == b); }
 };
 
@@ -67,10 +65,12 @@ enum class rotation_policy {
     handover,  // at the old key's expireAt, so the two periods touch without overlap
 };
 
-[[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept {
-    return p == rotation_policy::from_now ? "from_now" : "handover";
-}
-inline std::ostream& operator<<(std::ostream& os, rotation_policy p) { return os << to_string(p); }
+template <>
+struct detail::enum_names<rotation_policy> {
+    static constexpr std::string_view values[] = {"from_now", "handover"};
+};
+
+[[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept { return detail::enum_name(p); }
 
 // The outcome of a rotation: the old record (unchanged), the new record, and
 // the new plaintext, which can be taken once (K5). Move-only.
@@ -79,10 +79,14 @@ struct rotated_key {
     api_key record;
     one_time_secret key;
 
-    friend std::ostream& operator<<(std::ostream& os, const rotated_key& r) {
-        return os << "rotated_key{old=" << r.old_record << ", new=" << r.record << ", " << r.key << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r);
 };
+
+namespace detail::keys {
+// try_rotate_key's work.
+[[nodiscard]] KEYHOOK_INLINE result<rotated_key> rotate(const api_key& key, rotation_policy policy, random_ref random,
+                                                        timestamp now, const key_author& author);
+}  // namespace detail::keys
 
 // K7: a new key with the same name, description, groups and userId, a new id
 // and a newly generated secret (UUID v4, drawn before the id, as in creation),
@@ -96,30 +100,7 @@ struct rotated_key {
 template <class RandomSource>
 [[nodiscard]] result<rotated_key> try_rotate_key(const api_key& key, rotation_policy policy, RandomSource&& random,
                                                  timestamp now, const key_author& author = {}) {
-    static_assert(is_random_source_v<std::remove_reference_t<RandomSource>>,
-                  "a random source is callable as void(unsigned char*, std::size_t)");
-    const auto length = detail::difference_saturating(key.expire_at, key.active_from);  // no overflow at the ends
-    if (length <= microseconds::zero())
-        return error{errc::invalid_period, std::string(member::expire_at),
-                     "cannot rotate a key whose period is empty or inverted (activeFrom " +
-                         format_timestamp(key.active_from) + ", expireAt " + format_timestamp(key.expire_at) + ")"};
-    const timestamp start = policy == rotation_policy::from_now ? now : key.expire_at;
-    if (start < min_timestamp || start > max_timestamp || max_timestamp - start < length)
-        return error{errc::invalid_period, std::string(member::expire_at),
-                     "the rotated period would end after the year 9999"};
-    secret plaintext;
-    std::string id;
-    try {
-        plaintext = secret(generate_uuid_v4(random));
-        id = generate_uuid_v4(random);
-    } catch (...) {
-        return detail::current_host_error("random");
-    }
-    key_author who{key.user_id, author.created_by};
-    if (author.user_id) who.user_id = author.user_id;
-    auto record = detail::keys::new_record(std::move(id), plaintext, key.name, key.description.value_or(std::string()),
-                                           key.groups, start, detail::add_saturating(start, length), who, now);
-    return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
+    return detail::keys::rotate(key, policy, detail::keys::draw_from(random), now, author);
 }
 
 template <class RandomSource>
@@ -143,9 +124,7 @@ struct deletion_receipt {
         return a.id == b.id && a.name == b.name;
     }
     friend bool operator!=(const deletion_receipt& a, const deletion_receipt& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const deletion_receipt& r) {
-        return os << "deleted{id=" << r.id << ", name=" << detail::quote_input(r.name, 128) << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const deletion_receipt& r);
 };
 
 // K8: errc::not_confirmed (path "confirmation") unless confirmed.

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <initializer_list>
+#include <iosfwd>
 #include <map>
 #include <optional>
-#include <ostream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -24,18 +24,12 @@ namespace keyhook {
 // K9: ordered none < read < execute < write < admin; compare with < and >=.
 enum class access_level : unsigned char { none, read, execute, write, admin };
 
-[[nodiscard]] constexpr std::string_view to_string(access_level a) noexcept {
-    switch (a) {
-        case access_level::none: return "none";
-        case access_level::read: return "read";
-        case access_level::execute: return "execute";
-        case access_level::write: return "write";
-        case access_level::admin: return "admin";
-    }
-    return "none";
-}
+template <>
+struct detail::enum_names<access_level> {
+    static constexpr std::string_view values[] = {"none", "read", "execute", "write", "admin"};
+};
 
-inline std::ostream& operator<<(std::ostream& os, access_level a) { return os << to_string(a); }
+[[nodiscard]] constexpr std::string_view to_string(access_level a) noexcept { return detail::enum_name(a); }
 
 [[nodiscard]] constexpr access_level greater_access(access_level a, access_level b) noexcept { return a < b ? b : a; }
 
@@ -63,7 +57,7 @@ public:
     friend bool operator<(const api_family& a, std::string_view b) noexcept { return std::string_view(a.name_) < b; }
     friend bool operator<(std::string_view a, const api_family& b) noexcept { return a < std::string_view(b.name_); }
     // Escaped (P1): feature names come from the host's configuration.
-    friend std::ostream& operator<<(std::ostream& os, const api_family& f) { return os << escaped(f.name_); }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_family& f);
 
 private:
     std::string name_;
@@ -78,14 +72,12 @@ using api_family_set = std::set<api_family, std::less<>>;
 // folder (and the services in it), or one service of a folder.
 enum class resource_kind : unsigned char { all, folder, service };
 
-[[nodiscard]] constexpr std::string_view to_string(resource_kind k) noexcept {
-    switch (k) {
-        case resource_kind::all: return "all";
-        case resource_kind::folder: return "folder";
-        case resource_kind::service: return "service";
-    }
-    return "all";
-}
+template <>
+struct detail::enum_names<resource_kind> {
+    static constexpr std::string_view values[] = {"all", "folder", "service"};
+};
+
+[[nodiscard]] constexpr std::string_view to_string(resource_kind k) noexcept { return detail::enum_name(k); }
 
 class resource;
 
@@ -109,8 +101,13 @@ struct resource_ref {
         : kind(k), folder(f), service(s) {}
     resource_ref(const resource& r) noexcept;  // NOLINT: a view, like string_view from string
 
-    [[nodiscard]] constexpr auto tie() const noexcept { return std::make_tuple(kind, folder, service); }
-    friend constexpr bool operator==(resource_ref a, resource_ref b) noexcept { return a.tie() == b.tie(); }
+    [[nodiscard]] constexpr std::tuple<resource_kind, std::string_view, std::string_view> tie() const noexcept {
+        return {kind, folder, service};
+    }
+    // tie()'s equality, without instantiating the tuple's comparison in every user.
+    friend constexpr bool operator==(resource_ref a, resource_ref b) noexcept {
+        return a.kind == b.kind && a.folder == b.folder && a.service == b.service;
+    }
     friend constexpr bool operator!=(resource_ref a, resource_ref b) noexcept { return !(a == b); }
     // The tuple's order, each string compared once (a policy's map is searched with it).
     friend constexpr bool operator<(resource_ref a, resource_ref b) noexcept {
@@ -118,14 +115,7 @@ struct resource_ref {
         if (const int c = a.folder.compare(b.folder); c != 0) return c < 0;
         return a.service.compare(b.service) < 0;
     }
-    friend std::ostream& operator<<(std::ostream& os, resource_ref r) {
-        switch (r.kind) {
-            case resource_kind::all: return os << "all folders and services";
-            case resource_kind::folder: return os << "folder " << escaped(r.folder);
-            case resource_kind::service: return os << "service " << escaped(r.folder) << '/' << escaped(r.service);
-        }
-        return os;
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, resource_ref r);
 };
 
 // An owning resource, for grants stored in a policy.
@@ -152,7 +142,7 @@ public:
     friend bool operator<(const resource& a, const resource& b) noexcept { return a.ref() < b.ref(); }
     friend bool operator<(const resource& a, resource_ref b) noexcept { return a.ref() < b; }
     friend bool operator<(resource_ref a, const resource& b) noexcept { return a < b.ref(); }
-    friend std::ostream& operator<<(std::ostream& os, const resource& r) { return os << r.ref(); }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const resource& r);
 
 private:
     resource(resource_kind k, std::string f, std::string s) : kind_(k), folder_(std::move(f)), service_(std::move(s)) {}
@@ -172,9 +162,7 @@ struct group_grant {
     api_family_set families;
     std::vector<std::string> features;
 
-    friend bool operator==(const group_grant& a, const group_grant& b) {
-        return a.access == b.access && a.families == b.families && a.features == b.features;
-    }
+    friend KEYHOOK_INLINE bool operator==(const group_grant& a, const group_grant& b);
     friend bool operator!=(const group_grant& a, const group_grant& b) { return !(a == b); }
 };
 
@@ -187,9 +175,7 @@ struct permission_policy {
     std::map<std::string, api_family_set, std::less<>> features;
     api_family_set default_families = default_api_families();
 
-    friend bool operator==(const permission_policy& a, const permission_policy& b) {
-        return a.groups == b.groups && a.features == b.features && a.default_families == b.default_families;
-    }
+    friend KEYHOOK_INLINE bool operator==(const permission_policy& a, const permission_policy& b);
     friend bool operator!=(const permission_policy& a, const permission_policy& b) { return !(a == b); }
 };
 
@@ -197,19 +183,13 @@ struct permission_policy {
 class key_permissions {
 public:
     key_permissions() = default;
-    key_permissions(access_map access, api_family_set families)
-        : access_(std::move(access)), families_(std::move(families)) {
-        for (const auto& [r, level] : access_) note(r.ref(), level);
-    }
+    KEYHOOK_INLINE key_permissions(access_map access, api_family_set families);
 
     [[nodiscard]] const access_map& access() const noexcept { return access_; }
     [[nodiscard]] const api_family_set& families() const noexcept { return families_; }
 
     // The level granted directly on r (no inheritance), none if not listed.
-    [[nodiscard]] access_level granted_on(resource_ref r) const noexcept {
-        const auto it = access_.find(r);
-        return it == access_.end() ? access_level::none : it->second;
-    }
+    [[nodiscard]] KEYHOOK_INLINE access_level granted_on(resource_ref r) const noexcept;
 
     // The level a call on r gets: a grant on all folders and services also
     // covers each folder, and a folder's grant covers its services; where
@@ -223,28 +203,18 @@ public:
         return level;
     }
 
-    [[nodiscard]] bool allows(std::string_view family) const noexcept {
-        return families_.find(family) != families_.end();
-    }
+    [[nodiscard]] KEYHOOK_INLINE bool allows(std::string_view family) const noexcept;
     [[nodiscard]] bool allows(const api_family& family) const noexcept {
         return allows(std::string_view(family.name()));
     }
 
     // Raises the level on r to at least `level`, and adds families (the merge's steps).
-    void grant(const resource& r, access_level level) {
-        auto [it, inserted] = access_.emplace(r, level);
-        if (!inserted) it->second = greater_access(it->second, level);
-        note(r.ref(), it->second);
-    }
-    void add_families(const api_family_set& more) { families_.insert(more.begin(), more.end()); }
+    KEYHOOK_INLINE void grant(const resource& r, access_level level);
+    KEYHOOK_INLINE void add_families(const api_family_set& more);
 
-    friend bool operator==(const key_permissions& a, const key_permissions& b) {
-        return a.access_ == b.access_ && a.families_ == b.families_;
-    }
+    friend KEYHOOK_INLINE bool operator==(const key_permissions& a, const key_permissions& b);
     friend bool operator!=(const key_permissions& a, const key_permissions& b) { return !(a == b); }
-    friend bool operator<(const key_permissions& a, const key_permissions& b) {
-        return std::tie(a.access_, a.families_) < std::tie(b.access_, b.families_);
-    }
+    friend KEYHOOK_INLINE bool operator<(const key_permissions& a, const key_permissions& b);
     friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_permissions& p);
 
 private:
@@ -267,20 +237,25 @@ private:
 // K9: merges the grants of a key's groups under a tenant's policy: per resource
 // the greatest level, and the union of the default families, each group's
 // families and the families of each feature permission a group holds.
+namespace detail {
+
+// The merge's step for one group, compiled once.
+KEYHOOK_INLINE void merge_group(key_permissions& merged, std::string_view group, const permission_policy& policy);
+
+// Result is a parameter so that the merge's containers are compiled only where
+// a merge is used, not where this header is read.
+template <class GroupRange, class Result = key_permissions>
+Result merge_groups(const GroupRange& groups, const permission_policy& policy) {
+    Result merged({}, policy.default_families);
+    for (const auto& name : groups) merge_group(merged, std::string_view(name), policy);
+    return merged;
+}
+
+}  // namespace detail
+
 template <class GroupRange>
 [[nodiscard]] key_permissions merge_permissions(const GroupRange& groups, const permission_policy& policy) {
-    key_permissions merged({}, policy.default_families);
-    for (const auto& name : groups) {
-        const auto g = policy.groups.find(std::string_view(name));
-        if (g == policy.groups.end()) continue;
-        for (const auto& [r, level] : g->second.access) merged.grant(r, level);
-        merged.add_families(g->second.families);
-        for (const auto& feature : g->second.features) {
-            const auto f = policy.features.find(std::string_view(feature));
-            if (f != policy.features.end()) merged.add_families(f->second);
-        }
-    }
-    return merged;
+    return detail::merge_groups(groups, policy);
 }
 
 [[nodiscard]] KEYHOOK_INLINE key_permissions merge_permissions(std::initializer_list<std::string_view> groups,

@@ -4,10 +4,10 @@
 
 #include <chrono>
 #include <optional>
-#include <ostream>
 #include <string_view>
 
 #include "keyhook/api_key.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace keyhook {
@@ -41,20 +41,13 @@ enum class warning_band {
     longer,           // d > 31 days (policy): from expireAt - 8 days
 };
 
-[[nodiscard]] constexpr std::string_view to_string(warning_band b) noexcept {
-    switch (b) {
-        case warning_band::none: return "none";
-        case warning_band::one_day: return "one_day";
-        case warning_band::five_days: return "five_days";
-        case warning_band::seven_days: return "seven_days";
-        case warning_band::short_month: return "short_month";
-        case warning_band::thirty_one_days: return "thirty_one_days";
-        case warning_band::longer: return "longer";
-    }
-    return "none";
-}
+template <>
+struct detail::enum_names<warning_band> {
+    static constexpr std::string_view values[] = {"none",        "one_day",         "five_days", "seven_days",
+                                                  "short_month", "thirty_one_days", "longer"};
+};
 
-inline std::ostream& operator<<(std::ostream& os, warning_band b) { return os << to_string(b); }
+[[nodiscard]] constexpr std::string_view to_string(warning_band b) noexcept { return detail::enum_name(b); }
 
 // The final stretch during which keys of 8 to 23 days, and (policy) keys of
 // more than 31 days, show the warning.

@@ -12,75 +12,18 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "keyhook/api_key.hpp"
 #include "keyhook/detail/ascii.hpp"
-#include "keyhook/detail/json_members.hpp"
 
 namespace keyhook {
 
 namespace detail {
 
-// The one table of the record's members (name, JSON form, required or not)
-// and the one conversion of a member's text, for try_api_key_from_json and
-// the list call's SAX decoder (impl/key_list_sax.ipp).
-
-// The record's members, in the order both readers check them: when a record
-// has several faults, the first in this order is the one reported.
-enum class list_field : unsigned char {
-    id,
-    user_id,
-    name,
-    description,
-    masked,
-    status,
-    type,
-    groups,
-    created_at,
-    created_by,
-    updated_at,
-    active_from,
-    expire_at,
-    last_used_at,
-    none,
-};
-
-// How a member is written in JSON.
-enum class field_form : unsigned char { text, status, time, groups };
-
-struct field_spec {
-    std::string_view name;  // a string literal: name.data() is NUL-terminated
-    field_form form;
-    bool required;
-};
-
-inline constexpr field_spec list_fields[] = {
-    {member::id, field_form::text, true},          {member::user_id, field_form::text, false},
-    {member::name, field_form::text, true},        {member::description, field_form::text, false},
-    {member::masked, field_form::text, false},     {member::status, field_form::status, true},
-    {member::type, field_form::text, false},       {member::groups, field_form::groups, false},
-    {member::created_at, field_form::time, false}, {member::created_by, field_form::text, false},
-    {member::updated_at, field_form::time, false}, {member::active_from, field_form::time, true},
-    {member::expire_at, field_form::time, true},   {member::last_used_at, field_form::time, false},
-};
-static_assert(std::size(list_fields) == static_cast<std::size_t>(list_field::none), "one row per list_field");
-
-constexpr const field_spec& spec_of(list_field f) noexcept { return list_fields[static_cast<std::size_t>(f)]; }
+// The rest of the member table (api_key.hpp has the table itself): what
+// the list call's SAX decoder needs besides it.
 
 constexpr std::string_view list_field_name(list_field f) noexcept {
     return f == list_field::none ? std::string_view() : spec_of(f).name;
-}
-
-// What a member of the wrong JSON type is told it should be.
-constexpr std::string_view expected_for(list_field f) noexcept {
-    switch (spec_of(f).form) {
-        case field_form::groups: return "an array of strings";
-        case field_form::time: return "an ISO 8601 timestamp string";
-        case field_form::text:
-        case field_form::status: break;
-    }
-    return "a string";
 }
 
 constexpr std::uint16_t field_bit(list_field f) noexcept {
@@ -131,9 +74,7 @@ inline void assign_text(std::optional<std::string>& out, const std::string& text
         out.emplace(text);
 }
 
-// Stores the text of member f (any form but groups) in k. A text that is no
-// valid value gives its error, the path left empty for the caller to fill.
-inline std::optional<error> store_field(api_key& k, list_field f, const std::string& text) {
+KEYHOOK_INLINE std::optional<error> store_field(api_key& k, list_field f, const std::string& text) {
     std::optional<timestamp>* optional_time = nullptr;
     timestamp* required_time = nullptr;
     switch (f) {
@@ -188,19 +129,6 @@ KEYHOOK_INLINE error unknown_key_status(std::string path, std::string_view text)
                  "expected Active, Active in the future, Expired or Revoked, got " + quote_input(text)};
 }
 
-// `groups`: an array of strings; the first element that is not one is reported.
-inline std::optional<error> read_groups(const nlohmann::json& m, const std::string& path,
-                                        std::vector<std::string>& out) {
-    if (!m.is_array()) return wrong_type(path, "an array of strings", m);
-    out.reserve(m.size());
-    for (std::size_t i = 0; i < m.size(); ++i) {
-        const auto& g = m[i];
-        if (!g.is_string()) return wrong_type(path_index(path, i), "a string", g);
-        out.push_back(g.get<std::string>());
-    }
-    return std::nullopt;
-}
-
 }  // namespace detail
 
 KEYHOOK_INLINE result<key_status> try_parse_key_status(std::string_view text) {
@@ -210,33 +138,13 @@ KEYHOOK_INLINE result<key_status> try_parse_key_status(std::string_view text) {
 
 KEYHOOK_INLINE key_status parse_key_status(std::string_view text) { return try_parse_key_status(text).value(); }
 
-KEYHOOK_INLINE result<api_key> try_api_key_from_json(const nlohmann::json& j, const std::string& path) {
-    if (!j.is_object()) return detail::wrong_type(path, "an object", j);
-    api_key k;
-    for (std::size_t i = 0; i < std::size(detail::list_fields); ++i) {
-        const auto f = static_cast<detail::list_field>(i);
-        const auto& spec = detail::list_fields[i];
-        const auto* m = detail::json_member(j, spec.name.data());
-        if (!m) {
-            if (spec.required) return detail::missing_member_error(detail::path_member(path, spec.name));
-            continue;
-        }
-        if (spec.form == detail::field_form::groups) {
-            if (auto e = detail::read_groups(*m, detail::path_member(path, spec.name), k.groups)) return std::move(*e);
-            continue;
-        }
-        if (!m->is_string())
-            return detail::wrong_type(detail::path_member(path, spec.name), detail::expected_for(f), *m);
-        if (auto e = detail::store_field(k, f, m->get_ref<const std::string&>())) {
-            e->path = detail::path_member(path, spec.name);
-            return std::move(*e);
-        }
-    }
-    return k;
-}
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_id& id) { return os << escaped(id.str()); }
 
-KEYHOOK_INLINE api_key api_key_from_json(const nlohmann::json& j, const std::string& path) {
-    return try_api_key_from_json(j, path).value();
+KEYHOOK_INLINE bool operator==(const api_key& a, const api_key& b) {
+    return a.id == b.id && a.user_id == b.user_id && a.name == b.name && a.description == b.description &&
+           a.masked == b.masked && a.status == b.status && a.type == b.type && a.groups == b.groups &&
+           a.created_at == b.created_at && a.created_by == b.created_by && a.updated_at == b.updated_at &&
+           a.active_from == b.active_from && a.expire_at == b.expire_at && a.last_used_at == b.last_used_at;
 }
 
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_key& k) {

@@ -1,9 +1,25 @@
 #pragma once
 // keyhook: definitions of authorization.hpp.
 
+#include <ostream>
+
 #include "keyhook/authorization.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE std::optional<key_id> authorization::key() const {
+    if (!entry_) return std::nullopt;
+    return key_id(std::string(index_->id_of(*entry_)));
+}
+
+KEYHOOK_INLINE bool operator==(const authorization& a, const authorization& b) noexcept {
+    const bool same_key =
+        a.entry_ == b.entry_ || (a.entry_ && b.entry_ && a.index_->id_of(*a.entry_) == b.index_->id_of(*b.entry_));
+    return a.reason_ == b.reason_ && same_key && a.status_ == b.status_ && a.granted_ == b.granted_ &&
+           a.required_ == b.required_;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const authorization& a) { return os << a.message(); }
 
 KEYHOOK_INLINE authorization authorize(const key_index& index, std::string_view key, std::string_view tenant,
                                        const api_family& family, resource_ref resource, access_level needed,

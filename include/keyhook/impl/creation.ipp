@@ -1,6 +1,11 @@
 #pragma once
 // keyhook: definitions of creation.hpp.
 
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
 #include "keyhook/creation.hpp"
 #include "keyhook/detail/utf8.hpp"
 
@@ -143,6 +148,47 @@ KEYHOOK_INLINE std::vector<error> own_key_problems(const secret& key) {
     return problems;
 }
 
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const one_time_secret& s) {
+    return os << (s.available() ? "one_time_secret(not yet taken)" : "one_time_secret(taken)");
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const own_key& k) { return os << "own_key{" << k.key << '}'; }
+
+KEYHOOK_INLINE bool operator==(const key_request& a, const key_request& b) {
+    return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
+           a.expire_at == b.expire_at && a.groups == b.groups && a.method == b.method;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_request& r) {
+    os << "key_request{name=" << detail::quote_input(r.name, 128) << ", activeFrom=" << format_timestamp(r.active_from)
+       << ", expireAt=" << format_timestamp(r.expire_at) << ", groups=[";
+    for (std::size_t i = 0; i < r.groups.size(); ++i) os << (i ? "," : "") << detail::quote_input(r.groups[i]);
+    os << "], method=";
+    if (const auto* own = std::get_if<own_key>(&r.method))
+        os << "own " << own->key;
+    else
+        os << "generate";
+    return os << '}';
+}
+
+KEYHOOK_INLINE bool operator==(const key_warning& a, const key_warning& b) {
+    return a.kind == b.kind && a.path == b.path && a.message == b.message;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_warning& w) {
+    std::string text;  // P1: the path and message may quote input
+    detail::append_escaped(text, w.path);
+    text += ": ";
+    detail::append_escaped(text, w.message, detail::escape_style::composed);
+    return os << "[keyhook.warning." << w.kind << "] " << text;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const created_key& c) {
+    os << "created_key{" << c.record << ", " << c.key;
+    for (const auto& w : c.warnings) os << ", " << w;
+    return os << '}';
+}
+
 KEYHOOK_INLINE std::vector<error> key_request_problems(const key_request& r) {
     std::vector<error> errors;
     detail::keys::check_text(member::name, r.name, 1, max_name_length, errc::invalid_name, errors);
@@ -192,6 +238,24 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
     k.active_from = active_from;
     k.expire_at = expire_at;
     return k;
+}
+
+KEYHOOK_INLINE result<created_key> create(const key_request& request, tenant_kind tenant, random_ref random,
+                                          timestamp now, const key_author& author) {
+    auto errors = key_request_problems(request);
+    if (!errors.empty()) return std::move(errors.front());
+    const auto* own = std::get_if<own_key>(&request.method);
+    secret plaintext = own ? own->key : secret();
+    std::string id;
+    try {
+        if (!own) plaintext = secret(generate_uuid_v4(random));
+        id = generate_uuid_v4(random);
+    } catch (...) {
+        return current_host_error("random");
+    }
+    auto record = new_record(std::move(id), plaintext, request.name, request.description, request.groups,
+                             request.active_from, request.expire_at, author, now);
+    return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};
 }
 
 }  // namespace keyhook::detail::keys

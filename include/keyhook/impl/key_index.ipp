@@ -1,9 +1,103 @@
 #pragma once
 // keyhook: definitions of key_index.hpp.
 
+#include <algorithm>
+#include <tuple>
+
 #include "keyhook/key_index.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE key_index::key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
+
+KEYHOOK_INLINE void key_index::add(std::string_view tenant, const api_key& record, const secret& key,
+                                   const permission_policy& policy) {
+    (void)try_add(tenant, record, key, policy).value();
+}
+
+template <class Match>
+std::size_t key_index::find_slot(const std::vector<std::uint32_t>& table, probe at, Match is_it) const noexcept {
+    const std::size_t mask = table.size() - 1;
+    for (std::size_t i = at.home;; i = (i + 1) & mask) {
+        const std::uint32_t slot = table[i];
+        if (slot == free_slot) return npos;
+        if ((slot & ~position_mask) == at.tag && is_it(entries_[slot & position_mask])) return i;
+    }
+}
+
+KEYHOOK_INLINE std::size_t key_index::find_key_slot(const detail::sip_digest& d) const noexcept {
+    if (by_key_.empty()) return npos;
+    return find_slot(by_key_, key_probe(d),
+                     [&d](const entry& e) noexcept { return detail::digest_equal(e.digest, d); });
+}
+
+KEYHOOK_INLINE std::size_t key_index::find_id_slot(std::string_view id) const noexcept {
+    if (by_id_.empty()) return npos;
+    return find_slot(by_id_, id_probe(id), [this, id](const entry& e) noexcept { return id_of(e) == id; });
+}
+
+KEYHOOK_INLINE void key_index::place(std::vector<std::uint32_t>& table, probe at, std::uint32_t position) noexcept {
+    const std::size_t mask = table.size() - 1;
+    std::size_t i = at.home;
+    while (table[i] != free_slot) i = (i + 1) & mask;
+    table[i] = at.tag | position;
+}
+
+KEYHOOK_INLINE void key_index::repoint(std::vector<std::uint32_t>& table, std::size_t home, std::uint32_t from,
+                                       std::uint32_t to) noexcept {
+    const std::size_t mask = table.size() - 1;
+    std::size_t i = home;
+    while ((table[i] & position_mask) != from) i = (i + 1) & mask;
+    table[i] = (table[i] & ~position_mask) | to;
+}
+
+template <class Home>
+void key_index::erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, Home home_of) {
+    const std::size_t mask = table.size() - 1;
+    std::size_t j = hole;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (table[j] == free_slot) break;
+        const std::size_t h = home_of(table[j] & position_mask);
+        // Move slot j back into the hole unless its home lies cyclically in (hole, j].
+        const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+        if (!stays) {
+            table[hole] = table[j];
+            hole = j;
+        }
+    }
+    table[hole] = free_slot;
+}
+
+KEYHOOK_INLINE void key_index::store_id(entry& e, std::string_view id) {
+    std::tie(e.id_chunk_, e.id_offset_) = ids_.store(id);
+}
+
+KEYHOOK_INLINE std::pair<std::uint32_t, std::uint16_t> key_index::id_chunks::store(std::string_view id) {
+    const std::size_t need = stored_size(id.size());
+    std::size_t chunk = chunks.size(), offset = 0;
+    if (need > max_chunk) {
+        chunks.emplace_back(need);
+    } else {
+        if (open == npos || chunks[open].size() - used < need) {
+            std::size_t size = open == npos ? first_chunk : std::min(max_chunk, 2 * chunks[open].size());
+            while (size < need) size *= 2;
+            chunks.emplace_back(size);
+            open = chunks.size() - 1;
+            used = 0;
+        }
+        chunk = open;
+        offset = used;
+        used += need;
+    }
+    auto* p = reinterpret_cast<unsigned char*>(chunks[chunk].data()) + offset;
+    std::size_t n = id.size();
+    for (; n >= 0x80; n >>= 7) *p++ = static_cast<unsigned char>(0x80 | (n & 0x7f));
+    *p++ = static_cast<unsigned char>(n);
+    if (!id.empty()) std::memcpy(p, id.data(), id.size());
+    live += need;
+    return {static_cast<std::uint32_t>(chunk), static_cast<std::uint16_t>(offset)};
+}
 
 KEYHOOK_INLINE void key_index::reserve(std::size_t n) {
     entries_.reserve(n);

@@ -10,10 +10,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ostream>
+
 #include "keyhook/key_list.hpp"
 #include "keyhook/impl/key_list_sax.ipp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const key_list_page& a, const key_list_page& b) {
+    return a.count == b.count && a.page == b.page && a.page_size == b.page_size && a.records == b.records &&
+           a.rejected == b.rejected && a.rejected_count == b.rejected_count;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_page& p) {
+    os << "key_list_page{count=" << p.count << ", page=" << p.page << ", page_size=" << p.page_size
+       << ", records=" << p.records.size() << ", rejected=" << p.rejected_count << '}';
+    return os;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_options& o) {
+    return os << "key_list_options{mode=" << o.mode << ", max_depth=" << o.max_depth
+              << ", max_string_bytes=" << o.max_string_bytes << '}';
+}
 
 KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
                                                              const key_list_page& received) {

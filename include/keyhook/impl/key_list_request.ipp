@@ -6,9 +6,27 @@
 #include <string_view>
 #include <utility>
 
+#include <ostream>
+
 #include "keyhook/key_list_request.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const key_list_query& a, const key_list_query& b) {
+    return a.base_url == b.base_url && a.tenant == b.tenant && a.page == b.page && a.size == b.size &&
+           a.type == b.type && a.status == b.status && a.token == b.token;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_query& q) {
+    os << "key_list_query{base_url=" << detail::quote_input(redact_url(q.base_url), 128)
+       << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
+       << ", type=" << detail::quote_input(q.type) << ", status=";
+    if (q.status)
+        os << detail::quote_input(*q.status);
+    else
+        os << "none";
+    return os << ", token=" << q.token << '}';
+}
 
 KEYHOOK_INLINE result<http_request> try_list_keys_request(const key_list_query& q) {
     std::string_view base = q.base_url;

@@ -6,11 +6,36 @@
 #include <utility>
 #include <vector>
 
+#include <ostream>
+
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/key_list_view.hpp"
 #include "keyhook/status.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const key_filter& a, const key_filter& b) {
+    return a.status == b.status && a.type == b.type && a.group == b.group && a.name_contains == b.name_contains;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_filter& f) {
+    os << "key_filter{";
+    const char* sep = "";
+    if (f.status) {
+        os << "status=" << *f.status;
+        sep = ", ";
+    }
+    if (f.type) {
+        os << sep << "type=" << detail::quote_input(*f.type);
+        sep = ", ";
+    }
+    if (f.group) {
+        os << sep << "group=" << detail::quote_input(*f.group);
+        sep = ", ";
+    }
+    if (f.name_contains) os << sep << "name_contains=" << detail::quote_input(*f.name_contains);
+    return os << '}';
+}
 
 namespace detail {
 

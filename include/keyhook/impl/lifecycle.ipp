@@ -1,9 +1,24 @@
 #pragma once
 // keyhook: definitions of lifecycle.hpp.
 
+#include <ostream>
+
 #include "keyhook/lifecycle.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const key_update& a, const key_update& b) {
+    return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
+           a.expire_at == b.expire_at && a.groups == b.groups;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r) {
+    return os << "rotated_key{old=" << r.old_record << ", new=" << r.record << ", " << r.key << '}';
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const deletion_receipt& r) {
+    return os << "deleted{id=" << r.id << ", name=" << detail::quote_input(r.name, 128) << '}';
+}
 
 namespace detail::keys {
 // K8's refusal of an unconfirmed deletion.
@@ -98,3 +113,33 @@ KEYHOOK_INLINE api_key record_use(const api_key& key, timestamp now) {
 }
 
 }  // namespace keyhook
+
+namespace keyhook::detail::keys {
+
+KEYHOOK_INLINE result<rotated_key> rotate(const api_key& key, rotation_policy policy, random_ref random, timestamp now,
+                                          const key_author& author) {
+    const auto length = difference_saturating(key.expire_at, key.active_from);  // no overflow at the ends
+    if (length <= microseconds::zero())
+        return error{errc::invalid_period, std::string(member::expire_at),
+                     "cannot rotate a key whose period is empty or inverted (activeFrom " +
+                         format_timestamp(key.active_from) + ", expireAt " + format_timestamp(key.expire_at) + ")"};
+    const timestamp start = policy == rotation_policy::from_now ? now : key.expire_at;
+    if (start < min_timestamp || start > max_timestamp || max_timestamp - start < length)
+        return error{errc::invalid_period, std::string(member::expire_at),
+                     "the rotated period would end after the year 9999"};
+    secret plaintext;
+    std::string id;
+    try {
+        plaintext = secret(generate_uuid_v4(random));
+        id = generate_uuid_v4(random);
+    } catch (...) {
+        return current_host_error("random");
+    }
+    key_author who{key.user_id, author.created_by};
+    if (author.user_id) who.user_id = author.user_id;
+    auto record = new_record(std::move(id), plaintext, key.name, key.description.value_or(std::string()), key.groups,
+                             start, add_saturating(start, length), who, now);
+    return rotated_key{key, std::move(record), one_time_secret(std::move(plaintext))};
+}
+
+}  // namespace keyhook::detail::keys
