@@ -18,15 +18,6 @@ namespace keyhook {
 
 enum class ip_family { v4, v6 };
 
-namespace detail {
-template <>
-struct enum_names<ip_family> {
-    static constexpr std::string_view values[] = {"v4", "v6"};
-};
-}  // namespace detail
-
-[[nodiscard]] constexpr std::string_view to_string(ip_family f) noexcept { return detail::enum_name(f); }
-
 // An IPv4 or IPv6 address. IPv4 uses the first 4 octets; the rest stay zero,
 // so == and hashing work on the whole value.
 struct ip_address {
@@ -87,6 +78,10 @@ enum class address_class {
 
 namespace detail {
 template <>
+struct enum_names<ip_family> {
+    static constexpr std::string_view values[] = {"v4", "v6"};
+};
+template <>
 struct enum_names<address_class> {
     static constexpr std::string_view values[] = {"global",     "unspecified",       "loopback",     "private_network",
                                                   "link_local", "carrier_grade_nat", "multicast",    "unique_local",
@@ -94,6 +89,7 @@ struct enum_names<address_class> {
 };
 }  // namespace detail
 
+[[nodiscard]] constexpr std::string_view to_string(ip_family f) noexcept { return detail::enum_name(f); }
 [[nodiscard]] constexpr std::string_view to_string(address_class c) noexcept { return detail::enum_name(c); }
 
 namespace detail::hooks {
