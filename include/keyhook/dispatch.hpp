@@ -5,13 +5,11 @@
 // and shared by every request, as are the parts validation prepared.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -122,11 +120,9 @@ public:
     // The webhook's signing secret, for the signing step (B1), if it has one.
     [[nodiscard]] const std::optional<secret>& signing_secret() const noexcept { return webhook_.signing_secret(); }
 
-    [[nodiscard]] http_request request() const { return http_request{std::string(method()), url(), headers(), body()}; }
+    [[nodiscard]] KEYHOOK_INLINE http_request request() const;
 
-    friend bool operator==(const outbound_request& a, const outbound_request& b) {
-        return a.id_ == b.id_ && a.webhook_ == b.webhook_ && (a.body_ == b.body_ || *a.body_ == *b.body_);
-    }
+    friend KEYHOOK_INLINE bool operator==(const outbound_request& a, const outbound_request& b);
     friend bool operator!=(const outbound_request& a, const outbound_request& b) { return !(a == b); }
 
 private:

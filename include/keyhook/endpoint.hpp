@@ -5,8 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -54,23 +54,12 @@ struct endpoint_url {
     std::uint16_t port = 443;           // explicit, or the scheme's default
     bool has_query = false;             // the URL already has a '?'
 
-    friend bool operator==(const endpoint_url& a, const endpoint_url& b) {
-        return a.url == b.url && a.scheme == b.scheme && a.host == b.host && a.address == b.address &&
-               a.port == b.port && a.has_query == b.has_query;
-    }
+    friend KEYHOOK_INLINE bool operator==(const endpoint_url& a, const endpoint_url& b);
     friend bool operator!=(const endpoint_url& a, const endpoint_url& b) { return !(a == b); }
     // Prints the URL through redact_url (P2: a user may have typed a
     // credential in its query), escaped (P1).
-    friend std::ostream& operator<<(std::ostream& os, const endpoint_url& e) {
-        return os << escaped(redact_url(e.url));
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_url& e);
 };
-
-namespace detail::hooks {
-// The validator behind try_validate_endpoint; `path` is the error's path.
-KEYHOOK_INLINE result<endpoint_url> validate_endpoint_at(std::string_view url, const endpoint_policy& policy,
-                                                         const std::string& path);
-}  // namespace detail::hooks
 
 // H1: validates a webhook endpoint. Errors use the path "endpoint":
 // errc::invalid_endpoint for the form, errc::forbidden_address for a refused host.
@@ -78,6 +67,11 @@ KEYHOOK_INLINE result<endpoint_url> validate_endpoint_at(std::string_view url, c
                                                                         const endpoint_policy& policy = {});
 [[nodiscard]] KEYHOOK_INLINE endpoint_url validate_endpoint(std::string_view url, const endpoint_policy& policy = {});
 
+namespace detail::hooks {
+// The validator behind try_validate_endpoint; `path` is the error's path.
+KEYHOOK_INLINE result<endpoint_url> validate_endpoint_at(std::string_view url, const endpoint_policy& policy,
+                                                         const std::string& path);
+}  // namespace detail::hooks
 }  // namespace keyhook
 
 #if KEYHOOK_DEFINITIONS

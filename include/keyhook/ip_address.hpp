@@ -6,20 +6,17 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
 
 enum class ip_family { v4, v6 };
-
-[[nodiscard]] constexpr std::string_view to_string(ip_family f) noexcept { return f == ip_family::v4 ? "v4" : "v6"; }
-inline std::ostream& operator<<(std::ostream& os, ip_family f) { return os << to_string(f); }
 
 // An IPv4 or IPv6 address. IPv4 uses the first 4 octets; the rest stay zero,
 // so == and hashing work on the whole value.
@@ -79,24 +76,21 @@ enum class address_class {
                         // (but its global entries), 5f00::/16
 };
 
-[[nodiscard]] constexpr std::string_view to_string(address_class c) noexcept {
-    switch (c) {
-        case address_class::global: return "global";
-        case address_class::unspecified: return "unspecified";
-        case address_class::loopback: return "loopback";
-        case address_class::private_network: return "private_network";
-        case address_class::link_local: return "link_local";
-        case address_class::carrier_grade_nat: return "carrier_grade_nat";
-        case address_class::multicast: return "multicast";
-        case address_class::unique_local: return "unique_local";
-        case address_class::reserved: return "reserved";
-        case address_class::documentation: return "documentation";
-        case address_class::benchmarking: return "benchmarking";
-        case address_class::special_purpose: return "special_purpose";
-    }
-    return "reserved";
-}
-inline std::ostream& operator<<(std::ostream& os, address_class c) { return os << to_string(c); }
+namespace detail {
+template <>
+struct enum_names<ip_family> {
+    static constexpr std::string_view values[] = {"v4", "v6"};
+};
+template <>
+struct enum_names<address_class> {
+    static constexpr std::string_view values[] = {"global",     "unspecified",       "loopback",     "private_network",
+                                                  "link_local", "carrier_grade_nat", "multicast",    "unique_local",
+                                                  "reserved",   "documentation",     "benchmarking", "special_purpose"};
+};
+}  // namespace detail
+
+[[nodiscard]] constexpr std::string_view to_string(ip_family f) noexcept { return detail::enum_name(f); }
+[[nodiscard]] constexpr std::string_view to_string(address_class c) noexcept { return detail::enum_name(c); }
 
 namespace detail::hooks {
 
@@ -191,7 +185,7 @@ namespace detail::hooks {
 // Text form: dotted quad; IPv6 as RFC 5952 recommends (lower case, the longest
 // run of two or more zero groups as "::", IPv4-mapped as ::ffff:a.b.c.d).
 [[nodiscard]] KEYHOOK_INLINE std::string to_string(const ip_address& ip);
-inline std::ostream& operator<<(std::ostream& os, const ip_address& ip) { return os << to_string(ip); }
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const ip_address& ip);
 
 }  // namespace keyhook
 

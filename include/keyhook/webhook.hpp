@@ -3,13 +3,14 @@
 // Validation (webhook_validation.hpp) turns it into a validated_webhook.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/event_filter.hpp"
 #include "keyhook/http.hpp"
@@ -20,10 +21,14 @@ namespace keyhook {
 // Where an authentication parameter goes in the outgoing request (H2).
 enum class auth_location { header, query };
 
-[[nodiscard]] constexpr std::string_view to_string(auth_location l) noexcept {
-    return l == auth_location::header ? "header" : "query";
-}
-inline std::ostream& operator<<(std::ostream& os, auth_location l) { return os << to_string(l); }
+namespace detail {
+template <>
+struct enum_names<auth_location> {
+    static constexpr std::string_view values[] = {"header", "query"};
+};
+}  // namespace detail
+
+[[nodiscard]] constexpr std::string_view to_string(auth_location l) noexcept { return detail::enum_name(l); }
 
 // One authentication parameter: a request header or a query parameter whose
 // value is a secret (the receiver's key, usually header x-api-key or query
@@ -33,13 +38,9 @@ struct auth_parameter {
     std::string name;
     secret value;
 
-    friend bool operator==(const auth_parameter& a, const auth_parameter& b) {
-        return a.in == b.in && a.name == b.name && a.value == b.value;
-    }
+    friend KEYHOOK_INLINE bool operator==(const auth_parameter& a, const auth_parameter& b);
     friend bool operator!=(const auth_parameter& a, const auth_parameter& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const auth_parameter& p) {
-        return os << p.in << ' ' << escaped(p.name) << '=' << p.value;
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const auth_parameter& p);
 };
 
 // A webhook as configured (spec 2.2). Not yet validated: see validate_webhook.
@@ -51,10 +52,7 @@ struct webhook {
     bool saved = false;                    // false: a draft, which never fires (H4)
     std::optional<secret> signing_secret;  // carried for signing (B1); core does not use it
 
-    friend bool operator==(const webhook& a, const webhook& b) {
-        return a.name == b.name && a.endpoint == b.endpoint && a.auth == b.auth && a.events == b.events &&
-               a.saved == b.saved && a.signing_secret == b.signing_secret;
-    }
+    friend KEYHOOK_INLINE bool operator==(const webhook& a, const webhook& b);
     friend bool operator!=(const webhook& a, const webhook& b) { return !(a == b); }
 };
 
@@ -67,14 +65,9 @@ struct tenant_settings {
     std::string name;
     bool webhooks_enabled = false;
 
-    friend bool operator==(const tenant_settings& a, const tenant_settings& b) {
-        return a.name == b.name && a.webhooks_enabled == b.webhooks_enabled;
-    }
+    friend KEYHOOK_INLINE bool operator==(const tenant_settings& a, const tenant_settings& b);
     friend bool operator!=(const tenant_settings& a, const tenant_settings& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const tenant_settings& t) {
-        return os << "tenant{name=" << detail::quote_input(t.name)
-                  << ", webhooks=" << (t.webhooks_enabled ? "enabled" : "disabled") << '}';
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const tenant_settings& t);
 };
 
 }  // namespace keyhook

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstddef>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "keyhook/config.hpp"
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
@@ -118,25 +119,14 @@ template <class Json = nlohmann::json>
     const detail::non_deduced_t<Json>& j, const endpoint_policy& policy = {}, std::string_view path = "webhooks") {
     const std::string base(path);
     if (!j.is_array()) return detail::wrong_type(base, "an array of webhooks", j);
-    std::vector<validated_webhook> out;
-    out.reserve(j.size());
-    std::vector<error> problems;
-    detail::hooks::problem_sink sink{problems, true};
-    detail::hooks::name_index names(j.size(), sink.steps);
+    detail::hooks::list_validator list(j.size(), policy, base);
     // Read and validate element by element, so the first problem in document order is the one reported.
     for (std::size_t i = 0; i < j.size(); ++i) {
         auto w = try_webhook_from_json<Json>(j[i], detail::path_index(base, i));
         if (!w) return w.error();
-        auto v = detail::hooks::webhook_validator::run(*w, policy, detail::path_index(base, i), sink);
-        if (!problems.empty()) return std::move(problems.front());
-        // The name is looked up by a view of the validated copy, which stays in place.
-        if (const auto earlier = names.add(v->name(), i); earlier != detail::hooks::name_index::none)
-            return error{errc::invalid_name, detail::path_member(detail::path_index(base, i), "name"),
-                         detail::quote_input(v->name()) + " is already the name of " +
-                             detail::path_index(base, earlier) + "; names identify webhooks and must be unique"};
-        out.push_back(std::move(*v));
+        if (auto e = list.add(*w, i)) return std::move(*e);
     }
-    return out;
+    return list.take();
 }
 template <class Json = nlohmann::json>
 [[nodiscard]] std::vector<validated_webhook> validated_webhooks_from_json(const detail::non_deduced_t<Json>& j,
@@ -150,15 +140,9 @@ struct webhook_settings {
     tenant_settings tenant;
     std::vector<validated_webhook> webhooks;
 
-    friend bool operator==(const webhook_settings& a, const webhook_settings& b) {
-        return a.tenant == b.tenant && a.webhooks == b.webhooks;
-    }
+    friend KEYHOOK_INLINE bool operator==(const webhook_settings& a, const webhook_settings& b);
     friend bool operator!=(const webhook_settings& a, const webhook_settings& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const webhook_settings& s) {
-        os << s.tenant;
-        for (const auto& w : s.webhooks) os << '\n' << w;
-        return os;
-    }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook_settings& s);
 };
 
 template <class Json = nlohmann::json>
@@ -204,3 +188,7 @@ void from_json(const Json& j, webhook_settings& s) {
 }
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/webhook_json.ipp"
+#endif

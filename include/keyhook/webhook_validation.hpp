@@ -7,13 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -109,9 +107,7 @@ struct problem_sink {
     std::size_t steps = 0;
 
     [[nodiscard]] bool done() const noexcept { return first_only && !out.empty(); }
-    void add(errc code, std::string path, std::string message) {
-        if (!done()) out.push_back(error{code, std::move(path), std::move(message)});
-    }
+    KEYHOOK_INLINE void add(errc code, std::string path, std::string message);
 };
 
 // What validation prepares once for dispatch and signing; shared, never changed.
@@ -165,11 +161,9 @@ public:
         return bit < 64 && (state_->event_mask >> bit & 1u) != 0;
     }
 
-    friend bool operator==(const validated_webhook& a, const validated_webhook& b) {
-        return a.state_ == b.state_ || a.state_->config == b.state_->config;
-    }
+    friend KEYHOOK_INLINE bool operator==(const validated_webhook& a, const validated_webhook& b);
     friend bool operator!=(const validated_webhook& a, const validated_webhook& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.state_->config; }
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const validated_webhook& w);
 
 private:
     friend struct detail::hooks::webhook_validator;
@@ -189,41 +183,9 @@ struct webhook_access {
     static const prepared_webhook& state(const validated_webhook& w) noexcept { return *w.state_; }
 };
 
-// The names of a list's webhooks seen so far, for the uniqueness check: one
-// hash lookup per name, so a list of n names sharing a long prefix costs time
-// in proportion to its bytes (the pairwise comparison it replaces was
-// quadratic). Holds views: the names must outlive it and stay in place.
-class name_index {
-public:
-    static constexpr std::size_t none = static_cast<std::size_t>(-1);
-
-    name_index(std::size_t expected, std::size_t& steps) : seen_(expected, hasher{&steps}, equal{&steps}) {}
-
-    // The index of an earlier element named `name`, or `none` after recording `index` for it.
-    std::size_t add(std::string_view name, std::size_t index) {
-        const auto [it, inserted] = seen_.emplace(name, index);
-        return inserted ? none : it->second;
-    }
-
-private:
-    struct hasher {
-        std::size_t* steps;
-        // Not noexcept, so that the standard library keeps each hash and
-        // compares names only when their hashes are equal.
-        std::size_t operator()(std::string_view s) const {
-            *steps += s.size() + 1;
-            return std::hash<std::string_view>{}(s);
-        }
-    };
-    struct equal {
-        std::size_t* steps;
-        bool operator()(std::string_view a, std::string_view b) const noexcept {
-            *steps += (a.size() < b.size() ? a.size() : b.size()) + 1;
-            return a == b;
-        }
-    };
-    std::unordered_map<std::string_view, std::size_t, hasher, equal> seen_;
-};
+// The names of a list's webhooks seen so far, for the uniqueness check (defined
+// with the definitions: a hash table is no part of the interface).
+class name_index;
 
 struct webhook_validator {
     // Checks w (paths under `base`: "" for a lone webhook, "webhooks[1]" in a
@@ -240,6 +202,27 @@ struct webhook_validator {
     static KEYHOOK_INLINE std::vector<validated_webhook> run_list(const std::vector<webhook>& list,
                                                                   const endpoint_policy& policy, std::string_view base,
                                                                   problem_sink& sink);
+};
+
+// Validates a list whose elements arrive one at a time (webhook_json.hpp reads
+// them from JSON): each element as webhook_validator::run does, then its name
+// against the earlier ones. Stops at the first problem.
+class list_validator {
+public:
+    // `base` is the list's path ("webhooks"); `expected` the element count.
+    KEYHOOK_INLINE list_validator(std::size_t expected, const endpoint_policy& policy, std::string_view base);
+    KEYHOOK_INLINE ~list_validator();
+    list_validator(const list_validator&) = delete;
+    list_validator& operator=(const list_validator&) = delete;
+
+    // Validates w as element i and keeps the validated form; the problem, if any.
+    [[nodiscard]] KEYHOOK_INLINE std::optional<error> add(const webhook& w, std::size_t i);
+    // The validated elements, in order.
+    [[nodiscard]] KEYHOOK_INLINE std::vector<validated_webhook> take();
+
+private:
+    struct state;
+    std::unique_ptr<state> state_;  // never null
 };
 
 }  // namespace detail::hooks

@@ -18,8 +18,8 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <iosfwd>
 #include <memory>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,15 +73,11 @@ public:
     // The prepared OpenSSL key (EVP_PKEY_ED25519).
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE evp_pkey_st* native_handle() const noexcept;
 
-    friend bool operator==(const public_key& a, const public_key& b) noexcept { return a.bytes() == b.bytes(); }
+    friend KEYHOOK_CRYPTO_INLINE bool operator==(const public_key& a, const public_key& b) noexcept;
     friend bool operator!=(const public_key& a, const public_key& b) noexcept { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const public_key& k) {
-        return os << "public_key(" << k.to_string() << ')';
-    }
-    template <class Json>
-    friend void to_json(Json& j, const public_key& k) {
-        j = k.to_string();
-    }
+    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const public_key& k);
+    // What to_json (signing.hpp) writes: the written form in full.
+    friend std::string json_form(const public_key& k) { return k.to_string(); }
 
 private:
     explicit public_key(std::shared_ptr<const detail::ed25519_public_state> s) noexcept : state_(std::move(s)) {}
@@ -131,13 +127,9 @@ public:
     friend bool operator!=(const asymmetric_signing_key& a, const asymmetric_signing_key& b) noexcept {
         return !(a == b);
     }
-    friend std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& k) {
-        return os << "asymmetric_signing_key(" << k.masked() << ')';
-    }
-    template <class Json>
-    friend void to_json(Json& j, const asymmetric_signing_key& k) {
-        j = k.masked();
-    }
+    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& k);
+    // What to_json (signing.hpp) writes: the masked form.
+    friend std::string json_form(const asymmetric_signing_key& k) { return k.masked(); }
 
 private:
     explicit asymmetric_signing_key(std::shared_ptr<const detail::ed25519_private_state> s) noexcept

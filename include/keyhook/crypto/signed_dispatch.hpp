@@ -5,7 +5,7 @@
 // decoded (validated_webhook): signing does not read the secret's text again.
 #pragma once
 
-#include <ostream>
+#include <iosfwd>
 #include <vector>
 
 #include "keyhook/config.hpp"
@@ -49,9 +49,7 @@ struct signed_delivery {
     http_request request;
     bool is_signed = false;
 
-    friend bool operator==(const signed_delivery& a, const signed_delivery& b) {
-        return a.outbound == b.outbound && a.request == b.request && a.is_signed == b.is_signed;
-    }
+    friend KEYHOOK_CRYPTO_INLINE bool operator==(const signed_delivery& a, const signed_delivery& b);
     friend bool operator!=(const signed_delivery& a, const signed_delivery& b) { return !(a == b); }
 };
 

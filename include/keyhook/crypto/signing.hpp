@@ -14,9 +14,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <iosfwd>
 #include <memory>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -109,14 +109,9 @@ public:
 
     friend bool operator==(const signing_secret& a, const signing_secret& b) noexcept { return a.key_ == b.key_; }
     friend bool operator!=(const signing_secret& a, const signing_secret& b) noexcept { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const signing_secret& s) {
-        return os << "signing_secret(" << s.masked() << ')';
-    }
-    // The masked form only; there is no from_json (B1: a key comes from its checked parsers).
-    template <class Json>
-    friend void to_json(Json& j, const signing_secret& s) {
-        j = s.masked();
-    }
+    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_secret& s);
+    // What to_json writes: the masked form only.
+    friend std::string json_form(const signing_secret& s) { return s.masked(); }
 
 private:
     // Marked a signing key, so that printing key() shows none of it either (B1).
@@ -129,6 +124,15 @@ private:
 
     friend struct detail::signing_secret_access;
 };
+
+// JSON conversion of every key type of keyhook::crypto (nlohmann's j = key
+// finds it by ADL): what the type's json_form gives, a public key in full,
+// secrets and signing keys masked. There is no from_json (B1: a key comes
+// from its checked parsers).
+template <class Json, class Key, class = decltype(json_form(std::declval<const Key&>()))>
+void to_json(Json& j, const Key& k) {
+    j = json_form(k);
+}
 
 // Reads "whsec_<base64>" or the bare base64 part. For verifying (the
 // default) a key of any non-empty length is read; for signing, 24 to 64 bytes
@@ -250,13 +254,9 @@ struct verified_webhook {
     std::string id;       // webhook-id: deduplicate deliveries with it
     timestamp signed_at;  // webhook-timestamp
 
-    friend bool operator==(const verified_webhook& a, const verified_webhook& b) {
-        return a.id == b.id && a.signed_at == b.signed_at;
-    }
+    friend KEYHOOK_CRYPTO_INLINE bool operator==(const verified_webhook& a, const verified_webhook& b);
     friend bool operator!=(const verified_webhook& a, const verified_webhook& b) { return !(a == b); }
-    friend std::ostream& operator<<(std::ostream& os, const verified_webhook& v) {
-        return os << "verified_webhook(" << escaped(v.id) << ", " << format_timestamp(v.signed_at) << ')';
-    }
+    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const verified_webhook& v);
 };
 
 // Verifies a received webhook against one or several secrets (a receiver that

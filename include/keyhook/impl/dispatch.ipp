@@ -64,6 +64,14 @@ KEYHOOK_INLINE delivery_id make_delivery_id(std::string_view webhook_name, std::
                                               detail::hooks::hash_bytes(body, detail::hooks::body_hash_seed));
 }
 
+KEYHOOK_INLINE http_request outbound_request::request() const {
+    return http_request{std::string(method()), url(), headers(), body()};
+}
+
+KEYHOOK_INLINE bool operator==(const outbound_request& a, const outbound_request& b) {
+    return a.id_ == b.id_ && a.webhook_ == b.webhook_ && (a.body_ == b.body_ || *a.body_ == *b.body_);
+}
+
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request& r) {
     os << r.method() << ' ' << escaped(redact_url(r.url())) << " (webhook " << detail::quote_input(r.webhook_name())
        << ", " << r.id() << ')';

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,14 @@
 #include "keyhook/endpoint.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE bool operator==(const endpoint_url& a, const endpoint_url& b) {
+    return a.url == b.url && a.scheme == b.scheme && a.host == b.host && a.address == b.address && a.port == b.port &&
+           a.has_query == b.has_query;
+}
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_url& e) {
+    return os << escaped(redact_url(e.url));
+}
 
 KEYHOOK_INLINE result<ip_address> try_check_address(std::string_view ip_text, const endpoint_policy& policy) {
     auto ip = try_parse_ip_address(ip_text);

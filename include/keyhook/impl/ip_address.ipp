@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -159,5 +160,7 @@ KEYHOOK_INLINE std::string to_string(const ip_address& ip) {
     }
     return s;
 }
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const ip_address& ip) { return os << to_string(ip); }
 
 }  // namespace keyhook

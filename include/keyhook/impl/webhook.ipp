@@ -7,6 +7,18 @@
 
 namespace keyhook {
 
+KEYHOOK_INLINE bool operator==(const auth_parameter& a, const auth_parameter& b) {
+    return a.in == b.in && a.name == b.name && a.value == b.value;
+}
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const auth_parameter& p) {
+    return os << p.in << ' ' << escaped(p.name) << '=' << p.value;
+}
+
+KEYHOOK_INLINE bool operator==(const webhook& a, const webhook& b) {
+    return a.name == b.name && a.endpoint == b.endpoint && a.auth == b.auth && a.events == b.events &&
+           a.saved == b.saved && a.signing_secret == b.signing_secret;
+}
+
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w) {
     os << "webhook{name=" << detail::quote_input(w.name)
        << ", endpoint=" << detail::quote_input(redact_url(w.endpoint), 256) << ", " << (w.saved ? "saved" : "draft")
@@ -26,6 +38,14 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w) {
     os << ']';
     if (w.signing_secret) os << ", signing secret set";  // not even its masked form: it is a key
     return os << '}';
+}
+
+KEYHOOK_INLINE bool operator==(const tenant_settings& a, const tenant_settings& b) {
+    return a.name == b.name && a.webhooks_enabled == b.webhooks_enabled;
+}
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const tenant_settings& t) {
+    return os << "tenant{name=" << detail::quote_input(t.name)
+              << ", webhooks=" << (t.webhooks_enabled ? "enabled" : "disabled") << '}';
 }
 
 }  // namespace keyhook

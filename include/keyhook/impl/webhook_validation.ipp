@@ -3,10 +3,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,7 +20,57 @@
 
 namespace keyhook {
 
+KEYHOOK_INLINE bool operator==(const validated_webhook& a, const validated_webhook& b) {
+    return a.state_ == b.state_ || a.state_->config == b.state_->config;
+}
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.state_->config; }
+
 namespace detail::hooks {
+
+KEYHOOK_INLINE void problem_sink::add(errc code, std::string path, std::string message) {
+    if (!done()) out.push_back(error{code, std::move(path), std::move(message)});
+}
+
+// One hash lookup per name, so a list of n names sharing a long prefix costs
+// time in proportion to its bytes (the pairwise comparison it replaces was
+// quadratic). Holds views: the names must outlive it and stay in place.
+class name_index {
+public:
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+    name_index(std::size_t expected, std::size_t& steps) : seen_(expected, hasher{&steps}, equal{&steps}) {}
+
+    // The index of an earlier element named `name`, or `none` after recording `index` for it.
+    std::size_t add(std::string_view name, std::size_t index) {
+        const auto [it, inserted] = seen_.emplace(name, index);
+        return inserted ? none : it->second;
+    }
+
+private:
+    struct hasher {
+        std::size_t* steps;
+        // Not noexcept, so that the standard library keeps each hash and
+        // compares names only when their hashes are equal.
+        std::size_t operator()(std::string_view s) const {
+            *steps += s.size() + 1;
+            return std::hash<std::string_view>{}(s);
+        }
+    };
+    struct equal {
+        std::size_t* steps;
+        bool operator()(std::string_view a, std::string_view b) const noexcept {
+            *steps += (a.size() < b.size() ? a.size() : b.size()) + 1;
+            return a == b;
+        }
+    };
+    std::unordered_map<std::string_view, std::size_t, hasher, equal> seen_;
+};
+
+// The message of a name used twice in a list (`earlier` is the index of its first use).
+KEYHOOK_INLINE std::string duplicate_name_message(std::string_view name, std::string_view base, std::size_t earlier) {
+    return quote_input(name) + " is already the name of " + path_index(base, earlier) +
+           "; names identify webhooks and must be unique";
+}
 
 KEYHOOK_INLINE std::string describe_char(char ch) {
     switch (ch) {
@@ -279,9 +332,7 @@ KEYHOOK_INLINE std::optional<validated_webhook> webhook_validator::run_item(cons
     auto v = run(w, policy, at, sink);
     if (sink.done()) return std::nullopt;
     if (const auto earlier = names.add(w.name, i); earlier != name_index::none) {
-        sink.add(errc::invalid_name, path_member(at, "name"),
-                 quote_input(w.name) + " is already the name of " + path_index(base, earlier) +
-                     "; names identify webhooks and must be unique");
+        sink.add(errc::invalid_name, path_member(at, "name"), duplicate_name_message(w.name, base, earlier));
         return std::nullopt;
     }
     return v;
@@ -297,6 +348,39 @@ KEYHOOK_INLINE std::vector<validated_webhook> webhook_validator::run_list(const 
         if (auto v = run_item(list[i], i, policy, base, names, sink)) out.push_back(std::move(*v));
     return out;
 }
+
+struct list_validator::state {
+    std::vector<error> problems;
+    problem_sink sink{problems, true};
+    name_index names;
+    endpoint_policy policy;
+    std::string base;
+    std::vector<validated_webhook> out;
+
+    state(std::size_t expected, const endpoint_policy& p, std::string_view b)
+        : names(expected, sink.steps), policy(p), base(b) {
+        out.reserve(expected);
+    }
+};
+
+KEYHOOK_INLINE list_validator::list_validator(std::size_t expected, const endpoint_policy& policy,
+                                              std::string_view base)
+    : state_(std::make_unique<state>(expected, policy, base)) {}
+KEYHOOK_INLINE list_validator::~list_validator() = default;
+
+KEYHOOK_INLINE std::optional<error> list_validator::add(const webhook& w, std::size_t i) {
+    auto& s = *state_;
+    const std::string at = path_index(s.base, i);
+    auto v = webhook_validator::run(w, s.policy, at, s.sink);
+    if (!s.problems.empty()) return std::move(s.problems.front());
+    // The name is looked up by a view of the validated copy, which stays in place.
+    if (const auto earlier = s.names.add(v->name(), i); earlier != name_index::none)
+        return error{errc::invalid_name, path_member(at, "name"), duplicate_name_message(v->name(), s.base, earlier)};
+    s.out.push_back(std::move(*v));
+    return std::nullopt;
+}
+
+KEYHOOK_INLINE std::vector<validated_webhook> list_validator::take() { return std::move(state_->out); }
 
 }  // namespace detail::hooks
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -125,6 +126,13 @@ KEYHOOK_CRYPTO_INLINE const std::array<unsigned char, ed25519_public_key_bytes>&
 
 KEYHOOK_CRYPTO_INLINE evp_pkey_st* public_key::native_handle() const noexcept { return state_->pkey.get(); }
 
+KEYHOOK_CRYPTO_INLINE bool operator==(const public_key& a, const public_key& b) noexcept {
+    return a.bytes() == b.bytes();
+}
+KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const public_key& k) {
+    return os << "public_key(" << k.to_string() << ')';
+}
+
 KEYHOOK_CRYPTO_INLINE result<public_key> try_public_key_from_bytes(const unsigned char* bytes, std::size_t n) {
     if (n != ed25519_public_key_bytes)
         return error{errc::out_of_range, "public_key",
@@ -156,6 +164,10 @@ KEYHOOK_CRYPTO_INLINE evp_pkey_st* asymmetric_signing_key::native_handle() const
 KEYHOOK_CRYPTO_INLINE bool operator==(const asymmetric_signing_key& a, const asymmetric_signing_key& b) noexcept {
     return constant_time_equal(detail::as_chars(a.state_->raw.data(), a.state_->raw.size()),
                                detail::as_chars(b.state_->raw.data(), b.state_->raw.size()));
+}
+
+KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& k) {
+    return os << "asymmetric_signing_key(" << k.masked() << ')';
 }
 
 KEYHOOK_CRYPTO_INLINE result<asymmetric_signing_key> try_asymmetric_signing_key_from_seed(const unsigned char* seed,

@@ -79,6 +79,10 @@ KEYHOOK_CRYPTO_INLINE http_request sign_outbound(const outbound_request& r, time
     return try_sign_outbound(r, now).value();
 }
 
+KEYHOOK_CRYPTO_INLINE bool operator==(const signed_delivery& a, const signed_delivery& b) {
+    return a.outbound == b.outbound && a.request == b.request && a.is_signed == b.is_signed;
+}
+
 KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signed_delivery& d) {
     os << d.outbound;
     if (!d.is_signed) return os << "\n(unsigned)";

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -111,6 +112,10 @@ KEYHOOK_CRYPTO_INLINE hmac_sha256_key* signing_secret_access::prepared(const sig
 KEYHOOK_CRYPTO_INLINE std::string signing_secret::reveal() const {
     const auto& k = key_.reveal();
     return detail::prefixed_base64(signing_secret_prefix, reinterpret_cast<const unsigned char*>(k.data()), k.size());
+}
+
+KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_secret& s) {
+    return os << "signing_secret(" << s.masked() << ')';
 }
 
 KEYHOOK_CRYPTO_INLINE result<signing_secret> try_parse_signing_secret(std::string_view text, signing_key_use use) {
@@ -318,6 +323,13 @@ inline result<http_request> sign_request_with(http_request request, secret_list 
 }
 
 }  // namespace detail
+
+KEYHOOK_CRYPTO_INLINE bool operator==(const verified_webhook& a, const verified_webhook& b) {
+    return a.id == b.id && a.signed_at == b.signed_at;
+}
+KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const verified_webhook& v) {
+    return os << "verified_webhook(" << escaped(v.id) << ", " << format_timestamp(v.signed_at) << ')';
+}
 
 KEYHOOK_CRYPTO_INLINE std::string compute_signature(const signing_secret& s, std::string_view webhook_id,
                                                     timestamp signed_at, std::string_view body) {
