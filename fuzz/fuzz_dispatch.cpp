@@ -23,6 +23,7 @@
 #include "fuzz_common.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/received_notification.hpp"
 #include "../examples/shared/dispatch_input.hpp"
 
 namespace {

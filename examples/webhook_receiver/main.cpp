@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/json_input.hpp"
+#include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 #include "serve.hpp"
 

@@ -51,6 +51,7 @@
 
 #include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/signing.hpp"
+#include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 
 namespace webhook_receiver {

@@ -55,11 +55,10 @@ struct key_list_page {
     friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_page& p);
 };
 
-// What to do with a record that cannot be read.
-enum class key_list_mode {
-    lenient,  // keep the valid records; bad ones are counted, the first 100 kept in `rejected` (the default)
-    strict,   // the first bad record fails the whole parse
-};
+// What to do with a record that cannot be read: `lenient` (the default) keeps
+// the valid records, counts the bad ones and keeps the first 100 in
+// `rejected`; `strict` fails the whole parse at the first bad record.
+enum class key_list_mode { lenient, strict };
 
 template <>
 struct detail::enum_names<key_list_mode> {

@@ -1,3 +1,4 @@
+#include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 
 #include <catch2/catch.hpp>
