@@ -57,8 +57,6 @@ struct detail::enum_names<key_status> {
     static constexpr std::string_view values[] = {"Active", "Active in the future", "Expired", "Revoked"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(key_status s) noexcept { return detail::enum_name(s); }
-
 namespace detail {
 
 // S2 without an error value, for the readers (the list call's SAX decoder

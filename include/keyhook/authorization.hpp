@@ -41,8 +41,6 @@ struct detail::enum_names<denial_reason> {
                                                   "insufficient_access"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(denial_reason r) noexcept { return detail::enum_name(r); }
-
 // The outcome of a check. It holds no text and no key: message() builds a
 // description on demand, naming the key by its id at most.
 class authorization {

@@ -155,8 +155,6 @@ struct detail::enum_names<tenant_kind> {
     static constexpr std::string_view values[] = {"shared", "private"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(tenant_kind t) noexcept { return detail::enum_name(t); }
-
 // Generation methods (spec 3.3 rule 2): the library generates a key (K1), or
 // the user supplies their own (K2).
 struct generate_key {
@@ -209,8 +207,6 @@ template <>
 struct detail::enum_names<key_warning_kind> {
     static constexpr std::string_view values[] = {"not_recommended_group", "shared_tenant_group"};
 };
-
-[[nodiscard]] constexpr std::string_view to_string(key_warning_kind k) noexcept { return detail::enum_name(k); }
 
 // Advice the form shows beside a valid request; never an error.
 struct key_warning {

@@ -50,6 +50,7 @@ enum class errc {
     host_failure,                // a callable the host supplied (a random source) threw
 };
 
+// to_string(errc): a short, stable spelling of each kind ("invalid_timestamp").
 namespace detail {
 template <>
 struct enum_names<errc> {
@@ -66,9 +67,6 @@ struct enum_names<errc> {
         "duplicate_member",  "host_failure"};
 };
 }  // namespace detail
-
-// Short, stable spelling of each kind ("invalid_timestamp").
-[[nodiscard]] constexpr std::string_view to_string(errc e) noexcept { return detail::enum_name(e); }
 
 [[nodiscard]] KEYHOOK_INLINE const std::error_category& error_category() noexcept;
 

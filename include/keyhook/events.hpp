@@ -80,7 +80,8 @@ inline constexpr std::size_t event_type_count = 53;
 namespace detail {
 
 // The wire names, indexed by the enumerator's value (tests check every row
-// against the spec); to_string and printing read them.
+// against the spec, exactly as spec 6.1 spells them); to_string and
+// printing read them.
 template <>
 struct enum_names<event_type> {
     static constexpr std::string_view values[] = {
@@ -260,9 +261,6 @@ static_assert(event_slots.perfect, "the event name hash must be collision-free; 
 inline constexpr std::size_t suggestion_input_limit = 64;
 
 }  // namespace detail
-
-// The wire name, exactly as spec 6.1 spells it.
-[[nodiscard]] constexpr std::string_view to_string(event_type e) noexcept { return detail::enum_name(e); }
 
 // The meaning column of spec 6.1, e.g. "Folder created" for AddProduct.
 [[nodiscard]] constexpr std::string_view meaning(event_type e) noexcept {

@@ -35,8 +35,6 @@ struct detail::enum_names<notice_kind> {
     static constexpr std::string_view values[] = {"activated", "warning", "expired"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(notice_kind k) noexcept { return detail::enum_name(k); }
-
 template <class Json>
 void to_json(Json& j, notice_kind k) {
     j = std::string(to_string(k));

@@ -89,9 +89,6 @@ struct enum_names<address_class> {
 };
 }  // namespace detail
 
-[[nodiscard]] constexpr std::string_view to_string(ip_family f) noexcept { return detail::enum_name(f); }
-[[nodiscard]] constexpr std::string_view to_string(address_class c) noexcept { return detail::enum_name(c); }
-
 namespace detail::hooks {
 
 // IPv4 (H1). The IANA IPv4 Special-Purpose Address Registry entries that are

@@ -65,8 +65,6 @@ struct detail::enum_names<key_list_mode> {
     static constexpr std::string_view values[] = {"lenient", "strict"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(key_list_mode m) noexcept { return detail::enum_name(m); }
-
 struct key_list_options {
     key_list_mode mode = key_list_mode::lenient;
     // Containers nested deeper than this fail the parse (errc::limit_exceeded).

@@ -70,8 +70,6 @@ struct detail::enum_names<rotation_policy> {
     static constexpr std::string_view values[] = {"from_now", "handover"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(rotation_policy p) noexcept { return detail::enum_name(p); }
-
 // The outcome of a rotation: the old record (unchanged), the new record, and
 // the new plaintext, which can be taken once (K5). Move-only.
 struct rotated_key {

@@ -29,8 +29,6 @@ struct detail::enum_names<access_level> {
     static constexpr std::string_view values[] = {"none", "read", "execute", "write", "admin"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(access_level a) noexcept { return detail::enum_name(a); }
-
 [[nodiscard]] constexpr access_level greater_access(access_level a, access_level b) noexcept { return a < b ? b : a; }
 
 // The name of a family of APIs a key may call ("Batch", "Execute", ...). Its own
@@ -76,8 +74,6 @@ template <>
 struct detail::enum_names<resource_kind> {
     static constexpr std::string_view values[] = {"all", "folder", "service"};
 };
-
-[[nodiscard]] constexpr std::string_view to_string(resource_kind k) noexcept { return detail::enum_name(k); }
 
 class resource;
 

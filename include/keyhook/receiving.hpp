@@ -30,8 +30,6 @@ struct enum_names<key_source> {
 };
 }  // namespace detail
 
-[[nodiscard]] constexpr std::string_view to_string(key_source s) noexcept { return detail::enum_name(s); }
-
 // The key a request carries, and where it was.
 struct presented_key {
     secret key;

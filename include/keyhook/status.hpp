@@ -47,8 +47,6 @@ struct detail::enum_names<warning_band> {
                                                   "short_month", "thirty_one_days", "longer"};
 };
 
-[[nodiscard]] constexpr std::string_view to_string(warning_band b) noexcept { return detail::enum_name(b); }
-
 // The final stretch during which keys of 8 to 23 days, and (policy) keys of
 // more than 31 days, show the warning.
 inline constexpr detail::calendar_days final_warning_stretch{8};

@@ -28,8 +28,6 @@ struct enum_names<auth_location> {
 };
 }  // namespace detail
 
-[[nodiscard]] constexpr std::string_view to_string(auth_location l) noexcept { return detail::enum_name(l); }
-
 // One authentication parameter: a request header or a query parameter whose
 // value is a secret (the receiver's key, usually header x-api-key or query
 // api_key, spec 4.4).

@@ -40,6 +40,14 @@ template <class E>
 
 namespace keyhook {
 
+// The spelling of a keyhook enum's value, from its table (each table says what
+// its spellings follow: spec 6.1's event names, S3's statuses, ...). One
+// template for every keyhook enum, found by argument-dependent lookup.
+template <class E, std::enable_if_t<detail::is_named_enum<E>::value, int> = 0>
+[[nodiscard]] constexpr std::string_view to_string(E e) noexcept {
+    return detail::enum_name(e);
+}
+
 // Prints the enum's spelling (to_string). One template for every keyhook enum,
 // found by argument-dependent lookup (namespaces nested in keyhook bring it in
 // with a using-declaration).
