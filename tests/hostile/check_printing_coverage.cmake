@@ -11,8 +11,10 @@ set(_printed_elsewhere
     key_list_page outbound_request validated_webhook ip_address retry_after delivery_id event_type
     signing_secret verified_webhook signed_delivery asymmetric_signing_key public_key result<T>)
 # Enumerations and types that print only constants, numbers, times or masks.
+# E is the one operator<< of every keyhook enum (detail/enum_names.hpp): it
+# prints a spelling from the enum's constant table, or "unknown".
 set(_constants_only
-    access_level address_class attempt_outcome auth_location delivery_attempt denial_reason errc ip_family
+    E access_level address_class attempt_outcome auth_location delivery_attempt denial_reason errc ip_family
     key_list_mode key_list_options key_source key_status key_transition key_warning_kind notice_kind
     retry_decision rotation_policy tenant_kind warning_band escaped_text one_time_secret own_key)
 

@@ -515,3 +515,49 @@ TEST_CASE("P1: a validated webhook and its outbound request escape what validati
         }
     }
 }
+
+namespace {
+
+// One enum's table, checked through both entry points: every enumerator from
+// first to last prints its to_string, and the values just outside print "unknown".
+template <class E>
+void check_enum_spellings(E first, E last, const std::vector<std::string>& expected) {
+    const auto lo = static_cast<long long>(first);
+    const auto hi = static_cast<long long>(last);
+    REQUIRE(hi - lo + 1 == static_cast<long long>(expected.size()));
+    for (long long v = lo; v <= hi; ++v) {
+        const auto e = static_cast<E>(v);
+        CHECK(keyhook::to_string(e) == expected[static_cast<std::size_t>(v - lo)]);
+        CHECK(printed(e) == expected[static_cast<std::size_t>(v - lo)]);
+    }
+    CHECK(keyhook::to_string(static_cast<E>(lo - 1)) == "unknown");
+    CHECK(printed(static_cast<E>(hi + 1)) == "unknown");
+}
+
+}  // namespace
+
+TEST_CASE("P1: every enum prints its spelling through one table; a value outside the enumerators prints unknown",
+          "[P1][S3][printing]") {
+    using namespace keyhook;
+    check_enum_spellings(key_status::active, key_status::revoked,
+                         {"Active", "Active in the future", "Expired", "Revoked"});
+    check_enum_spellings(errc::syntax_error, errc::host_failure,
+                         {"syntax_error",      "missing_member",    "wrong_type",
+                          "invalid_timestamp", "invalid_value",     "out_of_range",
+                          "not_success",       "limit_exceeded",    "invalid_utf8",
+                          "unknown_event",     "invalid_endpoint",  "forbidden_address",
+                          "invalid_header",    "invalid_parameter", "invalid_name",
+                          "invalid_key",       "invalid_period",    "invalid_group",
+                          "not_confirmed",     "invalid_signature", "timestamp_out_of_tolerance",
+                          "unauthorized",      "conflicting_keys",  "method_not_allowed",
+                          "duplicate_member",  "host_failure"});
+    check_enum_spellings(tenant_kind::shared, tenant_kind::restricted, {"shared", "private"});
+    check_enum_spellings(key_list_mode::lenient, key_list_mode::strict, {"lenient", "strict"});
+    check_enum_spellings(ip_family::v4, ip_family::v6, {"v4", "v6"});
+    // The 53 wire names keep spec 6.1's spelling at both ends of the table.
+    CHECK(to_string(static_cast<event_type>(0)) == "PlatformLogin");
+    CHECK(printed(static_cast<event_type>(event_type_count - 1)) == "EventsDataRetentionFailed");
+    CHECK(printed(static_cast<event_type>(event_type_count)) == "unknown");
+    // Compile-time, as before.
+    static_assert(to_string(key_status::active_in_future) == "Active in the future");
+}
