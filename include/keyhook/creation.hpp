@@ -277,6 +277,11 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
                                   std::string_view description, const std::vector<std::string>& groups,
                                   timestamp active_from, timestamp expire_at, const key_author& author, timestamp now);
 
+// Draws a new key (unless `own` is given, K2) and then its record's id from
+// `random`; an exception of the source, or an id equal to the key, is the error.
+[[nodiscard]] KEYHOOK_INLINE std::optional<error> draw_key_and_id(random_ref random, const secret* own,
+                                                                  secret& plaintext, std::string& id);
+
 // try_create_key's work.
 [[nodiscard]] KEYHOOK_INLINE result<created_key> create(const key_request& request, tenant_kind tenant,
                                                         random_ref random, timestamp now, const key_author& author);

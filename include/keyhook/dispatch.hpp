@@ -151,8 +151,9 @@ struct dispatcher {
 
 // Spec 4.3, 6.3, H4, H8: the requests for notification `n`, one per webhook
 // that fires, in the order of `webhooks`. Errors: the notification's Tenant is
-// not tenant.name (errc::invalid_value, path "Tenant"), or one of its fields
-// is not valid UTF-8 (errc::invalid_utf8, path the body member, such as
+// not tenant.name (errc::invalid_value, path "Tenant"), its UserAction is not
+// one of the 53 types (errc::unknown_event, path "UserAction"), or one of its
+// fields is not valid UTF-8 (errc::invalid_utf8, path the body member, such as
 // "FolderName"). Nothing fires while the tenant's switch is off.
 [[nodiscard]] KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(
     const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n);

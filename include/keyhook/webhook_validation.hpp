@@ -157,8 +157,8 @@ public:
 
     // H3: the filter admits e (an empty filter admits every type).
     [[nodiscard]] bool admits(event_type e) const noexcept {
-        const auto bit = static_cast<unsigned>(e);
-        return bit < 64 && (state_->event_mask >> bit & 1u) != 0;
+        const auto bit = static_cast<std::size_t>(e);
+        return bit < event_type_count && (state_->event_mask >> bit & 1u) != 0;
     }
 
     friend KEYHOOK_INLINE bool operator==(const validated_webhook& a, const validated_webhook& b);

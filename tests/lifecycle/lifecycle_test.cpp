@@ -304,3 +304,40 @@ TEST_CASE("K7: from now, the new period may end exactly at the last representabl
     key.expire_at += one_us;
     CHECK_FALSE(try_rotate_key(key, rotation_policy::from_now, random, now));
 }
+
+namespace {
+// A degenerate source: the same byte everywhere, so the key and the id come out equal.
+struct constant_random {
+    void operator()(unsigned char* out, std::size_t n) const {
+        for (std::size_t i = 0; i < n; ++i) out[i] = 0x42;
+    }
+};
+}  // namespace
+
+TEST_CASE("second review: a source that repeats itself cannot make the record's id the key",
+          "[M3][K1][K7][lifecycle]") {
+    const auto now = at("2024-03-02T00:00:00Z");
+    const auto created = try_create_key(test_support::request(), tenant_kind::shared, constant_random{}, now);
+    REQUIRE_FALSE(created);
+    CHECK(created.error().code == errc::host_failure);
+    CHECK(created.error().what().find("4242") == std::string::npos);
+    const auto rotated = try_rotate_key(stored_key(), rotation_policy::from_now, constant_random{}, now);
+    REQUIRE_FALSE(rotated);
+    CHECK(rotated.error().code == errc::host_failure);
+    // The other side: an ordinary source gives an id that differs from the key.
+    test_support::seeded_random random(81);
+    auto ok = try_create_key(test_support::request(), tenant_kind::shared, random, now);
+    REQUIRE(ok);
+    CHECK(ok->record.id.str() != ok->key.take()->reveal());
+}
+
+TEST_CASE("second review: a rotation that would start before the year 0001 says so", "[K7][T3][lifecycle]") {
+    test_support::seeded_random random(82);
+    const auto r = try_rotate_key(stored_key(), rotation_policy::from_now, random, min_timestamp - one_us);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::invalid_period);
+    CHECK(r.error().path == "activeFrom");
+    CHECK(r.error().message.find("before the year 0001") != std::string::npos);
+    // At the first representable instant it starts.
+    CHECK(try_rotate_key(stored_key(), rotation_policy::from_now, random, min_timestamp));
+}

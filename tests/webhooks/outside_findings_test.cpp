@@ -505,3 +505,53 @@ TEST_CASE("outside finding 18: IPv4-mapped, NAT64 and 6to4 forms take the class 
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Second review: event types cast from integers outside the 53.
+
+TEST_CASE("second review: a filter holding a value outside the 53 types is refused, never shifted into the mask",
+          "[H3][H4]") {
+    for (const int v : {53, 63, 64, 70, 255}) {
+        auto w = hook();
+        w.events = {keyhook::event_type::AddProduct, static_cast<keyhook::event_type>(v)};
+        const auto e = error_of(w);
+        CHECK(e.code == errc::unknown_event);
+        CHECK(e.path == "events[1]");
+        CHECK(e.message.find(std::to_string(v)) != std::string::npos);
+    }
+    // The other side: the last of the 53 is kept, and admits only itself.
+    auto w = hook();
+    w.events = {keyhook::event_type::EventsDataRetentionFailed};
+    const auto ok = keyhook::try_validate_webhook(w);
+    REQUIRE(ok);
+    CHECK(ok->admits(keyhook::event_type::EventsDataRetentionFailed));
+    CHECK_FALSE(ok->admits(keyhook::event_type::PlatformLogin));
+    // An empty filter admits the 53 and nothing past them.
+    const auto all = keyhook::try_validate_webhook(hook());
+    REQUIRE(all);
+    CHECK(all->admits(keyhook::event_type::EventsDataRetentionFailed));
+    CHECK_FALSE(all->admits(static_cast<keyhook::event_type>(53)));
+    CHECK_FALSE(all->admits(static_cast<keyhook::event_type>(64)));
+}
+
+TEST_CASE("second review: a notification whose event is outside the 53 types is neither written nor dispatched",
+          "[H5][H6]") {
+    keyhook::notification n;
+    n.tenant = "acme";
+    n.request_time = keyhook::parse_timestamp("2026-11-26T10:00:00Z");
+    n.user_action = static_cast<keyhook::event_type>(53);
+    const auto body = keyhook::try_notification_body(n);
+    REQUIRE_FALSE(body);
+    CHECK(body.error().code == errc::unknown_event);
+    CHECK(body.error().path == "UserAction");
+    const keyhook::tenant_settings tenant{"acme", true};
+    const auto sent = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
+    REQUIRE_FALSE(sent);
+    CHECK(sent.error().code == errc::unknown_event);
+    // The other side: the last of the 53 is written and sent.
+    n.user_action = keyhook::event_type::EventsDataRetentionFailed;
+    REQUIRE(keyhook::try_notification_body(n));
+    const auto one = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
+    REQUIRE(one);
+    CHECK(one->size() == 1);
+}

@@ -240,19 +240,32 @@ KEYHOOK_INLINE api_key new_record(std::string id, const secret& plaintext, std::
     return k;
 }
 
+KEYHOOK_INLINE std::optional<error> draw_key_and_id(random_ref random, const secret* own, secret& plaintext,
+                                                    std::string& id) {
+    try {
+        plaintext = own ? *own : secret(generate_uuid_v4(random));
+        id = generate_uuid_v4(random);
+    } catch (...) {
+        return current_host_error("random");
+    }
+    // M3: the id is printed and logged; a source that repeats itself (a
+    // constant, or one that writes nothing) would make it the key.
+    if (constant_time_equal(plaintext.reveal(), id))
+        return error{errc::host_failure,
+                     {},
+                     "the random source gave the same bytes for the key and its id; refusing a record whose id "
+                     "would show the key"};
+    return std::nullopt;
+}
+
 KEYHOOK_INLINE result<created_key> create(const key_request& request, tenant_kind tenant, random_ref random,
                                           timestamp now, const key_author& author) {
     auto errors = key_request_problems(request);
     if (!errors.empty()) return std::move(errors.front());
     const auto* own = std::get_if<own_key>(&request.method);
-    secret plaintext = own ? own->key : secret();
+    secret plaintext;
     std::string id;
-    try {
-        if (!own) plaintext = secret(generate_uuid_v4(random));
-        id = generate_uuid_v4(random);
-    } catch (...) {
-        return current_host_error("random");
-    }
+    if (auto e = draw_key_and_id(random, own ? &own->key : nullptr, plaintext, id)) return std::move(*e);
     auto record = new_record(std::move(id), plaintext, request.name, request.description, request.groups,
                              request.active_from, request.expire_at, author, now);
     return created_key{std::move(record), one_time_secret(std::move(plaintext)), advise_groups(request.groups, tenant)};

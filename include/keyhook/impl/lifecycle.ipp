@@ -124,17 +124,15 @@ KEYHOOK_INLINE result<rotated_key> rotate(const api_key& key, rotation_policy po
                      "cannot rotate a key whose period is empty or inverted (activeFrom " +
                          format_timestamp(key.active_from) + ", expireAt " + format_timestamp(key.expire_at) + ")"};
     const timestamp start = policy == rotation_policy::from_now ? now : key.expire_at;
-    if (start < min_timestamp || start > max_timestamp || max_timestamp - start < length)
+    if (start < min_timestamp)
+        return error{errc::invalid_period, std::string(member::active_from),
+                     "the rotated period would start before the year 0001"};
+    if (start > max_timestamp || max_timestamp - start < length)
         return error{errc::invalid_period, std::string(member::expire_at),
                      "the rotated period would end after the year 9999"};
     secret plaintext;
     std::string id;
-    try {
-        plaintext = secret(generate_uuid_v4(random));
-        id = generate_uuid_v4(random);
-    } catch (...) {
-        return current_host_error("random");
-    }
+    if (auto e = draw_key_and_id(random, nullptr, plaintext, id)) return std::move(*e);
     key_author who{key.user_id, author.created_by};
     if (author.user_id) who.user_id = author.user_id;
     auto record = new_record(std::move(id), plaintext, key.name, key.description.value_or(std::string()), key.groups,

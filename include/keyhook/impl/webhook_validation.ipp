@@ -276,6 +276,17 @@ KEYHOOK_INLINE std::optional<validated_webhook> webhook_validator::run(const web
     auto ep = validate_endpoint_at(w.endpoint, policy, path_member(base, "endpoint"));
     if (!ep) sink.add(ep.error().code, ep.error().path, ep.error().message);
     if (sink.done()) return std::nullopt;
+    // H3: only the 53 types; a value cast from an integer would otherwise
+    // select a bit of the event mask that no type, or another type, uses.
+    std::size_t event_index = 0;
+    for (const auto e : w.events) {
+        if (static_cast<std::size_t>(e) >= event_type_count)
+            sink.add(errc::unknown_event, path_index(path_member(base, "events"), event_index),
+                     "event type value " + std::to_string(static_cast<std::size_t>(e)) +
+                         " is not one of the 53 types of spec 6.1");
+        ++event_index;
+    }
+    if (sink.done()) return std::nullopt;
     // The count first (H2): nothing of an oversized list is looked at.
     if (w.auth.size() > max_auth_parameters)
         sink.add(errc::limit_exceeded, path_member(base, "auth"),
