@@ -28,7 +28,9 @@ struct throwing_random {
     int good = 0;
     void operator()(unsigned char* out, std::size_t n) {
         if (good-- > 0) {
-            for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<unsigned char>(i);
+            // Each good draw differs from the last (a source that repeats itself is refused, M3).
+            for (std::size_t i = 0; i < n; ++i)
+                out[i] = static_cast<unsigned char>(i + 53 * static_cast<std::size_t>(good));
             return;
         }
         switch (what) {
