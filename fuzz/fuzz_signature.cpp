@@ -146,7 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::optional<keyhook::http_headers> headers;
     if (!can_sign) {
         fuzz::check(!signed_by_keyhook && signed_by_keyhook.error().code == keyhook::errc::out_of_range &&
-                        signed_by_keyhook.error().path == "signing_secret",
+                        signed_by_keyhook.error().path == "signingSecret",
                     "signed with a key outside 24 to 64 bytes");
         if (kc::detail::valid_webhook_id(id)) {
             const std::string ts =
