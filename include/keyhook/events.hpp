@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
@@ -304,11 +305,20 @@ inline constexpr std::array<event_type, event_type_count> all_event_types_value 
 
 [[nodiscard]] KEYHOOK_INLINE event_type parse_event_type(std::string_view name);
 
+namespace detail {
+// H3: an event_type cast from an integer outside the 53 (errc::unknown_event
+// at `path`, the value named), or nothing for one of the 53. Every writer and
+// validator that takes an event_type from a host asks this.
+[[nodiscard]] KEYHOOK_INLINE std::optional<error> event_value_error(event_type e, std::string path);
+}  // namespace detail
+
 // JSON form: the wire name. Templates on the JSON type (found by ADL), as
 // nlohmann's serializer expects. Reading refuses a non-string (errc::wrong_type)
-// and an unknown name (errc::unknown_event) with keyhook::exception.
+// and an unknown name (errc::unknown_event) with keyhook::exception; writing
+// refuses a value outside the 53 the same way (it has no wire name).
 template <class Json>
 void to_json(Json& j, event_type e) {
+    if (auto bad = detail::event_value_error(e, {})) throw exception(std::move(*bad));
     j = std::string(to_string(e));
 }
 template <class Json>

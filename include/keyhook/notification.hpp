@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
@@ -67,8 +68,11 @@ KEYHOOK_INLINE void write_notification(std::string& out, const notification& n);
 // The same document as nlohmann JSON, members in order (for hosts that want to
 // edit or embed it). Dumping an ordered_json gives notification_body()'s
 // bytes. A template, so that ordered_json is instantiated only where used.
+// An event type outside the 53 is refused as try_write_notification refuses it
+// (keyhook::exception, errc::unknown_event at "UserAction").
 template <class Json>
 void to_json(Json& j, const notification& n) {
+    if (auto bad = detail::event_value_error(n.user_action, "UserAction")) throw exception(std::move(*bad));
     j = Json::object();
     j["FolderName"] = n.folder_name;
     j["ServiceName"] = n.service_name;

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "keyhook/keyhook.hpp"
 
 using keyhook::errc;

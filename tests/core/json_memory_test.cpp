@@ -10,6 +10,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "../support/counting_allocator.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_list.hpp"

@@ -1,5 +1,6 @@
 #include "keyhook/key_list.hpp"
 #include "keyhook/key_list_view.hpp"
+#include "keyhook/status.hpp"
 
 #include <catch2/catch.hpp>
 

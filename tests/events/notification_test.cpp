@@ -2,6 +2,7 @@
 #include "keyhook/received_notification.hpp"
 
 #include <catch2/catch.hpp>
+#include <date/date.h>
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -365,6 +366,61 @@ TEST_CASE("H7: unknown members ignored, missing and null ones empty, RevisionId 
     const auto empty = keyhook::parse_notification("{}");
     CHECK(empty == keyhook::received_notification{});
     CHECK(keyhook::parse_notification(R"({"Data":null,"RevisionId":"r1"})") == keyhook::received_notification{});
+}
+
+TEST_CASE("H7: unknown members are skipped, not held: a large body of them reads", "[H7][J3][J1][notification]") {
+    // An earlier reader built every unknown member into a DOM first and refused
+    // a 96 KB body of small ones under J3's memory budget.
+    std::string many = R"({"FolderName":"F")";
+    for (int i = 0; many.size() < 96 * 1024; ++i) many += ",\"u" + std::to_string(i) + "\":" + std::to_string(i);
+    many += R"(,"Data":{"FileName":"f.xlsx"}})";
+    const auto r = keyhook::try_parse_notification(many);
+    REQUIRE(r.has_value());
+    CHECK(r->folder_name == "F");
+    CHECK(r->file_name == "f.xlsx");
+
+    std::string zeros = R"({"x":[0)";
+    while (zeros.size() < 96 * 1024) zeros += ",0";
+    zeros += R"(],"Tenant":"t"})";
+    const auto z = keyhook::try_parse_notification(zeros);
+    REQUIRE(z.has_value());
+    CHECK(z->tenant == "t");
+
+    // A skipped value is still read as JSON: J1 and J2 hold inside it, with paths.
+    const auto repeated = keyhook::try_parse_notification(R"({"x":{"a":1,"b":[],"a":2},"FolderName":"F"})");
+    REQUIRE_FALSE(repeated.has_value());
+    CHECK(repeated.error().code == keyhook::errc::duplicate_member);
+    CHECK(repeated.error().path == "x.a");
+    const auto repeated_field = keyhook::try_parse_notification(R"({"FolderName":"A","FolderName":"B"})");
+    REQUIRE_FALSE(repeated_field.has_value());
+    CHECK(repeated_field.error().code == keyhook::errc::duplicate_member);
+    CHECK(repeated_field.error().path == "FolderName");
+    const auto overflow = keyhook::try_parse_notification(R"({"x":{"y":[1,2e999]}})");
+    REQUIRE_FALSE(overflow.has_value());
+    CHECK(overflow.error().code == keyhook::errc::out_of_range);
+    CHECK(overflow.error().path == "x.y[1]");
+
+    // Members are read by name at their own level only.
+    const auto nested = keyhook::parse_notification(
+        R"({"x":{"FolderName":"no","Data":{"FileName":"no"}},"Data":{"y":{"FileName":"no"},"FileName":"yes",)"
+        R"("z":[{"ServiceVersionId":"no"}],"ServiceVersionId":"v2"},"FolderName":"yes"})");
+    CHECK(nested.folder_name == "yes");
+    CHECK(nested.file_name == "yes");
+    CHECK(nested.service_version_id == "v2");
+    CHECK(nested.service_name.empty());
+}
+
+TEST_CASE("H7: malformed text is reported before a member of the wrong type", "[H7][notification]") {
+    const auto r = keyhook::try_parse_notification(R"({"FolderName":5,"x":)");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == keyhook::errc::syntax_error);
+    // Of several wrong types, the first in the order of the body's members (spec 6.2).
+    const auto two = keyhook::try_parse_notification(R"({"Data":{"FileName":1},"Tenant":true,"FolderName":[]})");
+    REQUIRE_FALSE(two.has_value());
+    CHECK(two.error().what() == "FolderName: expected a string, got array");
+    CHECK(keyhook::try_parse_notification("null").error().what() == "expected a JSON object, got null");
+    CHECK(keyhook::try_parse_notification("\"text\"").error().what() == "expected a JSON object, got string");
+    CHECK(keyhook::try_parse_notification("1").error().what() == "expected a JSON object, got number");
 }
 
 TEST_CASE("H7: an unknown UserAction is kept as sent", "[H7][H3][notification]") {

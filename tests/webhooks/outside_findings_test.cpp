@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <set>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "fuzz_common.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/notification.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/receiving.hpp"
 #include "keyhook/webhook.hpp"
@@ -554,4 +556,39 @@ TEST_CASE("second review: a notification whose event is outside the 53 types is 
     const auto one = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
     REQUIRE(one);
     CHECK(one->size() == 1);
+}
+
+TEST_CASE("second review, the class closed: no JSON writer gives an event outside the 53 a name", "[H3][H6]") {
+    // to_string says "unknown" for such a value (printing, P1), but a JSON
+    // document with "unknown" in it would not read back: writing refuses it.
+    for (const int v : {53, 64, 255}) {
+        INFO(v);
+        const auto bad = static_cast<keyhook::event_type>(v);
+        nlohmann::json j;
+        try {
+            j = bad;
+            FAIL("an event type value outside the 53 was written");
+        } catch (const keyhook::exception& e) {
+            CHECK(e.code() == errc::unknown_event);
+            CHECK(std::string(e.what()).find(std::to_string(v)) != std::string::npos);
+        }
+        // A filter holding one, as a host might write it out itself.
+        const std::set<keyhook::event_type> filter{keyhook::event_type::AddProduct, bad};
+        CHECK_THROWS_AS(nlohmann::json(filter), keyhook::exception);
+        keyhook::notification n;
+        n.user_action = bad;
+        try {
+            nlohmann::ordered_json body = n;
+            FAIL("a notification with an event type value outside the 53 was written");
+        } catch (const keyhook::exception& e) {
+            CHECK(e.code() == errc::unknown_event);
+            CHECK(e.path() == "UserAction");
+        }
+    }
+    // The other side: the first and the last of the 53 are written by name.
+    CHECK(nlohmann::json(keyhook::event_type::PlatformLogin) == "PlatformLogin");
+    CHECK(nlohmann::json(keyhook::event_type::EventsDataRetentionFailed) == "EventsDataRetentionFailed");
+    keyhook::notification n;
+    n.user_action = keyhook::event_type::EventsDataRetentionFailed;
+    CHECK(nlohmann::ordered_json(n)["UserAction"] == "EventsDataRetentionFailed");
 }

@@ -163,6 +163,19 @@ inline std::string_view json_error_reason(std::string_view what) {
     return reason;
 }
 
+// A parser's report of malformed text (nlohmann's exception text `what`, the
+// byte count `position` it gives): the 0-based offset and the reason, never the
+// input; errc::invalid_utf8 when the text is not UTF-8.
+inline error json_syntax_error(std::size_t position, std::string_view what) {
+    std::string message = "syntax error at byte " + std::to_string(position > 0 ? position - 1 : 0);
+    if (const auto reason = json_error_reason(what); !reason.empty()) {
+        message += ": ";
+        message += reason;
+    }
+    const bool utf8 = what.find("UTF-8") != std::string_view::npos;
+    return error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)};
+}
+
 // J2: a number nlohmann cannot hold (out_of_range 406, "1e400"), at `path`.
 inline error number_overflow_error(std::string path, std::string_view token) {
     return error{errc::out_of_range, std::move(path),

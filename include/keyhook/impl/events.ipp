@@ -64,4 +64,11 @@ KEYHOOK_INLINE result<event_type> try_parse_event_type(std::string_view name) {
 
 KEYHOOK_INLINE event_type parse_event_type(std::string_view name) { return try_parse_event_type(name).value(); }
 
+KEYHOOK_INLINE std::optional<error> detail::event_value_error(event_type e, std::string path) {
+    const auto value = static_cast<std::size_t>(e);
+    if (value < event_type_count) return std::nullopt;
+    return error{errc::unknown_event, std::move(path),
+                 "event type value " + std::to_string(value) + " is not one of the 53 types of spec 6.1"};
+}
+
 }  // namespace keyhook

@@ -65,14 +65,7 @@ public:
 
     bool parse_error(std::size_t position, const std::string& token, const json::exception& ex) {
         if (ex.id == 406) return fail(number_overflow_error(position_.path(), token));
-        const std::string_view what = ex.what();
-        std::string message = "syntax error at byte " + std::to_string(position > 0 ? position - 1 : 0);
-        if (const auto reason = json_error_reason(what); !reason.empty()) {
-            message += ": ";
-            message += reason;
-        }
-        const bool utf8 = what.find("UTF-8") != std::string_view::npos;
-        return fail(error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)});
+        return fail(json_syntax_error(position, ex.what()));
     }
 
     bool fail(error e) {

@@ -24,7 +24,6 @@
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/json_parser.hpp"
 #include "keyhook/error.hpp"
-#include "keyhook/json_input.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/timestamps.hpp"
 

@@ -128,10 +128,7 @@ inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM
 }  // namespace detail
 
 KEYHOOK_INLINE std::optional<error> detail::unknown_action_error(event_type e) {
-    if (static_cast<std::size_t>(e) < event_type_count) return std::nullopt;
-    return error{
-        errc::unknown_event, "UserAction",
-        "event type value " + std::to_string(static_cast<std::size_t>(e)) + " is not one of the 53 types of spec 6.1"};
+    return event_value_error(e, "UserAction");
 }
 
 KEYHOOK_INLINE result<std::size_t> try_write_notification(std::string& out, const notification& n) {

@@ -10,8 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "keyhook/detail/json_members.hpp"
-#include "keyhook/json_input.hpp"
+#include "keyhook/detail/json_parser.hpp"
 #include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 
@@ -35,6 +34,181 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notific
     return os << ')';
 }
 
+namespace detail {
+
+// H7's reader: a SAX handler that keeps the members a receiver reads and
+// skips every other value as it goes (checked for syntax, depth, J1 and J2,
+// never stored), so a body's unknown members cost no memory beyond the
+// bookkeeping of its open objects. A member of the wrong type is noted and
+// reported only once the whole body has parsed, first in the order of the
+// fields below, so that malformed text is always reported as such.
+class received_notification_reader {
+public:
+    using json = nlohmann::json;
+
+    received_notification_reader(received_notification& out, std::size_t max_depth)
+        : out_(out), max_depth_(max_depth) {}
+
+    bool null() { return scalar("null"); }
+    bool boolean(bool) { return scalar("boolean"); }
+    bool number_integer(json::number_integer_t) { return scalar("number"); }
+    bool number_unsigned(json::number_unsigned_t) { return scalar("number"); }
+    bool number_float(json::number_float_t, const json::string_t&) { return scalar("number"); }
+    bool string(json::string_t& v) {
+        if (std::string* t = target(field_)) *t = std::move(v);
+        return scalar("string");
+    }
+    bool binary(json::binary_t&) { return fail(error{errc::wrong_type, position_.path(), "binary values are not JSON"}); }
+
+    bool start_object(std::size_t) {
+        const bool opens_data = field_ == data;
+        if (position_.depth() == 0) root_is_object_ = true;
+        if (!opening(true)) return false;
+        if (opens_data) in_data_ = true;
+        return true;
+    }
+    bool start_array(std::size_t) { return opening(false); }
+
+    bool key(json::string_t& k) {
+        if (!position_.key(k))
+            return fail(error{errc::limit_exceeded, position_.path(), "member names longer than 4 GiB"});
+        field_ = none;
+        if (position_.depth() == 1 && root_is_object_)
+            field_ = find_field(k, top_begin, data + 1);
+        else if (position_.depth() == 2 && in_data_)
+            field_ = find_field(k, data + 1, field_count);
+        return true;
+    }
+
+    bool end_object() {
+        if (auto repeated = position_.close(true))
+            return fail(error{errc::duplicate_member, std::move(*repeated), "member name repeated in one object"});
+        if (position_.depth() == 1) in_data_ = false;
+        return true;
+    }
+    bool end_array() {
+        (void)position_.close(false);
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string& token, const json::exception& ex) {
+        if (ex.id == 406) return fail(number_overflow_error(position_.path(), token));
+        return fail(json_syntax_error(position, ex.what()));
+    }
+
+    bool fail(error e) {
+        if (!error_) error_ = std::move(e);
+        return false;
+    }
+
+    // The first failure: malformed text, a limit, J1 or J2 first, then a wrong type.
+    [[nodiscard]] std::optional<error> finish() {
+        if (error_) return std::move(error_);
+        for (auto& e : type_errors_)
+            if (e) return std::move(e);
+        return std::nullopt;
+    }
+
+    // The Data twins as read (empty when absent).
+    std::string product_name, engine_name, product_id;
+
+private:
+    // In the order their type errors are reported.
+    enum field : int {
+        root,
+        top_begin,
+        folder_name = top_begin,
+        service_name,
+        entity_id,
+        user_action,
+        audit_type,
+        tenant,
+        request_time_stamp,
+        data,
+        file_name,
+        service_version_id,
+        product_name_field,
+        engine_name_field,
+        product_id_field,
+        field_count,
+        none = field_count
+    };
+    static constexpr const char* names[field_count] = {
+        "",          "FolderName", "ServiceName",      "EntityId",    "UserAction",  "AuditType",
+        "Tenant",    "RequestTimeStamp", "Data",       "FileName",    "ServiceVersionId", "ProductName",
+        "EngineName", "ProductId"};
+
+    static field find_field(std::string_view k, int begin, int end) {
+        for (int f = begin; f < end; ++f)
+            if (k == names[f]) return static_cast<field>(f);
+        return none;
+    }
+
+    std::string* target(field f) {
+        switch (f) {
+            case folder_name: return &out_.folder_name;
+            case service_name: return &out_.service_name;
+            case entity_id: return &out_.entity_id;
+            case user_action: return &out_.user_action;
+            case audit_type: return &out_.audit_type;
+            case tenant: return &out_.tenant;
+            case request_time_stamp: return &out_.request_time_text;
+            case file_name: return &out_.file_name;
+            case service_version_id: return &out_.service_version_id;
+            case product_name_field: return &product_name;
+            case engine_name_field: return &engine_name;
+            case product_id_field: return &product_id;
+            default: return nullptr;
+        }
+    }
+
+    void type_error(field f, const char* expected, const char* found) {
+        if (type_errors_[f]) return;
+        std::string path = f == root ? std::string() : f <= data ? std::string(names[f]) : "Data." + std::string(names[f]);
+        type_errors_[f] = wrong_type_error(std::move(path), expected, found);
+    }
+
+    // Notes a value of JSON type `found` where the body or a member that is
+    // read expects another: null reads as "" (or no Data) and is right for
+    // every member, a string for every member but Data, an object for Data.
+    void check_type(const char* found) {
+        const std::string_view type = found;
+        if (position_.depth() == 0) {
+            if (type != "object") type_error(root, "a JSON object", found);
+        } else if (field_ == data) {
+            if (type != "null" && type != "object") type_error(data, "an object", found);
+        } else if (field_ != none) {
+            if (type != "null" && type != "string") type_error(field_, "a string", found);
+        }
+        field_ = none;
+    }
+
+    bool scalar(const char* found) {
+        check_type(found);
+        position_.value_done();
+        return true;
+    }
+
+    bool opening(bool object) {
+        check_type(object ? "object" : "array");
+        if (!position_.open(object, max_depth_))
+            return fail(
+                error{errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(max_depth_)});
+        return true;
+    }
+
+    received_notification& out_;
+    std::size_t max_depth_;
+    json_position position_;
+    field field_ = none;     // the member whose value comes next, if one that is read
+    bool root_is_object_ = false;
+    bool in_data_ = false;    // the object open at depth 2 is Data
+    std::optional<error> type_errors_[field_count];
+    std::optional<error> error_;
+};
+
+}  // namespace detail
+
 KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body, const body_limits& limits) {
     if (body.size() > limits.max_bytes)
         return error{errc::limit_exceeded,
@@ -47,61 +221,32 @@ KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_
         return error{errc::syntax_error,
                      {},
                      "expected a JSON body, syntax error at byte " + std::to_string(nul + 1) + " (a NUL byte)"};
-    // The strict reader (J1-J3): depth checked before each container opens,
-    // repeated member names and numbers out of range refused with their path.
-    json_limits strict;
-    strict.max_bytes = limits.max_bytes;
-    strict.max_depth = limits.max_depth;
-    auto parsed = try_parse_json(body, strict);
-    if (!parsed) {
-        error e = parsed.error();
-        if (e.code == errc::limit_exceeded && e.message.rfind("nested deeper", 0) == 0)
-            return error{
-                errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(limits.max_depth)};
-        // Malformed text (invalid UTF-8 included): nothing of the body is quoted.
-        if (e.code == errc::syntax_error || e.code == errc::invalid_utf8)
-            return error{errc::syntax_error, {}, "expected a JSON body, " + e.message};
-        return e;
-    }
-    nlohmann::json& j = *parsed;
-    if (!j.is_object()) return detail::wrong_type({}, "a JSON object", j);
-
     received_notification r;
-    struct member {
-        const char* key;
-        std::string* target;
+    detail::received_notification_reader reader(r, limits.max_depth);
+    try {
+        detail::run_json_parser(body, reader);
+    } catch (const nlohmann::json::exception& ex) {
+        // sax_parse reports through parse_error; a second net only.
+        reader.fail(detail::json_syntax_error(0, ex.what()));
+    }
+    if (auto e = reader.finish()) {
+        // Malformed text (invalid UTF-8 included): nothing of the body is quoted.
+        if (e->code == errc::syntax_error || e->code == errc::invalid_utf8)
+            return error{errc::syntax_error, {}, "expected a JSON body, " + e->message};
+        return std::move(*e);
+    }
+    struct twin {
+        std::string* data_member;
+        std::string* top_level;
+        const char* path;
     };
-    const member top[] = {
-        {"FolderName", &r.folder_name},
-        {"ServiceName", &r.service_name},
-        {"EntityId", &r.entity_id},
-        {"UserAction", &r.user_action},
-        {"AuditType", &r.audit_type},
-        {"Tenant", &r.tenant},
-        {"RequestTimeStamp", &r.request_time_text},
-    };
-    for (const auto& m : top)
-        if (auto e = detail::take_member_string(j, m.key, std::string(), *m.target)) return std::move(*e);
-
-    if (const auto data = j.find("Data"); data != j.end() && !data->is_null()) {
-        if (!data->is_object())
-            return error{errc::wrong_type, "Data", std::string("expected an object, got ") + data->type_name()};
-        for (const auto& m : {member{"FileName", &r.file_name}, member{"ServiceVersionId", &r.service_version_id}})
-            if (auto e = detail::take_member_string(*data, m.key, "Data", *m.target)) return std::move(*e);
-        struct twin {
-            const char* key;
-            std::string* top_level;
-        };
-        for (const auto& t : {twin{"ProductName", &r.folder_name}, twin{"EngineName", &r.service_name},
-                              twin{"ProductId", &r.entity_id}}) {
-            const auto path = detail::path_member("Data", t.key);
-            std::string value;
-            if (auto e = detail::take_member_string(*data, t.key, "Data", value)) return std::move(*e);
-            if (t.top_level->empty())
-                *t.top_level = std::move(value);
-            else if (!value.empty() && value != *t.top_level)
-                r.mismatches.push_back(path);
-        }
+    for (const auto& t : {twin{&reader.product_name, &r.folder_name, "Data.ProductName"},
+                          twin{&reader.engine_name, &r.service_name, "Data.EngineName"},
+                          twin{&reader.product_id, &r.entity_id, "Data.ProductId"}}) {
+        if (t.top_level->empty())
+            *t.top_level = std::move(*t.data_member);
+        else if (!t.data_member->empty() && *t.data_member != *t.top_level)
+            r.mismatches.emplace_back(t.path);
     }
     r.event = find_event_type(r.user_action);
     timestamp t{};

@@ -280,10 +280,10 @@ KEYHOOK_INLINE std::optional<validated_webhook> webhook_validator::run(const web
     // select a bit of the event mask that no type, or another type, uses.
     std::size_t event_index = 0;
     for (const auto e : w.events) {
-        if (static_cast<std::size_t>(e) >= event_type_count)
-            sink.add(errc::unknown_event, path_index(path_member(base, "events"), event_index),
-                     "event type value " + std::to_string(static_cast<std::size_t>(e)) +
-                         " is not one of the 53 types of spec 6.1");
+        if (static_cast<std::size_t>(e) >= event_type_count) {
+            auto bad = event_value_error(e, path_index(path_member(base, "events"), event_index));
+            sink.add(bad->code, bad->path, bad->message);
+        }
         ++event_index;
     }
     if (sink.done()) return std::nullopt;
