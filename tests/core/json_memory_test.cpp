@@ -96,6 +96,10 @@ TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][
         return keyhook::try_parse_key_list(s, o);
     };
     const std::size_t n = 200'000;
+    // The smallest members ("":0 in 5 bytes), all in one object: the J1
+    // bookkeeping of member names (a third outside review found 4.8 bytes a byte).
+    check_j3(
+        "empty names", [](std::size_t b) { return fill(R"({"x":{"":0)", "", R"(,"":0)", "}}", b); }, n, parse);
     // Finding 5: rejected elements kept an error each.
     check_j3(
         "rejected elements", [](std::size_t b) { return fill(list_head("100"), "1", ",1", "]}}", b); }, n, parse);
@@ -189,6 +193,10 @@ TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[
         n, parse);
     check_j3(
         "one long name", [](std::size_t b) { return fill(R"({"FolderName":")", "", "f", R"("})", b); }, n, parse);
+    // A third outside review: 4.8 bytes a byte for 2^k + 1 members "":0 (the
+    // repeats are refused when the object closes, after the peak).
+    check_j3(
+        "empty names", [](std::size_t b) { return fill(R"({"x":{"":0)", "", R"(,"":0)", "}}", b); }, n, parse);
 }
 
 TEST_CASE("outside finding 6: a declared pageSize never sizes an allocation the input cannot fill",
@@ -205,4 +213,24 @@ TEST_CASE("outside finding 6: a declared pageSize never sizes an allocation the 
     CHECK(huge.peak <= 4 * body("9223372036854775807").size() + allowance);
     CHECK(huge.peak < (std::size_t{1} << 20));
     REQUIRE(keyhook::try_parse_key_list(body("9223372036854775807")).has_value());
+}
+
+TEST_CASE("J3: the names of one object's 2^21 + 1 smallest members stay within 4 bytes a byte",
+          "[J3][J1][H7][L2][allocation]") {
+    // A third outside review: 8 bytes of bookkeeping a member ("":0 is 5 bytes),
+    // held twice over while the vector grew past 2^21, came to 4.8 bytes a byte.
+    std::string body = R"({"x":{"":0)";
+    body.reserve(11 * (std::size_t{1} << 20));
+    for (std::size_t i = 0; i < (std::size_t{1} << 21); ++i) body += R"(,"":0)";
+    body += "}}";
+    keyhook::body_limits limits;
+    limits.max_bytes = body.size();
+    const usage n = measure([&] { return keyhook::try_parse_notification(body, limits); });
+    INFO("notification: " << body.size() << " bytes, peak " << n.peak);
+    CHECK(n.peak <= 4 * body.size() + allowance);
+    const usage k = measure([&] { return keyhook::try_parse_key_list(body); });
+    INFO("key list: peak " << k.peak);
+    CHECK(k.peak <= 4 * body.size() + allowance);
+    // Both refuse the repeated name, with its path.
+    CHECK(keyhook::try_parse_notification(body, limits).error().path == "x[\"\"]");
 }

@@ -35,9 +35,12 @@ inline void append_member_step(std::string& path, std::string_view name) {
 }
 
 // Where a SAX handler is, for error paths, and the J1 check. Each open object
-// keeps its member names back to back in one arena; when the object closes,
-// its names are sorted once (n log n) and a repeated one is reported, then
-// dropped. Memory: the names of the open objects plus 8 bytes a member.
+// keeps its member names back to back in one arena, each after its length
+// (LEB128, one byte below 128); when the object closes, its names are sorted
+// once (n log n) and a repeated one is reported, then dropped. Memory: the
+// names of the open objects plus 5 bytes a member (a 4-byte offset and the
+// length byte), so that the smallest member, `"":0,` in 5 bytes of input, stays
+// within J3's 4 bytes a byte even while both buffers are being regrown.
 class json_position {
 public:
     // Opens a container; false when that would nest deeper than max_depth.
@@ -51,9 +54,18 @@ public:
     // names of the open objects would pass 4 GiB (offsets are 32-bit).
     bool key(std::string_view name) {
         const std::size_t at = names_.size();
-        if (at + name.size() > std::numeric_limits<std::uint32_t>::max()) return false;
+        if (name.size() > std::numeric_limits<std::uint32_t>::max() - 5 ||
+            at > std::numeric_limits<std::uint32_t>::max() - 5 - name.size())
+            return false;
+        for (std::size_t n = name.size();; n >>= 7) {
+            if (n < 0x80) {
+                names_.push_back(static_cast<char>(n));
+                break;
+            }
+            names_.push_back(static_cast<char>(0x80 | (n & 0x7F)));
+        }
         names_.append(name);
-        refs_.push_back(name_ref{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(name.size())});
+        refs_.push_back(name_ref{static_cast<std::uint32_t>(at)});
         return true;
     }
 
@@ -118,12 +130,17 @@ private:
         std::size_t refs_begin;
     };
     struct name_ref {
-        std::uint32_t offset;
-        std::uint32_t size;
+        std::uint32_t offset;  // of the name's length in names_
     };
 
     std::string_view name(const name_ref& r) const noexcept {
-        return std::string_view(names_.data() + r.offset, r.size);
+        std::size_t at = r.offset, size = 0;
+        for (unsigned shift = 0;; shift += 7) {
+            const auto byte = static_cast<unsigned char>(names_[at++]);
+            size |= static_cast<std::size_t>(byte & 0x7F) << shift;
+            if (byte < 0x80) break;
+        }
+        return std::string_view(names_.data() + at, size);
     }
 
     // The steps of the first `levels` frames: each one's member or element
@@ -174,6 +191,12 @@ inline error json_syntax_error(std::size_t position, std::string_view what) {
     }
     const bool utf8 = what.find("UTF-8") != std::string_view::npos;
     return error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)};
+}
+
+// A raw NUL byte at `offset` (0-based). JSON text never holds one, and
+// nlohmann's lexer would take it for the end of the input.
+inline error nul_byte_error(std::size_t offset) {
+    return error{errc::syntax_error, {}, "syntax error at byte " + std::to_string(offset) + ": a NUL byte"};
 }
 
 // J2: a number nlohmann cannot hold (out_of_range 406, "1e400"), at `path`.

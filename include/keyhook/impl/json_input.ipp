@@ -181,13 +181,13 @@ KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text, cons
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL.
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
-        return error{errc::syntax_error, {}, "syntax error at byte " + std::to_string(nul) + ": a NUL byte"};
+        return detail::nul_byte_error(nul);
     detail::json_dom_builder builder(limits, text.size());
     try {
         detail::run_json_parser(text, builder);
     } catch (const nlohmann::json::exception& ex) {
         // sax_parse reports through parse_error; a second net only.
-        builder.fail(error{errc::syntax_error, {}, std::string(detail::json_error_reason(ex.what()))});
+        builder.fail(detail::json_syntax_error(0, ex.what()));
     }
     return builder.finish();
 }

@@ -56,14 +56,14 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
         // nlohmann's lexer takes a NUL byte for the end of input and would ignore
         // what follows; JSON text never holds a raw NUL, so refuse it here.
         if (const auto nul = json.find('\0'); nul != std::string_view::npos) {
-            sax.syntax_error(nul + 1, " - a NUL byte is not allowed in JSON text");
+            sax.refuse(detail::nul_byte_error(nul));
             return std::make_pair(sax.finish(), std::optional<std::size_t>());
         }
         try {
             detail::run_json_parser(text, sax);
         } catch (const nlohmann::json::exception& ex) {
             // sax_parse reports through parse_error; this is a second net only.
-            sax.syntax_error(0, ex.what());
+            sax.refuse(detail::json_syntax_error(0, ex.what()));
         }
         stopped_at_overflow = sax.stopped_at_overflow();
         const auto again = sax.needs_exact_capacity();

@@ -187,7 +187,9 @@ public:
     bool start_array(std::size_t) {
         if (const auto o = enter(false); o != opened::read) return o == opened::skipped;
         switch (slot_) {
-            case slot::root: return root_not_object(kind::array);
+            case slot::root:
+                root_not_object(kind::array);
+                return skip_container(kind::array);
             case slot::result:
                 result_seen_ = true;
                 where_ = place::result;
@@ -282,7 +284,7 @@ public:
 
     bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception& ex) {
         if (ex.id != 406) {
-            syntax_error(position, ex.what());
+            fail(json_syntax_error(position, ex.what()));
             return false;
         }
         // J2: a number no double holds ("1e400"). try_parse_key_list parses again
@@ -335,21 +337,13 @@ public:
         return true;
     }
 
-    void syntax_error(std::size_t position, std::string_view what) {
-        const std::string_view reason = json_error_reason(what);  // never the input
-        // nlohmann counts the offending byte as read; report its 0-based offset.
-        std::string message = "malformed JSON at byte offset " + std::to_string(position > 0 ? position - 1 : 0);
-        if (!reason.empty()) {
-            message += ": ";
-            message += reason;
-        }
-        const bool utf8 = what.find("UTF-8") != std::string_view::npos;
-        fail(error{utf8 ? errc::invalid_utf8 : errc::syntax_error, {}, std::move(message)});
-    }
+    // A failure found outside the parse (a NUL byte, the parser's own throw).
+    void refuse(error e) { fail(std::move(e)); }
 
     // The outcome, once sax_parse has returned.
     [[nodiscard]] result<key_list_page> finish() {
         if (fatal_) return std::move(*fatal_);
+        if (root_error_) return std::move(*root_error_);
         if (!status_seen_) {
             if (status_error_) return std::move(*status_error_);
             return missing_member_error("status");
@@ -479,9 +473,11 @@ private:
         return {};
     }
 
+    // Noted, not fatal: the rest of the text is still read, so that malformed
+    // text after a root of the wrong type is reported as such.
     bool root_not_object(kind k) {
-        fail(wrong_type_error({}, "an object", kind_name(k)));
-        return false;
+        if (!root_error_) root_error_ = wrong_type_error({}, "an object", kind_name(k));
+        return true;
     }
 
     std::string_view slot_path() const noexcept {
@@ -825,7 +821,7 @@ private:
     std::string message_;      // quoted
     std::string error_code_;   // quoted, or the number
     std::optional<std::int64_t> count_, page_, page_size_;
-    std::optional<error> status_error_, envelope_error_, fatal_;
+    std::optional<error> status_error_, envelope_error_, fatal_, root_error_;
 
     // records
     std::vector<api_key> records_;

@@ -215,19 +215,19 @@ KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_
                      {},
                      "body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
                          std::to_string(limits.max_bytes)};
-    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
-    // what follows; JSON text never holds a raw NUL, so refuse it here.
-    if (const auto nul = body.find('\0'); nul != std::string_view::npos)
-        return error{errc::syntax_error,
-                     {},
-                     "expected a JSON body, syntax error at byte " + std::to_string(nul + 1) + " (a NUL byte)"};
     received_notification r;
     detail::received_notification_reader reader(r, limits.max_depth);
-    try {
-        detail::run_json_parser(body, reader);
-    } catch (const nlohmann::json::exception& ex) {
-        // sax_parse reports through parse_error; a second net only.
-        reader.fail(detail::json_syntax_error(0, ex.what()));
+    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
+    // what follows; JSON text never holds a raw NUL, so refuse it here.
+    if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
+        reader.fail(detail::nul_byte_error(nul));
+    } else {
+        try {
+            detail::run_json_parser(body, reader);
+        } catch (const nlohmann::json::exception& ex) {
+            // sax_parse reports through parse_error; a second net only.
+            reader.fail(detail::json_syntax_error(0, ex.what()));
+        }
     }
     if (auto e = reader.finish()) {
         // Malformed text (invalid UTF-8 included): nothing of the body is quoted.
