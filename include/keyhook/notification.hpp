@@ -52,12 +52,6 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notification& n)
 // as it was. Returns the number of bytes appended.
 [[nodiscard]] KEYHOOK_INLINE result<std::size_t> try_write_notification(std::string& out, const notification& n);
 
-namespace detail {
-// H6: the error for a UserAction outside the 53 types (a value cast from an
-// integer), or none; the writer and dispatch refuse such a notification alike.
-[[nodiscard]] KEYHOOK_INLINE std::optional<error> unknown_action_error(event_type e);
-}  // namespace detail
-
 // Throwing form of try_write_notification.
 KEYHOOK_INLINE void write_notification(std::string& out, const notification& n);
 

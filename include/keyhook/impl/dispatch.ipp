@@ -88,7 +88,7 @@ KEYHOOK_INLINE result<std::vector<outbound_request>> dispatcher::run(const tenan
         return error{errc::invalid_value, "Tenant",
                      "the notification is for tenant " + quote_input(n.tenant) +
                          ", but the webhooks belong to tenant " + quote_input(tenant.name)};
-    if (auto e = unknown_action_error(n.user_action)) return std::move(*e);
+    if (auto e = event_value_error(n.user_action, "UserAction")) return std::move(*e);
     std::vector<outbound_request> out;
     if (!tenant.webhooks_enabled) return out;
     // The body is written once, when the first webhook fires, and shared.

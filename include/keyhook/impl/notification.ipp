@@ -127,12 +127,9 @@ inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM
 
 }  // namespace detail
 
-KEYHOOK_INLINE std::optional<error> detail::unknown_action_error(event_type e) {
-    return event_value_error(e, "UserAction");
-}
-
 KEYHOOK_INLINE result<std::size_t> try_write_notification(std::string& out, const notification& n) {
-    if (auto e = detail::unknown_action_error(n.user_action)) return std::move(*e);
+    // H6: a UserAction outside the 53 (a cast from an integer) has no name to write.
+    if (auto e = detail::event_value_error(n.user_action, "UserAction")) return std::move(*e);
     struct field {
         std::string_view path;
         std::string_view value;
