@@ -9,30 +9,13 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
+#include "baselines.hpp"
 #include "keyhook/notification.hpp"
 #include "notifications.hpp"
 
 namespace {
 
-// What an application would write without keyhook's writer.
-std::string ordered_json_body(const keyhook::notification& n) {
-    nlohmann::ordered_json j;
-    j["FolderName"] = n.folder_name;
-    j["ServiceName"] = n.service_name;
-    j["EntityId"] = n.entity_id;
-    j["UserAction"] = std::string(keyhook::to_string(n.user_action));
-    j["AuditType"] = n.audit_type;
-    auto& data = j["Data"];
-    data["ProductName"] = n.folder_name;
-    data["EngineName"] = n.service_name;
-    data["FileName"] = n.file_name;
-    data["ProductId"] = n.entity_id;
-    data["ServiceVersionId"] = n.service_version_id;
-    j["Tenant"] = n.tenant;
-    j["RequestTimeStamp"] = keyhook::format_timestamp_millis(n.request_time);
-    j["RevisionId"] = nullptr;
-    return j.dump();
-}
+using keyhook_bench::ordered_json_body;
 
 // The two must write the same bytes (events' tests check it too; a benchmark of
 // different outputs would compare nothing).

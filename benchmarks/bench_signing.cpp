@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 
+#include "baselines_crypto.hpp"
 #include "keyhook/base64.hpp"
 #include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/signing.hpp"
@@ -36,34 +37,12 @@ std::string body_of(benchmark::State& state) { return std::string(static_cast<st
 const keyhook::timestamp now{std::chrono::seconds{1700000000}};
 constexpr const char* id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
 
-// A bare OpenSSL HMAC-SHA256: one fetched MAC and one context, made once.
-struct bare_hmac {
-    EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
-    char digest[7] = "SHA256";
-    const OSSL_PARAM params[2] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                                  OSSL_PARAM_construct_end()};
-    const std::string& key = secret().key().reveal();
-
-    bare_hmac() = default;
-    bare_hmac(const bare_hmac&) = delete;
-    bare_hmac& operator=(const bare_hmac&) = delete;
-    ~bare_hmac() {
-        EVP_MAC_CTX_free(ctx);
-        EVP_MAC_free(mac);
-    }
-    void set_key() { EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params); }
-    // `init` (re-)starts the context; then the five parts, final, base64.
+// A bare OpenSSL HMAC-SHA256 keyed with the same secret.
+struct bare_hmac : keyhook_bench::bare_hmac {
+    bare_hmac() : keyhook_bench::bare_hmac(secret().key().reveal()) {}
     template <class Init>
     void sign(Init init, std::string_view ts, std::string_view body) {
-        init();
-        for (const std::string_view part :
-             {std::string_view(id), std::string_view("."), ts, std::string_view("."), body})
-            EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(part.data()), part.size());
-        std::array<unsigned char, 32> out{};
-        std::size_t n = 0;
-        EVP_MAC_final(ctx, out.data(), &n, out.size());
-        benchmark::DoNotOptimize(keyhook::base64_encode(out.data(), n));
+        benchmark::DoNotOptimize(keyhook_bench::bare_hmac::sign(init, id, ts, body));
     }
 };
 

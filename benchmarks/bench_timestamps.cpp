@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 #include <date/date.h>
 
+#include "baselines.hpp"
 #include "generator.hpp"
 #include "keyhook/timestamps.hpp"
 
@@ -22,17 +23,7 @@ const std::vector<std::string>& inputs() {
     return v;
 }
 
-// date reads up to 9 fraction digits at nanosecond precision; flooring to
-// microseconds then gives what keyhook gives (T3 truncates).
-bool date_parse(std::istringstream& in, const std::string& s, keyhook::timestamp& out) {
-    in.clear();
-    in.str(s);
-    date::sys_time<std::chrono::nanoseconds> tp;
-    in >> date::parse("%FT%TZ", tp);
-    if (in.fail()) return false;
-    out = date::floor<std::chrono::microseconds>(tp);
-    return true;
-}
+using keyhook_bench::date_parse;
 
 // Both parsers must agree on every input, or the comparison means nothing.
 void check_agreement() {

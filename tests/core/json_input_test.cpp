@@ -43,6 +43,31 @@ TEST_CASE("J1: try_parse_json refuses a member name repeated in one object, with
     }
 }
 
+TEST_CASE("J1: objects on both sides of 32 members, with names that look alike", "[J1][json_input]") {
+    // Objects of up to 32 members are checked pair by pair, larger ones by
+    // sorting; the names differ only in bytes 1 and 3 ("a0z0b", "a0z1b", ...),
+    // so every pair agrees in length, first, middle and last byte.
+    const auto name = [](std::size_t i) {
+        return std::string{'a', static_cast<char>('0' + i / 10), 'z', static_cast<char>('0' + i % 10), 'b'};
+    };
+    for (const std::size_t n : {std::size_t{2}, std::size_t{31}, std::size_t{32}, std::size_t{33}, std::size_t{64}}) {
+        INFO(n << " members");
+        std::string distinct = "{";
+        for (std::size_t i = 0; i < n; ++i) distinct += (i > 0 ? ",\"" : "\"") + name(i) + "\":" + std::to_string(i);
+        const auto r = try_parse_json(distinct + "}");
+        REQUIRE(r);
+        CHECK(r->size() == n);
+        // The n-th member repeats the first: at 32 members in all the object
+        // is still checked pair by pair, at 33 by sorting.
+        const auto e = error_of(distinct + ",\"" + name(0) + "\":0}");
+        CHECK(e.code == errc::duplicate_member);
+        CHECK(e.path == name(0));
+        // Two repeats: the earlier second occurrence is the one reported.
+        const auto two = error_of(distinct + ",\"" + name(n - 1) + "\":0,\"" + name(0) + "\":0}");
+        CHECK(two.path == name(n - 1));
+    }
+}
+
 TEST_CASE("J1: the same name in sibling and nested objects, or in another case, is not a repeat", "[J1][json_input]") {
     for (const std::string text : {R"({"a":{"a":{"a":1}},"b":{"a":2}})", R"([{"id":1},{"id":2}])",
                                    R"({"a":1,"A":2,"a ":3})", R"({"a\u0000":1,"a":2})"}) {

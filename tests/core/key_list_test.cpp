@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <list>
@@ -605,6 +606,49 @@ TEST_CASE("J3: a pageSize below the page still keeps every record", "[J3][L2][ke
         CHECK(p->records == keys);
         CHECK(p->page_size == declared);
     }
+}
+
+TEST_CASE("J3: pages past the first block of 1,024 records keep every record in order", "[J3][L2][key_list]") {
+    // The first 1,024 records go to one block, the rest to blocks of 256 that
+    // are gathered into one vector at the end; a page of records of nearly the
+    // smallest size takes a second pass instead (json_memory_test.cpp).
+    std::vector<keyhook::api_key> keys;
+    for (int i = 0; i < 1500; ++i) keys.push_back(key_builder::numbered(static_cast<std::uint64_t>(i)).build());
+    for (const std::size_t n : {std::size_t{1023}, std::size_t{1024}, std::size_t{1025}, std::size_t{1280},
+                                std::size_t{1281}, std::size_t{1500}}) {
+        const std::vector<keyhook::api_key> page_keys(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
+        for (const std::int64_t declared : {std::int64_t{100}, static_cast<std::int64_t>(n)}) {
+            INFO(n << " records, pageSize " << declared);
+            const auto body = list_response_builder()
+                                  .add(page_keys)
+                                  .count(static_cast<std::int64_t>(n))
+                                  .page(1)
+                                  .page_size(declared)
+                                  .build();
+            const auto p = try_parse_key_list(body);
+            REQUIRE(p);
+            CHECK(p->records == page_keys);
+        }
+    }
+}
+
+TEST_CASE("J3: a page of records of nearly the smallest size keeps every record in order", "[J3][L2][key_list]") {
+    // 10,000 records of 111 bytes: gathering the blocks would pass J3's
+    // budget, so the page is read again with its exact count.
+    std::string body = R"({"status":"success","data":{"count":10000,"page":1,"pageSize":100,"result":[)";
+    for (int i = 0; i < 10000; ++i) {
+        char id[5];
+        std::snprintf(id, sizeof id, "%04d", i);
+        body += std::string(i > 0 ? "," : "") + R"({"id":")" + id +
+                R"(","name":"","status":"Active","activeFrom":"2025-01-02T00:00:00Z","expireAt":"2025-02-01T00:00:00Z"})";
+    }
+    body += "]}}";
+    const auto p = try_parse_key_list(body);
+    REQUIRE(p);
+    REQUIRE(p->records.size() == 10000);
+    CHECK(p->records.front().id.str() == "0000");
+    CHECK(p->records[5000].id.str() == "5000");
+    CHECK(p->records.back().id.str() == "9999");
 }
 
 namespace {

@@ -13,11 +13,12 @@
 
 namespace keyhook::detail {
 
-// Runs nlohmann's JSON parser (text only, no binary formats) with `sax`.
+// Runs nlohmann's JSON parser (text only, strict: nothing after the value)
+// with `sax`, through its public sax_parse.
 template <class Sax>
 void run_json_parser(std::string_view text, Sax& sax) {
-    auto input = nlohmann::detail::input_adapter(text.data(), text.data() + text.size());
-    (void)nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input)).sax_parse(&sax, true);
+    (void)nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &sax, nlohmann::json::input_format_t::json,
+                                    true);
 }
 
 }  // namespace keyhook::detail

@@ -79,7 +79,14 @@ public:
     std::optional<std::string> close(bool check_repeats) {
         std::optional<std::string> repeated;
         const frame f = frames_.back();
-        if (f.object && check_repeats && refs_.size() - f.refs_begin > 1) {
+        const std::size_t members = refs_.size() - f.refs_begin;
+        if (f.object && check_repeats && members > 1 && members <= small_object) {
+            if (const name_ref* found = first_repeat_small(f.refs_begin)) {
+                std::string p = path_of(frames_.size() - 1);
+                append_member_step(p, name(*found));
+                repeated = std::move(p);
+            }
+        } else if (f.object && check_repeats && members > 1) {
             const auto first = refs_.begin() + static_cast<std::ptrdiff_t>(f.refs_begin);
             // Sorted by name, then by position: equal names are adjacent, in order.
             std::sort(first, refs_.end(), [this](const name_ref& a, const name_ref& b) {
@@ -132,6 +139,34 @@ private:
     struct name_ref {
         std::uint32_t offset;  // of the name's length in names_
     };
+
+    // Objects of up to this many members (records, envelopes: nearly all)
+    // are checked without sorting: every pair, names compared only where a
+    // cheap signature (length, first, middle and last byte) agrees. At most
+    // 32 x 31 / 2 signature comparisons, so no input makes it slow.
+    static constexpr std::size_t small_object = 32;
+
+    static std::uint32_t signature(std::string_view n) noexcept {
+        if (n.empty()) return 0;
+        const auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(n[i])); };
+        return (static_cast<std::uint32_t>(n.size()) << 24) ^ (byte(0) << 16) ^ (byte(n.size() / 2) << 8) ^
+               byte(n.size() - 1);
+    }
+
+    // The earliest second occurrence of a name among the refs from `begin`
+    // (at most small_object of them), or null.
+    const name_ref* first_repeat_small(std::size_t begin) const noexcept {
+        std::uint32_t signatures[small_object];
+        const std::size_t n = refs_.size() - begin;
+        for (std::size_t j = 0; j < n; ++j) {
+            const std::string_view nj = name(refs_[begin + j]);
+            const std::uint32_t sj = signature(nj);
+            signatures[j] = sj;
+            for (std::size_t i = 0; i < j; ++i)
+                if (signatures[i] == sj && name(refs_[begin + i]) == nj) return &refs_[begin + j];
+        }
+        return nullptr;
+    }
 
     std::string_view name(const name_ref& r) const noexcept {
         std::size_t at = r.offset, size = 0;

@@ -43,47 +43,42 @@ KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_quer
 }
 
 KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, const key_list_options& options) {
-    // J2: where nlohmann stops at a number no double holds, such numbers are
-    // found and the text parsed again with each zeroed, so that one in a record
-    // rejects that record (see overflowing_number); ordinary input pays nothing.
+    // nlohmann's lexer takes a NUL byte for the end of input and would ignore
+    // what follows; JSON text never holds a raw NUL, so refuse it here.
+    if (const auto nul = json.find('\0'); nul != std::string_view::npos) return detail::nul_byte_error(nul);
+
+    // J2: nlohmann stops at a number no double holds. Only then are such
+    // numbers searched for, and the text read again with each zeroed, so that
+    // one inside a record rejects that record (see overflowing_number).
     std::vector<detail::overflowing_number> overflows;
     std::string zeroed;
     std::string_view text = json;
-    bool stopped_at_overflow = false;
-    const auto run = [&](std::optional<std::size_t> exact) {
+    // J3: set when the records did not fit the budget in blocks; the next
+    // pass reserves exactly this many (see needs_exact_capacity).
+    std::optional<std::size_t> exact;
+    for (;;) {
         detail::key_list_sax sax(options, json.size(), exact);
         sax.expect_overflows(&overflows);
-        // nlohmann's lexer takes a NUL byte for the end of input and would ignore
-        // what follows; JSON text never holds a raw NUL, so refuse it here.
-        if (const auto nul = json.find('\0'); nul != std::string_view::npos) {
-            sax.refuse(detail::nul_byte_error(nul));
-            return std::make_pair(sax.finish(), std::optional<std::size_t>());
-        }
         try {
             detail::run_json_parser(text, sax);
         } catch (const nlohmann::json::exception& ex) {
             // sax_parse reports through parse_error; this is a second net only.
             sax.refuse(detail::json_syntax_error(0, ex.what()));
         }
-        stopped_at_overflow = sax.stopped_at_overflow();
-        const auto again = sax.needs_exact_capacity();
-        return std::make_pair(again ? result<key_list_page>(error{}) : sax.finish(), again);
-    };
-    auto first = run(std::nullopt);
-    if (stopped_at_overflow && overflows.empty()) {
-        overflows = detail::find_overflowing_numbers(json);
-        if (!overflows.empty()) {
-            first = {result<key_list_page>(error{}), std::nullopt};
-            zeroed = detail::with_overflows_zeroed(json, overflows);
-            text = zeroed;
-            first = run(std::nullopt);
+        if (sax.stopped_at_overflow() && overflows.empty()) {
+            overflows = detail::find_overflowing_numbers(json);
+            if (!overflows.empty()) {
+                zeroed = detail::with_overflows_zeroed(json, overflows);
+                text = zeroed;
+                continue;
+            }
         }
+        if (const auto n = sax.needs_exact_capacity(); n && !exact) {
+            exact = n;
+            continue;  // this pass's records are freed before the next allocates
+        }
+        return sax.finish();
     }
-    if (!first.second) return std::move(first.first);
-    // The first pass's records are freed before the second pass allocates.
-    const std::size_t exact = *first.second;
-    first = {result<key_list_page>(error{}), std::nullopt};
-    return run(exact).first;
 }
 
 KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_list_options& options) {

@@ -365,26 +365,29 @@ public:
         p.count = *count_;
         p.page = *page_;
         p.page_size = *page_size_;
-        p.records = std::move(records_);
+        p.records = gather_records();
         p.rejected = std::move(rejected_);
         p.rejected_count = rejected_count_;
         return p;
     }
 
-    // More valid records came than the capacity planned (a pageSize lower
-    // than the page, or none before data.result): the records past it were
-    // counted, not kept, and a second pass with this exact capacity is needed.
+    // When the records could not all be kept within J3's budget (more chunks,
+    // or gathering them into one vector, would pass it: records of nearly the
+    // smallest size), they were counted, and a second pass with this exact
+    // capacity keeps them. Ordinary pages never need it.
     [[nodiscard]] std::optional<std::size_t> needs_exact_capacity() const noexcept {
-        if (fatal_ || !overflowed_) return std::nullopt;
-        return valid_records_;
+        if (fatal_) return std::nullopt;
+        if (overflowed_ || (!chunks_.empty() && over_budget(valid_records_ * sizeof(api_key)))) return valid_records_;
+        return std::nullopt;
     }
 
     // J3: the fewest bytes a record that decodes can take in the input.
     static constexpr std::size_t min_record_bytes = key_list_min_record_bytes;
-    // Pages of up to this many records are decoded in one pass; a larger one
-    // (or one larger than its pageSize) takes a second pass with the exact
-    // count, so no declared size is trusted for an allocation (finding 6).
+    // The first block of records holds at most this many, whatever pageSize
+    // declares (finding 6); records past it go to blocks of chunk_records,
+    // gathered into one vector at the end.
     static constexpr std::size_t single_pass_records = 1024;
+    static constexpr std::size_t chunk_records = 256;
     // J3: what a decode may keep besides 4 bytes per input byte.
     static constexpr std::size_t memory_allowance = std::size_t{1} << 20;
 
@@ -667,14 +670,47 @@ private:
         return kept_bytes_ + pos_.capacity_bytes() + extra > budget;
     }
 
+    // The block the next record goes to: records_, then chunks_ (no record is
+    // ever moved while the page is read). Null when a new block would pass
+    // J3's budget: the record is then counted for a second pass.
+    std::vector<api_key>* block_with_room() {
+        if (records_.size() < capacity_) return &records_;
+        if (!chunks_.empty() && chunks_.back().size() < chunks_.back().capacity()) return &chunks_.back();
+        const std::size_t bytes = chunk_records * sizeof(api_key) + sizeof(std::vector<api_key>);
+        if (exact_capacity_ || over_budget(bytes)) return nullptr;
+        if (chunks_.size() == chunks_.capacity() &&
+            over_budget(bytes + 3 * std::max<std::size_t>(chunks_.capacity(), 4) * sizeof(std::vector<api_key>)))
+            return nullptr;
+        kept_bytes_ += bytes;
+        chunks_.emplace_back().reserve(chunk_records);
+        return &chunks_.back();
+    }
+
+    // The page's records in one vector: the first block, then each chunk moved
+    // in and freed (needs_exact_capacity said the budget holds the vector).
+    std::vector<api_key> gather_records() {
+        if (chunks_.empty()) return std::move(records_);
+        std::vector<api_key> all;
+        all.reserve(valid_records_);
+        std::move(records_.begin(), records_.end(), std::back_inserter(all));
+        records_ = {};
+        for (auto& c : chunks_) {
+            std::move(c.begin(), c.end(), std::back_inserter(all));
+            c = {};
+        }
+        chunks_ = {};
+        return all;
+    }
+
     void keep_record() {
         ++valid_records_;
-        if (records_.size() >= capacity_) {
+        auto* block = overflowed_ ? nullptr : block_with_room();
+        if (block == nullptr) {
             overflowed_ = true;  // counted; the second pass keeps it
             return;
         }
         kept_bytes_ += heap_bytes(scratch_);
-        records_.push_back(std::move(scratch_));
+        block->push_back(std::move(scratch_));
         // J3 by construction: refuse an input whose records would take more.
         if (over_budget(0))
             fail(error{errc::limit_exceeded, record_path(),
@@ -824,7 +860,8 @@ private:
     std::optional<error> status_error_, envelope_error_, fatal_, root_error_;
 
     // records
-    std::vector<api_key> records_;
+    std::vector<api_key> records_;               // the first block
+    std::vector<std::vector<api_key>> chunks_;  // the blocks after it
     api_key scratch_;
     api_key* rec_ = nullptr;  // &scratch_ while a record is read
     std::vector<error> rejected_;
