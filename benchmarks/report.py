@@ -186,9 +186,17 @@ def rows_for(medians, compile_result):
         dec, dom, sax = ("BM_list_%s/%d" % (k, n) for k in ("keyhook_decode", "json_dom", "json_null_sax"))
         detail = "per record: decode %s, DOM %s, null SAX %s" % (per(medians, dec, n), per(medians, dom, n),
                                                                  per(medians, sax, n))
+        # The bounds: c08e674's ratios, which the decoder must never fall
+        # behind again (issue 20); the targets of docs/performance.md (0.40 of
+        # the DOM, 1.15 of a null SAX pass) are shown as information. At 1,000
+        # records the DOM stays in cache and the ratio says little: information.
+        r_dom, r_sax = ratio(medians, dec, dom), ratio(medians, dec, sax)
         if n != 1000:
-            rows.append(Row("decode / DOM parse, %d records" % n, ratio(medians, dec, dom), "<=", 0.40, detail))
-        rows.append(Row("decode / null SAX pass, %d records" % n, ratio(medians, dec, sax), "<=", 1.15, detail))
+            rows.append(Row("decode / DOM parse, %d records" % n, r_dom, "<=", 0.55, detail))
+        else:
+            rows.append(Row("decode / DOM parse, %d records (in cache)" % n, r_dom, "info", 0.55, detail))
+        rows.append(Row("decode / null SAX pass, %d records" % n, r_sax, "<=", 1.5, detail))
+        rows.append(Row("  target: decode / null SAX pass <= 1.15, %d records" % n, r_sax, "info", 1.15, ""))
     # 2. Timestamps: how many times faster than date::parse.
     for form in ("try_parse", "parse"):
         k = "BM_timestamp_keyhook_%s" % form
@@ -262,8 +270,9 @@ def rows_for(medians, compile_result):
         else:
             rows.append(Row(label, None, "<=", limit, ""))
     runs = compile_result["runs"] if compile_result else 0
-    compile_row("compile keyhook.hpp / nlohmann+date", "keyhook", 1.5, runs)
-    compile_row("compile keyhook.hpp, KEYHOOK_COMPILED / nlohmann+date", "keyhook_compiled", 0.3, runs)
+    # Regression guards (issue 20 item 5): the targets 1.5 and 0.3 are retired.
+    compile_row("compile keyhook.hpp / nlohmann+date", "keyhook", 2.3, runs)
+    compile_row("compile keyhook.hpp, KEYHOOK_COMPILED / nlohmann+date", "keyhook_compiled", 0.6, runs)
     for key in sorted(k for k in m if k.startswith("header:")):
         compile_row("compile %s / nlohmann+date" % key[len("header:"):], key, 1.15,
                     compile_result.get("header_runs", runs))

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -57,14 +58,23 @@ public:
         if (name.size() > std::numeric_limits<std::uint32_t>::max() - 5 ||
             at > std::numeric_limits<std::uint32_t>::max() - 5 - name.size())
             return false;
+        // The length (LEB128) and the name, in one append for the usual short name.
+        char head[16];
+        std::size_t h = 0;
         for (std::size_t n = name.size();; n >>= 7) {
             if (n < 0x80) {
-                names_.push_back(static_cast<char>(n));
+                head[h++] = static_cast<char>(n);
                 break;
             }
-            names_.push_back(static_cast<char>(0x80 | (n & 0x7F)));
+            head[h++] = static_cast<char>(0x80 | (n & 0x7F));
         }
-        names_.append(name);
+        if (name.size() <= sizeof head - h) {
+            std::memcpy(head + h, name.data(), name.size());
+            names_.append(head, h + name.size());
+        } else {
+            names_.append(head, h);
+            names_.append(name);
+        }
         refs_.push_back(name_ref{static_cast<std::uint32_t>(at)});
         return true;
     }
