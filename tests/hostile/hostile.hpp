@@ -1,6 +1,6 @@
 // The hostile-input catalogue's machinery: a row names a surface (a parser or
 // validator), an input, the exact error kind and path it must give, and the
-// rules of DECISIONS.md involved. Every error is also checked for properties
+// rules (docs/rules.md) involved. Every error is also checked for properties
 // that hold whatever the input: a bounded message that never holds a whole
 // input longer than 64 bytes (messages quote at most that much).
 #pragma once
