@@ -1,5 +1,7 @@
 // Helpers shared by the interop scripts: run a program, read its JSON lines,
-// serve HTTP on a free loopback port, fail loudly.
+// serve HTTP on a free loopback port, fail loudly, and wait on a condition
+// with a bound (docs/testing.md, "How keyhook's own tests wait"): never a
+// fixed sleep, never a look at one instant.
 "use strict";
 const { spawn } = require("child_process");
 const http = require("http");
@@ -22,8 +24,28 @@ function done() {
   process.exit(0);
 }
 
+// Milliseconds: long enough for anything a loaded 2-core machine makes slow,
+// short enough that a test that really hangs fails within its CTest TIMEOUT.
+// A test that passes never waits for it.
+const BOUND_MS = 30000;
+
+// The event's value, or `timedOut` if it has not happened within `ms`:
+// within(new Promise((r) => emitter.once("close", r)), BOUND_MS, null).
+function within(promise, ms, timedOut) {
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(() => resolve(timedOut), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// A child's exit code (or the signal that ended it) once it has exited and
+// its output is all read ("close"). Make it right after spawn, so that the
+// event cannot pass unseen; wait on it with a bound: within(closing, BOUND_MS, undefined).
+function closing(child) {
+  return new Promise((resolve) => child.once("close", (code, signal) => resolve(code === null ? signal : code)));
+}
+
 // Runs a program to its end: {code, stdout, stderr}. Killed after `limitMs`.
-function run(program, args, { input, env, limitMs = 20000 } = {}) {
+function run(program, args, { input, env, limitMs = BOUND_MS } = {}) {
   return new Promise((resolve) => {
     const child = spawn(program, args, { env: { ...process.env, ...env } });
     let stdout = "", stderr = "";
@@ -63,4 +85,4 @@ function need(path, what) {
   return path;
 }
 
-module.exports = { check, done, run, jsonLines, serve, need };
+module.exports = { BOUND_MS, check, closing, done, jsonLines, need, run, serve, within };

@@ -6,7 +6,8 @@ call of N keys on 127.0.0.1 and checks every request's headers and parameters.
 
 Writes the port it listens on to PORT_FILE, then serves until killed.
 --fail-page P answers page P with 503 the first time (retried by key_audit).
---mode: normal | unauthorized (401) | not_json | always_503 | slow (answers after 3 s)
+--mode: normal | unauthorized (401) | not_json | always_503 (each logged to stderr)
+| slow (answers after 60 s)
 | overlap (each page repeats the last record of the page before it)
 | stuck (every answer is page 1, whatever page was asked for)
 | echo (not success, its message quoting the Authorization header).
@@ -65,8 +66,10 @@ class Handler(BaseHTTPRequestHandler):
         if page < 1 or size < 1:
             return self.refuse(f"page {page} size {size}")
         if args.mode == "slow":
-            time.sleep(3)
+            time.sleep(60)
         if args.mode == "always_503":
+            sys.stderr.write(f"fake_platform: answered 503 to page {page}\n")
+            sys.stderr.flush()
             return self.send(503, "{}")
         with lock:
             if page == args.fail_page and page not in failed:
