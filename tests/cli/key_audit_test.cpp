@@ -280,7 +280,8 @@ std::size_t lines_of(const std::string& s) { return static_cast<std::size_t>(std
 
 }  // namespace
 
-TEST_CASE("outside finding 16: a partial page says what it holds of the total", "[cli][L2]") {
+// Found by the outside review of issue 11 (finding 16).
+TEST_CASE("run: a response holding part of the list says how many of the total it holds", "[cli][L2]") {
     std::vector<std::string> records;
     for (int i = 0; i < 100; ++i) records.push_back(good_record(i));
     const std::string page1 = response(250, records);
@@ -308,7 +309,8 @@ TEST_CASE("outside finding 16: a partial page says what it holds of the total", 
           "keys at 2026-11-22T12:00:00.000Z: 100 of 100 (status active); this response holds 100 of 100 keys");
 }
 
-TEST_CASE("outside finding 5: many rejected records print the first 100 and a count", "[cli][J3]") {
+// Found by the outside review of issue 11 (finding 5).
+TEST_CASE("run: of many rejected records the first 100 are printed, then a count of the rest", "[cli][J3]") {
     SECTION("100 rejected: each printed, no summary line") {
         const auto r = run({"-"}, response(100, std::vector<std::string>(100, "1")));
         CHECK(r.exit_code == key_audit::exit_bad_input);

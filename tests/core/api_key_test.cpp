@@ -311,8 +311,9 @@ std::string printed(const keyhook::api_key& k) {
 
 }  // namespace
 
-TEST_CASE("outside finding 3: a record whose masked member holds a full key never prints or writes it",
-          "[P2][M1][M3][api_key]") {
+// Found by the outside review of issue 11 (finding 3).
+TEST_CASE("P2, M3: a record whose masked member holds a full key never prints or writes it",
+          "[P2][M1][M2][M3][api_key]") {
     const std::string full_key = "9c4e1a7b-2f3d-4b8e-9a6c-1d2e3f4a5b6c";
     auto k = keyhook::api_key_from_json(full_record());
     k.masked = full_key;
@@ -331,7 +332,8 @@ TEST_CASE("outside finding 3: a record whose masked member holds a full key neve
     CHECK(json(k)["masked"] == "**********");
 }
 
-TEST_CASE("outside finding 3: a well-formed masked member is written unchanged (the other side)", "[P2][M1][api_key]") {
+// Found by the outside review of issue 11 (finding 3).
+TEST_CASE("P2: a well-formed masked member is written unchanged (the other side)", "[P2][M1][api_key]") {
     const auto k = keyhook::api_key_from_json(full_record());
     REQUIRE(k.masked == "3f2******************************b0c");
     CHECK(json(k)["masked"] == *k.masked);
@@ -339,7 +341,9 @@ TEST_CASE("outside finding 3: a well-formed masked member is written unchanged (
     CHECK(keyhook::api_key_from_json(json(k)) == k);
 }
 
-TEST_CASE("outside finding 3: CR and LF in an id or name cannot forge a log line", "[P1][api_key]") {
+// Found by the outside review of issue 11 (finding 3).
+TEST_CASE("P1: CR, LF and terminal controls in an id or name print escaped and cannot forge a log line",
+          "[P1][api_key]") {
     auto k = keyhook::api_key_from_json(full_record());
     k.id = keyhook::key_id("k1\r\n[keyhook] forged line");
     k.name = "name\n\x1b[31mred\xC2\x9B\xE2\x80\xAE";  // LF, ESC, CSI (U+009B), RLO (U+202E)

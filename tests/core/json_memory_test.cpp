@@ -199,8 +199,8 @@ TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[
         "empty names", [](std::size_t b) { return fill(R"({"x":{"":0)", "", R"(,"":0)", "}}", b); }, n, parse);
 }
 
-TEST_CASE("outside finding 6: a declared pageSize never sizes an allocation the input cannot fill",
-          "[J3][L2][allocation]") {
+// Found by the outside review of issue 11 (finding 6).
+TEST_CASE("J3: a declared pageSize never sizes an allocation the input cannot fill", "[J3][L2][allocation]") {
     // A 200 MB response of blanks under pageSize 2^63-1 died of bad_alloc; the
     // same few bytes must cost the same under either pageSize.
     const auto body = [](const char* size) {

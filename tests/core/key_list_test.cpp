@@ -107,7 +107,8 @@ TEST_CASE("L1: trailing slashes on base_url, tenant percent-encoded", "[L1][key_
           "apikeys?_page=1&_size=100&type=synthetic");
 }
 
-TEST_CASE("outside review: a tenant of \".\" or \"..\" is refused, dots inside a name are kept", "[L1][key_list]") {
+// Found by the outside review of the network programs.
+TEST_CASE("L1: a tenant of \".\" or \"..\" is refused, dots inside a name are kept", "[L1][key_list]") {
     auto q = sample_query();
     for (const char* t : {".", ".."}) {
         q.tenant = t;
@@ -427,7 +428,9 @@ TEST_CASE("J1: repeats are refused everywhere, skipped subtrees included", "[J1]
     check_repeated(one_record(R"({"a b":1,"a b":2})"), R"(data.result[0]["a b"])");
 }
 
-TEST_CASE("outside finding 8: duplicate envelope members no longer read differently from a DOM", "[J1][L2][key_list]") {
+// Found by the outside review of issue 11 (finding 8).
+TEST_CASE("J1: a repeated envelope member is refused, so the decoder and a DOM never read different values",
+          "[J1][L2][key_list]") {
     // 1. "status" success, then null: accepted before.
     check_repeated(R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[]},"status":null})",
                    "status");
@@ -494,8 +497,8 @@ TEST_CASE("J2: a number out of range anywhere names its path", "[J2][L2][key_lis
     CHECK(try_parse_key_list(one_record(R"({"x":[0,{"y":-1e308}],)" + plain_record.substr(1))));
 }
 
-TEST_CASE("outside finding hostile-2: a number no double holds rejects its record, not the page",
-          "[J2][J3][L2][key_list]") {
+// Found by the generative hostile stage (outside finding hostile-2).
+TEST_CASE("J2: a number no double holds rejects its record, not the page", "[J2][J3][L2][key_list]") {
     const std::string head = R"({"status":"success","data":{"count":4,"page":1,"pageSize":4,"result":[)";
     const std::string good = plain_record;
     // In an unknown member, in a known field, in groups, and as an element of result.
@@ -539,7 +542,8 @@ TEST_CASE("outside finding hostile-2: a number no double holds rejects its recor
     CHECK(broken.error().message.rfind("syntax error at byte " + std::to_string(at) + ":", 0) == 0);
 }
 
-TEST_CASE("outside finding 14: 1e400 names data.count and the reason, not a byte offset", "[J2][L2][key_list]") {
+// Found by the outside review of issue 11 (finding 14).
+TEST_CASE("J2: a data.count of 1e400 names its path and the reason, not a byte offset", "[J2][L2][key_list]") {
     const auto r =
         try_parse_key_list(R"({"status":"success","data":{"count":1e400,"page":1,"pageSize":1,"result":[]}})");
     REQUIRE_FALSE(r);
@@ -549,7 +553,8 @@ TEST_CASE("outside finding 14: 1e400 names data.count and the reason, not a byte
     CHECK(r.error().message.find("1e400") != std::string::npos);
 }
 
-TEST_CASE("outside finding 14: the not-success error quotes at most 64 bytes of message", "[L2][key_list]") {
+// Found by the outside review of issue 11 (finding 14).
+TEST_CASE("L2: the not-success error quotes at most 64 bytes of message", "[L2][key_list]") {
     const std::string at_limit(64, 'm');
     const auto a = try_parse_key_list(R"({"status":"failed","message":")" + at_limit + R"("})");
     REQUIRE_FALSE(a);

@@ -181,7 +181,8 @@ std::size_t visible_characters(const std::string& masked) {
 
 }  // namespace
 
-TEST_CASE("outside finding 4: each byte of an ill-formed UTF-8 sequence counts as one character and is masked",
+// Found by the outside review of issue 11 (finding 4).
+TEST_CASE("M1, M3: each byte of an ill-formed UTF-8 sequence counts as one character and is masked",
           "[M1][M2][M3][secret]") {
     for (const auto& seq : invalid_sequences()) {
         INFO(seq.what);
@@ -208,8 +209,8 @@ TEST_CASE("outside finding 4: each byte of an ill-formed UTF-8 sequence counts a
                    "abcdefghijkl") == "*ab" + std::string(7, '*') + "jkl");
 }
 
-TEST_CASE("outside finding 4: well-formed multi-byte characters at the ends stay whole (the other side)",
-          "[M1][secret]") {
+// Found by the outside review of issue 11 (finding 4).
+TEST_CASE("M1: well-formed multi-byte characters at the ends stay whole (the other side)", "[M1][secret]") {
     const std::string smile = "\xF0\x9F\x98\x80";  // U+1F600, the largest form
     const std::string key = smile + smile + smile + "abcdef" + smile + smile + smile;
     CHECK(code_point_count(key) == 12);
@@ -228,7 +229,8 @@ TEST_CASE("M1, M2: masking a masked value changes nothing", "[M1][M2][P2][secret
     }
 }
 
-TEST_CASE("outside finding 4: a signing secret held as keyhook::secret prints none of its key", "[B1][M3][secret]") {
+// Found by the outside review of issue 11 (finding 4).
+TEST_CASE("B1, M3: a signing secret held as keyhook::secret prints none of its key", "[B1][B3][M3][secret]") {
     // Svix's documented example secret (18 key bytes).
     const std::string written = "whsec_plJ3nmyCDGBKInavdOK15jsl";
     const std::string base64 = written.substr(6);

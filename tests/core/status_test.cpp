@@ -222,8 +222,9 @@ TEST_CASE("W2: warning bands print readably", "[W2][status]") {
 
 // --- outside finding 10: periods at the ends of the range ----------------------
 
-TEST_CASE("outside finding 10: a period from timestamp::min() to max() has the longest band, not an overflow",
-          "[W1][W2][status]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("W1, W2: a period from timestamp::min() to max() has the longest band, not an overflow",
+          "[W1][W2][S1][W3][status]") {
     const timestamp lo = timestamp::min(), hi = timestamp::max();
     // expireAt - activeFrom does not fit in 64 bits: it saturates (before, it
     // wrapped, and the inverted period below read as a 1-microsecond key).
@@ -244,7 +245,8 @@ TEST_CASE("outside finding 10: a period from timestamp::min() to max() has the l
     CHECK(status_at(inverted, keyhook::testing::fixed_now) == key_status::active_in_future);
 }
 
-TEST_CASE("outside finding 10: warning starts of short keys at the end of the range", "[W2][status]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("W2: warning starts of short keys at either end of the range are exact", "[W2][status]") {
     const timestamp hi = timestamp::max();
     // Each band with its period ending at the last representable instant.
     CHECK(keyhook::warning_start_for(hi - days{5}, hi) == hi - days{4});
@@ -259,7 +261,8 @@ TEST_CASE("outside finding 10: warning starts of short keys at the end of the ra
     CHECK(keyhook::warning_start_for(lo, lo + days{31}) == lo + days{23});
 }
 
-TEST_CASE("outside finding 10: expiry notices of a key spanning the whole range", "[W2][W3][status]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("W2, W3: expiry notices of a key spanning the whole range, and of its inverse", "[W2][W3][status]") {
     const timestamp lo = timestamp::min(), hi = timestamp::max();
     const auto all = keyhook::key_transitions(key_for(lo, hi));
     REQUIRE(all.size() == 3);

@@ -80,7 +80,8 @@ TEST_CASE("T2: a leap second reads as the second before it", "[T2][timestamps]")
     CHECK(format_timestamp(parse_timestamp("2016-12-31T23:59:60.5Z")) == "2016-12-31T23:59:59.500Z");
 }
 
-TEST_CASE("outside finding 9: a leap second only where the instant in UTC is 23:59:60", "[T2][timestamps]") {
+// Found by the outside review of issue 11 (finding 9).
+TEST_CASE("T2: a leap second is accepted only where the instant in UTC is 23:59:60", "[T2][timestamps]") {
     SECTION("accepted: 23:59:60 in UTC, whatever the offset that writes it") {
         CHECK(parse_timestamp("2016-12-31T23:59:60Z") == at(2016, 12, 31, 23, 59, 59));
         CHECK(parse_timestamp("2016-12-31t23:59:60z") == at(2016, 12, 31, 23, 59, 59));
@@ -279,7 +280,8 @@ TEST_CASE("T3: keyhook's civil calendar agrees with date's on every day of years
 
 // --- outside finding 10: saturating time arithmetic (T3) ---------------------
 
-TEST_CASE("outside finding 10: durations convert to microseconds saturating", "[T3][timestamps][saturating]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("T3: durations convert to microseconds saturating", "[T3][timestamps][saturating]") {
     using keyhook::detail::saturating_micros;
     using std::chrono::microseconds;
     CHECK(saturating_micros(std::chrono::seconds::max()) == microseconds::max());
@@ -299,7 +301,8 @@ TEST_CASE("outside finding 10: durations convert to microseconds saturating", "[
     CHECK(saturating_micros(date::days{3}) == std::chrono::hours{72});
 }
 
-TEST_CASE("outside finding 10: a time plus a duration stops at the ends of the range", "[T3][timestamps][saturating]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("T3: a time plus a duration stops at the ends of the range", "[T3][timestamps][saturating]") {
     using keyhook::detail::add_saturating;
     using keyhook::detail::difference_saturating;
     using keyhook::detail::sub_saturating;

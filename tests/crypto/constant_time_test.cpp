@@ -46,7 +46,8 @@ struct counted_bytes {
 
 }  // namespace
 
-TEST_CASE("outside finding 19: the comparison reads every byte, wherever the first difference is",
+// Found by the outside review of issue 11 (finding 19).
+TEST_CASE("K10, M3: the comparison reads every byte once, wherever the first difference is",
           "[M3][K10][constant_time]") {
     const std::string base(64, 'a');
     // The first difference at every position, and none at all.
@@ -73,7 +74,8 @@ TEST_CASE("outside finding 19: the comparison reads every byte, wherever the fir
     }
 }
 
-TEST_CASE("outside finding 19: constant_time_equal goes through the counted loop", "[M3][K10][constant_time]") {
+// Found by the outside review of issue 11 (finding 19).
+TEST_CASE("K10, M3: constant_time_equal and secret equality go through the counted loop", "[M3][K10][constant_time]") {
     scoped_constant_time_probe probe;
     CHECK_FALSE(keyhook::constant_time_equal("xaaaaaaaaaaaaaaa", "yaaaaaaaaaaaaaaa"));
     CHECK(keyhook::constant_time_equal("same", "same"));
@@ -86,7 +88,8 @@ TEST_CASE("outside finding 19: constant_time_equal goes through the counted loop
     CHECK(probe.counts().positions == 16 + 4 + 7 + 15);
 }
 
-TEST_CASE("outside finding 19: verification compares every signature in constant time",
+// Found by the outside review of issue 11 (finding 19).
+TEST_CASE("B1: verification compares every signature candidate with every secret in constant time",
           "[B1][M3][constant_time][signing]") {
     const auto s = kc::parse_signing_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     const auto other = kc::parse_signing_secret("whsec_" + keyhook::base64_encode(std::string(32, 'k')));
@@ -106,7 +109,8 @@ TEST_CASE("outside finding 19: verification compares every signature in constant
     CHECK(probe.counts().positions == 4 * 44);
 }
 
-TEST_CASE("outside finding 19: the receiving key checks compare in constant time", "[H7][K10][constant_time]") {
+// Found by the outside review of issue 11 (finding 19).
+TEST_CASE("H7, K10: the receiving key checks compare in constant time", "[H7][K10][constant_time]") {
     const keyhook::secret expected("5b0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36");
     http_request r{"POST", "/hook", {{"x-api-key", "Xb0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36", true}}, "{}"};
     {

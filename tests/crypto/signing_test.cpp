@@ -453,7 +453,8 @@ http_headers svix_headers(const char* id_name = "svix-id", const char* ts_name =
 }
 }  // namespace
 
-TEST_CASE("outside finding 17: Svix's documentation secret (18 bytes) verifies its delivery",
+// Found by the outside review of issue 11 (finding 17).
+TEST_CASE("B1: Svix's documentation secret (18 bytes) verifies its delivery but is no key to sign with",
           "[B1][signing][interop]") {
     const auto s = kc::try_parse_signing_secret(svix_doc_secret);
     REQUIRE(s.has_value());
@@ -499,7 +500,8 @@ TEST_CASE("B1: verification works with keys of 1 byte and of more than 64 bytes"
     CHECK(kc::parse_signing_secret(long_secret).key_size() == 72);
 }
 
-TEST_CASE("outside finding 17: the older svix-* header names are accepted when receiving", "[B1][signing][headers]") {
+// Found by the outside review of issue 11 (finding 17).
+TEST_CASE("B1: the older svix-* header names are accepted when receiving", "[B1][signing][headers]") {
     const auto s = kc::parse_signing_secret(svix_doc_secret);
     const auto now = unix_time(svix_unix);
     SECTION("any mix of the two spellings, any case") {
@@ -561,8 +563,9 @@ TEST_CASE("outside finding 17: the older svix-* header names are accepted when r
 
 // --- outside finding 10: the tolerance never overflows --------------------------
 
-TEST_CASE("outside finding 10: a tolerance of seconds::max() accepts a fresh valid signature",
-          "[B1][signing][tolerance]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("B1, T3: a tolerance of seconds::max() accepts a fresh valid signature and never overflows",
+          "[B1][T3][signing][tolerance]") {
     const auto s = kc::parse_signing_secret(kat_secret);
     const auto signed_at = unix_time(kat_unix);
     const auto huge = std::chrono::seconds::max();

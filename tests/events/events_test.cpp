@@ -1,4 +1,5 @@
 #include "keyhook/events.hpp"
+#include "keyhook/notification.hpp"
 
 #include "keyhook/detail/ascii.hpp"
 
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+using keyhook::errc;
 using keyhook::event_type;
 using keyhook::parse_event_type;
 using keyhook::try_parse_event_type;
@@ -244,4 +246,40 @@ TEST_CASE("H5: an event type reads back from its JSON form, case-sensitively", "
     };
     CHECK(code_of(nlohmann::json("addproduct")) == keyhook::errc::unknown_event);
     CHECK(code_of(nlohmann::json(3)) == keyhook::errc::wrong_type);
+}
+
+// Found by the second outside review.
+TEST_CASE("H5, H6: no JSON writer gives an event type outside the 53 a name", "[H3][H5][H6][events]") {
+    // to_string says "unknown" for such a value (printing, P1), but a JSON
+    // document with "unknown" in it would not read back: writing refuses it.
+    for (const int v : {53, 64, 255}) {
+        INFO(v);
+        const auto bad = static_cast<keyhook::event_type>(v);
+        nlohmann::json j;
+        try {
+            j = bad;
+            FAIL("an event type value outside the 53 was written");
+        } catch (const keyhook::exception& e) {
+            CHECK(e.code() == errc::unknown_event);
+            CHECK(std::string(e.what()).find(std::to_string(v)) != std::string::npos);
+        }
+        // A filter holding one, as a host might write it out itself.
+        const std::set<keyhook::event_type> filter{keyhook::event_type::AddProduct, bad};
+        CHECK_THROWS_AS(nlohmann::json(filter), keyhook::exception);
+        keyhook::notification n;
+        n.user_action = bad;
+        try {
+            nlohmann::ordered_json body = n;
+            FAIL("a notification with an event type value outside the 53 was written");
+        } catch (const keyhook::exception& e) {
+            CHECK(e.code() == errc::unknown_event);
+            CHECK(e.path() == "UserAction");
+        }
+    }
+    // The other side: the first and the last of the 53 are written by name.
+    CHECK(nlohmann::json(keyhook::event_type::PlatformLogin) == "PlatformLogin");
+    CHECK(nlohmann::json(keyhook::event_type::EventsDataRetentionFailed) == "EventsDataRetentionFailed");
+    keyhook::notification n;
+    n.user_action = keyhook::event_type::EventsDataRetentionFailed;
+    CHECK(nlohmann::ordered_json(n)["UserAction"] == "EventsDataRetentionFailed");
 }

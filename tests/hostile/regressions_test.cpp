@@ -1,5 +1,5 @@
 // Regression tests for findings of the fuzzers and of the hostile-input
-// catalogue, one test case per finding, named after it.
+// catalogue, one test case per finding, named after the behaviour it proves.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -11,7 +11,8 @@
 
 using namespace std::string_literals;
 
-TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile][H7]") {
+// Found by the hostile-input catalogue.
+TEST_CASE("H7: a notification body with bytes after a NUL is a syntax error, parsed or received", "[hostile][H7]") {
     // nlohmann's lexer ends the input at a NUL byte, so a body could carry a
     // second document after one and have it silently ignored.
     const auto body = R"({"FolderName":"a"})"
@@ -39,7 +40,9 @@ TEST_CASE("hostile finding: notification body with bytes after a NUL", "[hostile
     CHECK(received.error().code == keyhook::errc::syntax_error);
 }
 
-TEST_CASE("fuzz finding: notification body with a number too large for a double", "[hostile][H7][J2]") {
+// Found by the fuzzers.
+TEST_CASE("J2: a number too large for a double in a notification body is out_of_range at its path, parsed or received",
+          "[hostile][H7][J2]") {
     // nlohmann reports such a number with out_of_range, not parse_error; the
     // non-throwing reader let it escape (std::terminate in a receiver). J2 now
     // names the value's path and the reason (it was a syntax error without a
@@ -64,7 +67,9 @@ TEST_CASE("fuzz finding: notification body with a number too large for a double"
     CHECK(received.error().path == "x");
 }
 
-TEST_CASE("hostile finding: key list response with bytes after a NUL", "[hostile][L2]") {
+// Found by the hostile-input catalogue.
+TEST_CASE("L2: a key list response with bytes after a NUL is a syntax error that quotes none of them",
+          "[hostile][L2]") {
     // The same lexer behaviour as for notifications: a valid envelope, a NUL,
     // then anything was accepted and the rest ignored.
     const auto envelope = R"({"status":"success","data":{"count":0,"page":1,"pageSize":1,"result":[]}})"s;

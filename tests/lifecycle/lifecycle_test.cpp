@@ -268,8 +268,8 @@ TEST_CASE("record_use moves lastUsedAt forward only", "[lifecycle]") {
     CHECK(record_use(used, t + one_us).last_used_at == std::optional<timestamp>(t + one_us));
 }
 
-TEST_CASE("outside finding 10: rotating a period too long to measure is refused, not overflowed",
-          "[K7][T3][lifecycle]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("K7, T3: rotating a period too long to measure is refused, not overflowed", "[K7][T3][lifecycle]") {
     test_support::seeded_random random(81);
     auto key = stored_key();
     const auto now = at("2024-03-10T00:00:00Z");
@@ -314,7 +314,8 @@ struct constant_random {
 };
 }  // namespace
 
-TEST_CASE("second review: a source that repeats itself cannot make the record's id the key",
+// Found by the second outside review.
+TEST_CASE("K1, M3: a random source that repeats itself cannot make the record's id the key",
           "[M3][K1][K7][lifecycle]") {
     const auto now = at("2024-03-02T00:00:00Z");
     const auto created = try_create_key(test_support::request(), tenant_kind::shared, constant_random{}, now);
@@ -331,7 +332,8 @@ TEST_CASE("second review: a source that repeats itself cannot make the record's 
     CHECK(ok->record.id.str() != ok->key.take()->reveal());
 }
 
-TEST_CASE("second review: a rotation that would start before the year 0001 says so", "[K7][T3][lifecycle]") {
+// Found by the second outside review.
+TEST_CASE("K7, T3: a rotation that would start before the year 0001 says so", "[K7][T3][lifecycle]") {
     test_support::seeded_random random(82);
     const auto r = try_rotate_key(stored_key(), rotation_policy::from_now, random, min_timestamp - one_us);
     REQUIRE_FALSE(r);

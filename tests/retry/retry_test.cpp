@@ -358,8 +358,8 @@ TEST_CASE("B2: a Retry-After resolves against the response time", "[B2][retry_af
 
 // --- outside finding 10: every sum of a time and a caller's duration saturates --
 
-TEST_CASE("outside finding 10: a Retry-After delay of seconds::max() resolves to the end of time",
-          "[B2][retry_after]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("B2, T3: a Retry-After delay of seconds::max() resolves to the end of time", "[B2][T3][retry_after]") {
     CHECK(retry_after::delay(std::chrono::seconds::max()).resolve(t0) == timestamp::max());
     CHECK(retry_after::delay(std::chrono::seconds::min()).resolve(t0) == timestamp::min());
     CHECK(retry_after::delay(1s).resolve(timestamp::max()) == timestamp::max());
@@ -368,8 +368,9 @@ TEST_CASE("outside finding 10: a Retry-After delay of seconds::max() resolves to
     CHECK(retry_after::delay(2s).resolve(timestamp::max() - 1s) == timestamp::max());
 }
 
-TEST_CASE("outside finding 10: waits and caps of duration::max() plan for the end of time, never the past",
-          "[B2][retry][policy]") {
+// Found by the outside review of issue 11 (finding 10).
+TEST_CASE("B2, T3: waits and caps of duration::max() plan for the end of time, never the past",
+          "[B2][T3][retry][policy]") {
     SECTION("a wait of duration::max(), with the largest jitter") {
         retry_policy p;
         p.schedule = {duration::max()};
@@ -409,7 +410,8 @@ TEST_CASE("outside finding 10: waits and caps of duration::max() plan for the en
     }
 }
 
-TEST_CASE("outside finding 9: a Retry-After date has a leap second only at 23:59:60 GMT", "[B2][T2][retry_after]") {
+// Found by the outside review of issue 11 (finding 9).
+TEST_CASE("B2, T2: a Retry-After date has a leap second only at 23:59:60 GMT", "[B2][T2][retry_after]") {
     // GMT is UTC: the rule of T2, read as 23:59:59.
     CHECK(keyhook::parse_retry_after("Sat, 31 Dec 2016 23:59:60 GMT") ==
           retry_after::at(keyhook::parse_timestamp("2016-12-31T23:59:59Z")));

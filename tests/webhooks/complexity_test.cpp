@@ -63,7 +63,8 @@ void check_linear(std::size_t at_n, std::size_t at_10n) {
 
 }  // namespace
 
-TEST_CASE("outside finding 7: validating n webhooks whose names share a long prefix is linear", "[J3][H2]") {
+// Found by the outside review of issue 11 (finding 7).
+TEST_CASE("J3: validating n webhooks whose names share a long prefix takes linear work and memory", "[J3][H2]") {
     const std::size_t n = 2000;
     const auto small = shared_prefix_hooks(n);
     const auto large = shared_prefix_hooks(10 * n);
@@ -84,7 +85,8 @@ TEST_CASE("outside finding 7: validating n webhooks whose names share a long pre
     CHECK(r.error().message.find("webhooks[7]") != std::string::npos);
 }
 
-TEST_CASE("outside finding 7: reading webhooks from JSON and dispatching are linear", "[J3][H2][H8]") {
+// Found by the outside review of issue 11 (finding 7).
+TEST_CASE("J3: reading webhooks from JSON and dispatching to them allocate linearly", "[J3][H2][H8]") {
     const auto to_json = [](const std::vector<webhook>& list) {
         auto doc = nlohmann::json::array();
         for (const auto& w : list) {
@@ -118,7 +120,8 @@ TEST_CASE("outside finding 7: reading webhooks from JSON and dispatching are lin
     check_linear(dispatch_bytes[0], dispatch_bytes[1]);
 }
 
-TEST_CASE("outside finding 7: oversized parameters are refused at a cost that does not grow", "[J3][H2]") {
+// Found by the outside review of issue 11 (finding 7).
+TEST_CASE("J3: oversized parameters are refused at a cost that does not grow with them", "[J3][H2]") {
     const auto error_bytes = [](const webhook& w) {
         const counting_allocator::scope counter;
         const auto r = keyhook::try_validate_webhook(w);

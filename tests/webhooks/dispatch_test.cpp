@@ -1,4 +1,5 @@
 #include "keyhook/dispatch.hpp"
+#include "keyhook/notification.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,15 @@ webhook hook(std::string name, bool saved = true, keyhook::event_filter events =
     w.endpoint = "https://hooks.example.com/" + w.name;
     w.saved = saved;
     w.events = std::move(events);
+    return w;
+}
+
+// A saved webhook without a filter: "Orders" at https://hooks.example.com/in.
+webhook hook() {
+    webhook w;
+    w.name = "Orders";
+    w.endpoint = "https://hooks.example.com/in";
+    w.saved = true;
     return w;
 }
 
@@ -284,4 +294,27 @@ TEST_CASE("H8: a delivery id's JSON form is its written form", "[H8][dispatch]")
     CHECK(j == to_string(id));
     CHECK(j.get<delivery_id>() == id);
     CHECK_THROWS_AS(nlohmann::json("msg_nope").get<delivery_id>(), keyhook::exception);
+}
+
+// Found by the second outside review.
+TEST_CASE("H5, H6: a notification whose event is outside the 53 types is neither written nor dispatched",
+          "[H5][H6][H4][dispatch]") {
+    keyhook::notification n;
+    n.tenant = "acme";
+    n.request_time = keyhook::parse_timestamp("2026-11-26T10:00:00Z");
+    n.user_action = static_cast<keyhook::event_type>(53);
+    const auto body = keyhook::try_notification_body(n);
+    REQUIRE_FALSE(body);
+    CHECK(body.error().code == errc::unknown_event);
+    CHECK(body.error().path == "UserAction");
+    const keyhook::tenant_settings tenant{"acme", true};
+    const auto sent = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
+    REQUIRE_FALSE(sent);
+    CHECK(sent.error().code == errc::unknown_event);
+    // The other side: the last of the 53 is written and sent.
+    n.user_action = keyhook::event_type::EventsDataRetentionFailed;
+    REQUIRE(keyhook::try_notification_body(n));
+    const auto one = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
+    REQUIRE(one);
+    CHECK(one->size() == 1);
 }

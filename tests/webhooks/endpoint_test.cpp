@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -437,4 +440,192 @@ TEST_CASE("H1: printing an endpoint hides its query", "[H1][endpoint]") {
     CHECK(os.str() == "https://example.com/hook?token=[redacted]");  // P2: query names show, values do not
     CHECK(keyhook::validate_endpoint("https://example.com/a") == keyhook::validate_endpoint("https://example.com/a"));
     CHECK(keyhook::validate_endpoint("https://example.com/a") != keyhook::validate_endpoint("https://example.com/b"));
+}
+
+// ---------------------------------------------------------------------------
+// H1: every IANA special-purpose entry that is not globally reachable, both sides of
+// each boundary, however the address is met.
+
+namespace {
+
+struct range_row {
+    const char* below;  // nullptr at the start of the address space
+    address_class below_class;
+    const char* first;
+    const char* last;
+    address_class range;
+    const char* above;  // nullptr at the end
+    address_class above_class;
+};
+
+constexpr address_class g = address_class::global;
+constexpr address_class unspec = address_class::unspecified;
+constexpr address_class loop = address_class::loopback;
+constexpr address_class priv = address_class::private_network;
+constexpr address_class link = address_class::link_local;
+constexpr address_class cgn = address_class::carrier_grade_nat;
+constexpr address_class mcast = address_class::multicast;
+constexpr address_class ula = address_class::unique_local;
+constexpr address_class rsv = address_class::reserved;
+constexpr address_class doc = address_class::documentation;
+constexpr address_class bench = address_class::benchmarking;
+constexpr address_class special = address_class::special_purpose;
+
+const range_row v4_rows[] = {
+    {nullptr, g, "0.0.0.0", "0.255.255.255", unspec, "1.0.0.0", g},
+    {"9.255.255.255", g, "10.0.0.0", "10.255.255.255", priv, "11.0.0.0", g},
+    {"100.63.255.255", g, "100.64.0.0", "100.127.255.255", cgn, "100.128.0.0", g},
+    {"126.255.255.255", g, "127.0.0.0", "127.255.255.255", loop, "128.0.0.0", g},
+    {"169.253.255.255", g, "169.254.0.0", "169.254.255.255", link, "169.255.0.0", g},
+    {"172.15.255.255", g, "172.16.0.0", "172.31.255.255", priv, "172.32.0.0", g},
+    {"191.255.255.255", g, "192.0.0.0", "192.0.0.255", special, "192.0.1.0", g},
+    {"192.0.1.255", g, "192.0.2.0", "192.0.2.255", doc, "192.0.3.0", g},
+    {"192.88.98.255", g, "192.88.99.0", "192.88.99.255", special, "192.88.100.0", g},
+    {"192.167.255.255", g, "192.168.0.0", "192.168.255.255", priv, "192.169.0.0", g},
+    {"198.17.255.255", g, "198.18.0.0", "198.19.255.255", bench, "198.20.0.0", g},
+    {"198.51.99.255", g, "198.51.100.0", "198.51.100.255", doc, "198.51.101.0", g},
+    {"203.0.112.255", g, "203.0.113.0", "203.0.113.255", doc, "203.0.114.0", g},
+    {"223.255.255.255", g, "224.0.0.0", "239.255.255.255", mcast, "240.0.0.0", rsv},
+    {"239.255.255.255", mcast, "240.0.0.0", "255.255.255.254", rsv, "255.255.255.255", rsv},
+    {"255.255.255.254", rsv, "255.255.255.255", "255.255.255.255", rsv, nullptr, g},
+};
+
+const range_row v6_rows[] = {
+    {nullptr, g, "::", "::", unspec, "::1", loop},
+    {"::", unspec, "::1", "::1", loop, "::2", rsv},
+    // The rest of ::/8 (IPv4-compatible and unassigned forms).
+    {"::1", loop, "::2", "ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", rsv, "100::", special},
+    {"64:ff9b:0:ffff:ffff:ffff:ffff:ffff", rsv, "64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", special,
+     "64:ff9b:2::", rsv},
+    {"ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", rsv, "100::", "100::ffff:ffff:ffff:ffff", special,
+     "100:0:0:1::", special},
+    {"100::ffff:ffff:ffff:ffff", special, "100:0:0:1::", "100:0:0:1:ffff:ffff:ffff:ffff", special, "100:0:0:2::", g},
+    // 2001::/23 and the entries inside it.
+    {"2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001::", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff", special,
+     "2001:1::", special},
+    {"2001:1::", special, "2001:1::1", "2001:1::3", g, "2001:1::4", special},
+    {"2001:1:ffff:ffff:ffff:ffff:ffff:ffff", special, "2001:2::", "2001:2:0:ffff:ffff:ffff:ffff:ffff", bench,
+     "2001:2:1::", special},
+    {"2001:2:ffff:ffff:ffff:ffff:ffff:ffff", special, "2001:3::", "2001:3:ffff:ffff:ffff:ffff:ffff:ffff", g,
+     "2001:4::", special},
+    {"2001:4:111:ffff:ffff:ffff:ffff:ffff", special, "2001:4:112::", "2001:4:112:ffff:ffff:ffff:ffff:ffff", g,
+     "2001:4:113::", special},
+    {"2001:f:ffff:ffff:ffff:ffff:ffff:ffff", special, "2001:10::", "2001:1f:ffff:ffff:ffff:ffff:ffff:ffff", special,
+     "2001:20::", g},  // deprecated ORCHID
+    {"2001:1f:ffff:ffff:ffff:ffff:ffff:ffff", special, "2001:20::", "2001:2f:ffff:ffff:ffff:ffff:ffff:ffff", g,
+     "2001:30::", g},
+    {"2001:2f:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001:30::", "2001:3f:ffff:ffff:ffff:ffff:ffff:ffff", g,
+     "2001:40::", special},
+    {"2001:3f:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001:40::", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", special,
+     "2001:200::", g},
+    {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", doc,
+     "2001:db9::", g},
+    {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", doc,
+     "3fff:1000::", g},
+    {"5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", special,
+     "5f01::", g},
+    {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ula,
+     "fe00::", g},
+    {"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", link,
+     "fec0::", rsv},
+    {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", link, "fec0::", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", rsv,
+     "ff00::", mcast},
+    {"feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", rsv, "ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", mcast,
+     nullptr, g},
+};
+
+// The verdict of every way of meeting an address: classified, checked after
+// name resolution, and as an endpoint's host.
+void check_everywhere(const char* text, address_class expected) {
+    INFO(text);
+    CHECK(class_of(text) == expected);
+    const auto checked = keyhook::try_check_address(text);
+    CHECK(checked.has_value() == (expected == g));
+    if (!checked) {
+        CHECK(checked.error().code == errc::forbidden_address);
+        CHECK(checked.error().message.find(std::string(keyhook::to_string(expected))) != std::string::npos);
+    }
+    const std::string t = text;
+    const std::string url = "https://" + (t.find(':') == std::string::npos ? t : "[" + t + "]") + "/hook";
+    const auto e = keyhook::try_validate_endpoint(url);
+    CHECK(e.has_value() == (expected == g));
+    if (!e) CHECK(e.error().code == errc::forbidden_address);
+    keyhook::endpoint_policy dev;
+    dev.allow_non_global_addresses = true;
+    CHECK(keyhook::try_check_address(text, dev));
+    CHECK(keyhook::try_validate_endpoint(url, dev));
+}
+
+void check_rows(const range_row* rows, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& r = rows[i];
+        if (r.below) check_everywhere(r.below, r.below_class);
+        check_everywhere(r.first, r.range);
+        check_everywhere(r.last, r.range);
+        if (r.above) check_everywhere(r.above, r.above_class);
+    }
+}
+
+}  // namespace
+
+// Found by the outside review of issue 11 (finding 18).
+TEST_CASE("H1: every IPv4 special-purpose entry not globally reachable is refused, both sides of each boundary",
+          "[H1][address][endpoint]") {
+    check_rows(v4_rows, std::size(v4_rows));
+    // Globally reachable registry entries stay reachable.
+    for (const char* reachable : {"192.31.196.1", "192.52.193.1", "192.175.48.1", "8.8.8.8", "1.1.1.1"})
+        check_everywhere(reachable, g);
+}
+
+// Found by the outside review of issue 11 (finding 18).
+TEST_CASE("H1: every IPv6 special-purpose entry not globally reachable is refused, both sides of each boundary",
+          "[H1][address][endpoint]") {
+    check_rows(v6_rows, std::size(v6_rows));
+    for (const char* reachable : {"2620:4f:8000::1", "2606:4700:4700::1111", "2001:4860:4860::8888"})
+        check_everywhere(reachable, g);
+    // IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4 2002::/16: by the
+    // embedded IPv4 address, whose first and last are refused themselves.
+    for (const char* outside :
+         {"::fffe:ffff:ffff", "::1:0:0:0", "64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", "64:ff9b::1:0:0"})
+        check_everywhere(outside, rsv);  // the rest of ::/8
+    for (const char* first : {"::ffff:0.0.0.0", "64:ff9b::", "2002::"}) check_everywhere(first, unspec);
+    for (const char* last : {"::ffff:255.255.255.255", "64:ff9b::ffff:ffff", "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff"})
+        check_everywhere(last, rsv);
+    check_everywhere("2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g);
+    check_everywhere("2003::", g);
+    check_everywhere("2001:1::2", g);         // TURN anycast
+    check_everywhere("2001::1", special);     // Teredo
+    check_everywhere("2001:1::5", special);   // 2001:1::/32 besides its three anycast addresses
+    check_everywhere("64:ff9b::808:808", g);  // NAT64 of a public address
+    check_everywhere("2002:808:808::1", g);   // 6to4 of a public address
+    check_everywhere("::ffff:8.8.8.8", g);    // IPv4-mapped public address
+}
+
+// Found by the outside review of issue 11 (finding 18).
+TEST_CASE("H1: IPv4-mapped, NAT64 and 6to4 forms of every IPv4 boundary address take its class", "[H1][address]") {
+    for (const auto& r : v4_rows) {
+        for (const char* text : {r.below, r.first, r.last, r.above}) {
+            if (!text) continue;
+            const auto v4 = keyhook::parse_ip_address(text);
+            const auto expected = keyhook::classify_address(v4);
+            std::array<std::uint8_t, 16> mapped{}, nat64{}, six_to_four{};
+            mapped[10] = mapped[11] = 0xFF;
+            nat64[1] = 0x64;
+            nat64[2] = 0xFF;
+            nat64[3] = 0x9B;
+            six_to_four[0] = 0x20;
+            six_to_four[1] = 0x02;
+            for (std::size_t k = 0; k < 4; ++k) {
+                mapped[12 + k] = nat64[12 + k] = v4.octets[k];
+                six_to_four[2 + k] = v4.octets[k];
+            }
+            six_to_four[15] = 1;  // the host part does not matter
+            INFO(text);
+            CHECK(keyhook::classify_address(keyhook::ip_address::v6(mapped)) == expected);
+            CHECK(keyhook::classify_address(keyhook::ip_address::v6(nat64)) == expected);
+            CHECK(keyhook::classify_address(keyhook::ip_address::v6(six_to_four)) == expected);
+            const auto as_text = keyhook::to_string(keyhook::ip_address::v6(nat64));
+            CHECK(keyhook::try_check_address(as_text).has_value() == (expected == g));
+        }
+    }
 }

@@ -2,6 +2,9 @@
 #include "keyhook/webhook_validation.hpp"
 #include "keyhook/webhook_json.hpp"
 #include "keyhook/base64.hpp"
+#include "keyhook/receiving.hpp"
+
+#include "fuzz_common.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -44,6 +47,27 @@ keyhook::error auth_error(const auth_parameter& p) {
     const auto r = try_validate_webhook(w);
     REQUIRE_FALSE(r);
     return r.error();
+}
+
+// sample_webhook() at another endpoint.
+webhook hook(std::string endpoint = "https://hooks.example.com/in") {
+    webhook w;
+    w.name = "Orders";
+    w.endpoint = std::move(endpoint);
+    w.saved = true;
+    return w;
+}
+
+// The error of validating w, which must fail.
+keyhook::error error_of(const webhook& w) {
+    const auto r = keyhook::try_validate_webhook(w);
+    REQUIRE_FALSE(r);
+    return r.error();
+}
+
+// What a receiver applying H7 answers to the request a configuration sends.
+keyhook::result<keyhook::presented_key> received_key(const std::string& url, const keyhook::http_headers& headers) {
+    return keyhook::try_extract_api_key(keyhook::http_request{"POST", url, headers, "{}"});
 }
 
 }  // namespace
@@ -432,4 +456,315 @@ TEST_CASE("B1: a signing secret is checked when the webhook is validated", "[B1]
     REQUIRE_FALSE(bad);
     CHECK(bad.error().code == keyhook::errc::invalid_value);
     CHECK(bad.error().what().find("not base64!") == std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// H2's policy limits, checked before anything is built (J3).
+
+// Found by the outside review of issue 11 (finding 7).
+TEST_CASE("H2: at most 32 authentication parameters, counted before any is read", "[H2][J3][webhook]") {
+    auto w = hook();
+    for (int i = 0; i < 32; ++i) w.auth.push_back(header("x-p" + std::to_string(i), "v"));
+    CHECK(keyhook::try_validate_webhook(w));
+    w.auth.push_back(header("x-p32", "v"));
+    const auto e = error_of(w);
+    CHECK(e.code == errc::limit_exceeded);
+    CHECK(e.path == "auth");
+    CHECK(e.message.find("33") != std::string::npos);
+    // 100,000 parameters: refused on the count, so no parameter is looked at
+    // (a broken one far down does not change the error).
+    w.auth.assign(100000, header("x-same", "v"));
+    w.auth.back() = header("bad name", "v");
+    const auto big = error_of(w);
+    CHECK(big.code == errc::limit_exceeded);
+    CHECK(big.path == "auth");
+    // Read from JSON: refused before the elements are read (they are not even objects).
+    auto doc = nlohmann::json::parse(R"({"name": "A", "endpoint": "https://a.example.com/", "saved": true})");
+    doc["auth"] = nlohmann::json::array();
+    for (int i = 0; i < 33; ++i) doc["auth"].push_back(1);
+    const auto read = keyhook::try_webhook_from_json(doc);
+    REQUIRE_FALSE(read);
+    CHECK(read.error().code == errc::limit_exceeded);
+    CHECK(read.error().path == "auth");
+    doc["auth"].erase(32);
+    const auto read32 = keyhook::try_webhook_from_json(doc);
+    REQUIRE_FALSE(read32);
+    CHECK(read32.error().code == errc::wrong_type);  // 32 elements: read, and the first is not an object
+    CHECK(read32.error().path == "auth[0]");
+}
+
+// Found by the outside review of issue 11 (finding 7).
+TEST_CASE("H2: a parameter name of at most 128 bytes, a value of at most 4096 bytes, never quoted",
+          "[H2][J3][webhook]") {
+    for (const auto in : {auth_location::header, auth_location::query}) {
+        INFO(keyhook::to_string(in));
+        auto w = hook();
+        w.auth = {auth_parameter{in, std::string(128, 'n'), secret(std::string(4096, 'v'))}};
+        CHECK(keyhook::try_validate_webhook(w));
+        w.auth = {auth_parameter{in, std::string(129, 'n'), secret("v")}};
+        auto e = error_of(w);
+        CHECK(e.code == errc::limit_exceeded);
+        CHECK(e.path == "auth[0].name");
+        w.auth = {auth_parameter{in, "x-key", secret(std::string(4097, 'v'))}};
+        e = error_of(w);
+        CHECK(e.code == errc::limit_exceeded);
+        CHECK(e.path == "auth[0].value");
+        CHECK(e.message.find("vvvv") == std::string::npos);  // a value is a secret: never quoted
+        // 10 MB: the same error, and no 10 MB URL.
+        w.auth = {auth_parameter{in, "x-key", secret(std::string(10 << 20, 'v'))}};
+        e = error_of(w);
+        CHECK(e.code == errc::limit_exceeded);
+        CHECK(e.path == "auth[0].value");
+    }
+}
+
+// Found by the outside review of issue 11 (finding 7).
+TEST_CASE("H2: the final URL, as encoded, is at most 8192 bytes; headers do not count", "[H2][J3][webhook]") {
+    // 28 bytes of endpoint, then "?a=" + 4096 and "&b=" + the rest.
+    auto w = hook();
+    REQUIRE(w.endpoint.size() == 28);
+    w.auth = {query("a", std::string(4096, 'x')), query("b", std::string(8192 - 28 - 6 - 4096, 'y'))};
+    const auto ok = keyhook::try_validate_webhook(w);
+    REQUIRE(ok);
+    CHECK(ok->target_url().size() == 8192);
+    w.auth[1] = query("b", std::string(8192 - 28 - 6 - 4096 + 1, 'y'));
+    auto e = error_of(w);
+    CHECK(e.code == errc::limit_exceeded);
+    CHECK(e.path == "auth");
+    CHECK(e.message.find("8193") != std::string::npos);
+    // The encoded length counts: each space becomes %20.
+    w.auth = {query("a", std::string(2721, ' '))};  // 28 + 3 + 8163 = 8194
+    e = error_of(w);
+    CHECK(e.code == errc::limit_exceeded);
+    w.auth = {query("a", std::string(2720, ' '))};  // 28 + 3 + 8160 = 8191
+    CHECK(keyhook::try_validate_webhook(w));
+    // Headers do not count towards the URL.
+    w.auth = {header("x-a", std::string(4096, 'x')), header("x-b", std::string(4096, 'y')),
+              header("x-c", std::string(4096, 'z'))};
+    CHECK(keyhook::try_validate_webhook(w));
+}
+
+// ---------------------------------------------------------------------------
+// H2 and H7: a configuration whose deliveries H7 would always refuse is refused.
+
+// Found by the outside review of issue 11 (finding 11).
+TEST_CASE("H2, H7: an endpoint's api_key and a different parameter key are refused, as a receiver refuses them",
+          "[H2][H7][webhook]") {
+    struct row {
+        const char* endpoint;
+        auth_parameter param;
+        const char* expected_path;  // nullptr: accepted
+    };
+    const row rows[] = {
+        // Different keys: H7 refuses every delivery, so validation refuses the configuration.
+        {"https://h.example.com/in?api_key=old", query("api_key", "new"), "auth[0].value"},
+        {"https://h.example.com/in?api_key=old", header("x-api-key", "new"), "auth[0].value"},
+        {"https://h.example.com/in?api_key=old", header("X-API-Key", "new"), "auth[0].value"},
+        {"https://h.example.com/in?a=1&api_key=old&b=2", header("x-api-key", "new"), "auth[0].value"},
+        {"https://h.example.com/in?api%5Fkey=old", header("x-api-key", "new"), "auth[0].value"},  // decoded name
+        {"https://h.example.com/in?api_key=a+b", header("x-api-key", "a+b"), "auth[0].value"},    // '+' is a space
+        // The same key: H7 accepts both present and equal.
+        {"https://h.example.com/in?api_key=same", query("api_key", "same"), nullptr},
+        {"https://h.example.com/in?api_key=same", header("x-api-key", "same"), nullptr},
+        {"https://h.example.com/in?api_key=a+b", header("x-api-key", "a b"), nullptr},
+        {"https://h.example.com/in?api_key=%2F%20", query("api_key", "/ "), nullptr},
+        // No key in the endpoint (an empty one counts as none), or other names.
+        {"https://h.example.com/in?api_key=", header("x-api-key", "new"), nullptr},
+        {"https://h.example.com/in?api_key", header("x-api-key", "new"), nullptr},
+        {"https://h.example.com/in?API_KEY=old", query("api_key", "new"), nullptr},
+        {"https://h.example.com/in?api_key=old", query("API_KEY", "new"), nullptr},
+        {"https://h.example.com/in?api_key=old", header("x-api-key2", "new"), nullptr},
+        {"https://h.example.com/in?api_key=old", header("api_key", "new"), nullptr},
+    };
+    for (const auto& r : rows) {
+        INFO(r.endpoint << " + " << r.param.in << ' ' << r.param.name);
+        auto w = hook(r.endpoint);
+        w.auth = {r.param};
+        const auto v = keyhook::try_validate_webhook(w);
+        // What a receiver says about the request this configuration sends.
+        std::string url = r.endpoint;
+        keyhook::http_headers headers;
+        if (r.param.in == auth_location::query)
+            keyhook::append_query_parameter(url, r.param.name, r.param.value.reveal());
+        else
+            headers.push_back({r.param.name, r.param.value.reveal(), true});
+        const auto received = received_key(url, headers);
+        if (r.expected_path) {
+            REQUIRE_FALSE(v);
+            CHECK(v.error().code == errc::conflicting_keys);
+            CHECK(v.error().path == r.expected_path);
+            CHECK(v.error().message.find("old") == std::string::npos);  // keys are never quoted
+            CHECK(v.error().message.find("new") == std::string::npos);
+            REQUIRE_FALSE(received);
+            CHECK(received.error().code == errc::conflicting_keys);
+        } else {
+            REQUIRE(v);
+            CHECK(v->target_url() == url);
+            CHECK(received_key(v->target_url(), v->headers()));  // what it sends is accepted
+        }
+    }
+}
+
+// Found by the outside review of issue 11 (finding 11).
+TEST_CASE("H2, H7: every key a delivery carries must agree, the endpoint's own included", "[H2][H7][webhook]") {
+    // A header and a query parameter of the configuration itself.
+    auto w = hook();
+    w.auth = {header("x-api-key", "one"), query("api_key", "two")};
+    auto e = error_of(w);
+    CHECK(e.code == errc::conflicting_keys);
+    CHECK(e.path == "auth[1].value");
+    CHECK(e.message.find("auth[0]") != std::string::npos);
+    w.auth = {header("x-api-key", "one"), query("api_key", "one")};
+    const auto v = keyhook::try_validate_webhook(w);
+    REQUIRE(v);
+    const auto k = received_key(v->target_url(), v->headers());
+    REQUIRE(k);
+    CHECK(k->source == keyhook::key_source::header_and_query);
+    // An endpoint whose own query disagrees with itself.
+    w = hook("https://h.example.com/in?api_key=a&api_key=b");
+    e = error_of(w);
+    CHECK(e.code == errc::conflicting_keys);
+    CHECK(e.path == "endpoint");
+    CHECK(keyhook::try_validate_webhook(hook("https://h.example.com/in?api_key=a&api_key=a")));
+    // In a list, the path names the element.
+    auto bad = hook("https://h.example.com/in?api_key=old");
+    bad.name = "second";
+    bad.auth = {header("x-api-key", "new")};
+    const auto list = keyhook::try_validate_webhooks({hook(), bad});
+    REQUIRE_FALSE(list);
+    CHECK(list.error().path == "webhooks[1].auth[0].value");
+}
+
+// Found by the outside review of issue 11 (finding 11).
+TEST_CASE("H2, H8: query values are percent-encoded, join an existing query and read back as given",
+          "[H2][H8][webhook]") {
+    auto w = hook("https://h.example.com/in?source=keyhook");
+    w.auth = {query("api_key", "k live/7Qz+9xY=="), query("tenant id", "a&b=c")};
+    const auto v = keyhook::validate_webhook(w);
+    CHECK(v.target_url() ==
+          "https://h.example.com/in?source=keyhook&api_key=k%20live%2F7Qz%2B9xY%3D%3D"
+          "&tenant%20id=a%26b%3Dc");
+    CHECK(keyhook::find_query_parameter(v.target_url(), "source") == "keyhook"s);
+    CHECK(keyhook::find_query_parameter(v.target_url(), "api_key") == "k live/7Qz+9xY=="s);
+    CHECK(keyhook::find_query_parameter(v.target_url(), "tenant id") == "a&b=c"s);
+    const auto k = received_key(v.target_url(), v.headers());
+    REQUIRE(k);
+    CHECK(k->key.reveal() == "k live/7Qz+9xY==");
+}
+
+// ---------------------------------------------------------------------------
+// H2: the headers an auth parameter may not set.
+
+// Found by the outside review of issue 11 (finding 12).
+TEST_CASE("H2: framing, hop-by-hop, connection-control and signing headers are refused in any case",
+          "[H2][B1][webhook]") {
+    const char* const refused[] = {"Host",
+                                   "Content-Length",
+                                   "Content-Type",
+                                   "Transfer-Encoding",
+                                   "Connection",
+                                   "Keep-Alive",
+                                   "Upgrade",
+                                   "TE",
+                                   "Trailer",
+                                   "Expect",
+                                   "Proxy-Connection",
+                                   "Proxy-Authorization",
+                                   "webhook-id",
+                                   "webhook-timestamp",
+                                   "webhook-signature",
+                                   "svix-id",
+                                   "svix-timestamp",
+                                   "svix-signature"};
+    for (const std::string name : refused) {
+        std::string lower = name, upper = name;
+        for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        for (auto& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+        for (const auto& spelled : {name, lower, upper}) {
+            INFO(spelled);
+            auto w = hook();
+            w.auth = {header("x-api-key", "key"), header(spelled, "h2c")};
+            const auto e = error_of(w);
+            CHECK(e.code == errc::invalid_header);
+            CHECK(e.path == "auth[1].name");
+            // A query parameter of that name is no header: allowed.
+            w.auth = {query(spelled, "v")};
+            CHECK(keyhook::try_validate_webhook(w));
+        }
+    }
+    // Near misses are ordinary names.
+    auto w = hook();
+    w.auth = {header("TEs", "v"),         header("Upgrade-Insecure-Requests", "1"), header("X-Expect", "v"),
+              header("Keep-Alive2", "v"), header("Proxy-Authorizations", "v"),      header("svix-ids", "v"),
+              header("Trailers", "v"),    header("X-Forwarded-Host", "v")};
+    CHECK(keyhook::try_validate_webhook(w));
+}
+
+// Found by the outside review of issue 11 (finding 12).
+TEST_CASE("H2: CR, LF or NUL cannot smuggle a second header into a header name or value", "[H2][webhook]") {
+    for (const auto& bad : {"\r"s, "\n"s, "\0"s}) {
+        auto w = hook();
+        w.auth = {header("Upgrade" + bad, "h2c")};
+        CHECK(error_of(w).code == errc::invalid_header);
+        w.auth = {header("x-other", "a" + bad + "Upgrade: h2c")};
+        CHECK(error_of(w).code == errc::invalid_header);
+        w.auth = {header("x-other", "ok")};
+        CHECK(keyhook::try_validate_webhook(w));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// P1: errors quote at most 64 bytes of input, as the fuzzers' property reads them (fuzz_common.hpp).
+
+// Found by the outside review of issue 11 (finding 15).
+TEST_CASE("P1: a long header name of backslashes is quoted shortened, and the fuzzers' whole-quote check tells so",
+          "[H2][P1][webhook]") {
+    // fuzz_dispatch's input: a 70-byte header name of backslashes. Its quote
+    // holds 64 of them, escaped as 128 bytes, which contain the raw 70.
+    const std::string name(70, '\\');
+    auto w = hook();
+    w.auth = {header(name, "v")};
+    const auto e = error_of(w);
+    CHECK(e.code == errc::invalid_header);
+    CHECK(e.message.find(name) != std::string::npos);  // the old property fired on this
+    CHECK_FALSE(fuzz::quotes_whole(e, name));
+    // The property still fires on a string quoted whole, escaped or not.
+    const std::string plain(65, 'a');
+    CHECK(fuzz::quotes_whole(keyhook::error{errc::invalid_value, "", "got \"" + plain + "\""}, plain));
+    const std::string slashes(65, '\\');
+    CHECK(fuzz::quotes_whole(
+        keyhook::error{errc::invalid_value, "", "got " + keyhook::detail::quote_input(slashes, 65)}, slashes));
+    CHECK_FALSE(fuzz::quotes_whole(
+        keyhook::error{errc::invalid_value, "", "got " + keyhook::detail::quote_input(slashes)}, slashes));
+    CHECK_FALSE(
+        fuzz::quotes_whole(keyhook::error{errc::invalid_value, "", std::string(64, 'a')}, std::string(64, 'a')));
+}
+
+// ---------------------------------------------------------------------------
+// H3: event types cast from integers outside the 53.
+
+// Found by the second outside review.
+TEST_CASE("H3, H4: a filter holding a value outside the 53 types is refused, never shifted into the mask",
+          "[H3][H4][webhook]") {
+    for (const int v : {53, 63, 64, 70, 255}) {
+        auto w = hook();
+        w.events = {keyhook::event_type::AddProduct, static_cast<keyhook::event_type>(v)};
+        const auto e = error_of(w);
+        CHECK(e.code == errc::unknown_event);
+        CHECK(e.path == "events[1]");
+        CHECK(e.message.find(std::to_string(v)) != std::string::npos);
+    }
+    // The other side: the last of the 53 is kept, and admits only itself.
+    auto w = hook();
+    w.events = {keyhook::event_type::EventsDataRetentionFailed};
+    const auto ok = keyhook::try_validate_webhook(w);
+    REQUIRE(ok);
+    CHECK(ok->admits(keyhook::event_type::EventsDataRetentionFailed));
+    CHECK_FALSE(ok->admits(keyhook::event_type::PlatformLogin));
+    // An empty filter admits the 53 and nothing past them.
+    const auto all = keyhook::try_validate_webhook(hook());
+    REQUIRE(all);
+    CHECK(all->admits(keyhook::event_type::EventsDataRetentionFailed));
+    CHECK_FALSE(all->admits(static_cast<keyhook::event_type>(53)));
+    CHECK_FALSE(all->admits(static_cast<keyhook::event_type>(64)));
 }
