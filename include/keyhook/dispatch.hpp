@@ -88,10 +88,15 @@ void from_json(const Json& j, delivery_id& id) {
 
 class outbound_request;
 namespace detail::hooks {
-struct dispatcher;
+// The body of try_dispatch for validated webhooks: the one maker of outbound requests.
+KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const tenant_settings& tenant,
+                                                                       const std::vector<validated_webhook>& webhooks,
+                                                                       const notification& n);
 // Only dispatch can make one, so only dispatch makes outbound requests.
 class dispatch_key {
-    friend struct dispatcher;
+    friend result<std::vector<outbound_request>> dispatch_requests(const tenant_settings& tenant,
+                                                                   const std::vector<validated_webhook>& webhooks,
+                                                                   const notification& n);
     constexpr dispatch_key() noexcept {}  // user-provided: not an aggregate, so `{}` cannot bypass it
 };
 }  // namespace detail::hooks
@@ -140,14 +145,6 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request
 [[nodiscard]] inline bool fires(const tenant_settings& tenant, const validated_webhook& w, event_type e) noexcept {
     return tenant.webhooks_enabled && w.saved() && w.admits(e);
 }
-
-namespace detail::hooks {
-struct dispatcher {
-    static KEYHOOK_INLINE result<std::vector<outbound_request>> run(const tenant_settings& tenant,
-                                                                    const std::vector<validated_webhook>& webhooks,
-                                                                    const notification& n);
-};
-}  // namespace detail::hooks
 
 // Spec 4.3, 6.3, H4, H8: the requests for notification `n`, one per webhook
 // that fires, in the order of `webhooks`. Errors: the notification's Tenant is

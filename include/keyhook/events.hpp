@@ -226,17 +226,28 @@ constexpr std::size_t compute_min_event_name_length() noexcept {
 
 inline constexpr std::size_t min_event_name_length = compute_min_event_name_length();
 
-// Name -> enum through a perfect hash found offline: length, first byte and
-// middle byte together tell the 53 names apart, and this multiplier sends
-// them to 53 distinct slots of 128. One multiply, one comparison, no
-// allocation. Precondition: min_event_name_length <= s.size().
-inline constexpr std::size_t event_slot_count = 128;
+// Name -> enum through a perfect hash: length, first byte and middle byte
+// together tell the 53 names apart, and event_slot_multiplier sends them to 53
+// distinct slots of 128 (the top event_slot_bits bits of a 32-bit product).
+// One multiply, one comparison, no allocation. Precondition:
+// min_event_name_length <= s.size().
+//
+// The multiplier comes from scripts/event-hash-search.py, which reads the
+// names from the table above and tries odd multipliers until one leaves no
+// collision (the static_assert below refuses one that does). A 54th event is
+// one table row (with its enumerator and meaning) plus one command, which
+// keeps these constants when they still fit and rewrites them when not:
+//     python3 scripts/event-hash-search.py --write
+// (add --bits 8 for 256 slots should 128 ever be too few to search quickly).
+inline constexpr unsigned event_slot_bits = 7;
+inline constexpr std::uint32_t event_slot_multiplier = 0xC28B78B3u;
+inline constexpr std::size_t event_slot_count = std::size_t{1} << event_slot_bits;
 
 constexpr std::size_t event_slot(std::string_view s) noexcept {
     const auto key = static_cast<std::uint32_t>(s.size()) << 16 |
                      static_cast<std::uint32_t>(static_cast<unsigned char>(s[0])) << 8 |
                      static_cast<std::uint32_t>(static_cast<unsigned char>(s[s.size() / 2]));
-    return static_cast<std::size_t>((key * 0xC28B78B3u) >> 25);
+    return static_cast<std::size_t>(static_cast<std::uint32_t>(key * event_slot_multiplier) >> (32 - event_slot_bits));
 }
 
 struct event_slot_table {
@@ -255,7 +266,8 @@ constexpr event_slot_table build_event_slots() noexcept {
 }
 
 inline constexpr event_slot_table event_slots = build_event_slots();
-static_assert(event_slots.perfect, "the event name hash must be collision-free; search a new multiplier");
+static_assert(event_slots.perfect,
+              "the event name hash must be collision-free: run python3 scripts/event-hash-search.py --write");
 
 // Only this many leading bytes of an unknown name are compared when looking
 // for a suggestion, so a huge input costs no more than a long name.

@@ -5,7 +5,9 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/version.hpp"
+#include "keyhook/escape.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/timestamps.hpp"
 #include "keyhook/secret.hpp"

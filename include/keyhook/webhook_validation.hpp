@@ -94,21 +94,23 @@ class validated_webhook;
 
 namespace detail::hooks {
 
-struct webhook_validator;
 struct webhook_access;
 
 // Collects problems into `out`; `first_only` tells the checks to give up
-// after the first. `steps` counts the work of the checks whose cost depends on
-// how many items there are (name lookups: bytes hashed and compared), so tests
-// can assert J3's linear growth on counts rather than on time.
+// after the first.
 struct problem_sink {
     std::vector<error>& out;
     bool first_only;
-    std::size_t steps = 0;
 
     [[nodiscard]] bool done() const noexcept { return first_only && !out.empty(); }
     KEYHOOK_INLINE void add(errc code, std::string path, std::string message);
 };
+
+// Checks w (paths under `base`: "" for a lone webhook, "webhooks[1]" in a
+// list); returns the validated form when no problem was found. The one maker
+// of validated_webhook values.
+KEYHOOK_INLINE std::optional<validated_webhook> validate_webhook_at(const webhook& w, const endpoint_policy& policy,
+                                                                    const std::string& base, problem_sink& sink);
 
 // What validation prepares once for dispatch and signing; shared, never changed.
 struct prepared_webhook {
@@ -166,7 +168,10 @@ public:
     friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const validated_webhook& w);
 
 private:
-    friend struct detail::hooks::webhook_validator;
+    friend std::optional<validated_webhook> detail::hooks::validate_webhook_at(const webhook& w,
+                                                                               const endpoint_policy& policy,
+                                                                               const std::string& base,
+                                                                               detail::hooks::problem_sink& sink);
     friend struct detail::hooks::webhook_access;
     explicit validated_webhook(std::shared_ptr<const detail::hooks::prepared_webhook> state) noexcept
         : state_(std::move(state)) {}
@@ -183,29 +188,37 @@ struct webhook_access {
     static const prepared_webhook& state(const validated_webhook& w) noexcept { return *w.state_; }
 };
 
-// The names of a list's webhooks seen so far, for the uniqueness check (defined
-// with the definitions: a hash table is no part of the interface).
-class name_index;
+// The message of a name used twice in a list (`earlier` is the index of its first use).
+KEYHOOK_INLINE std::string duplicate_name_message(std::string_view name, std::string_view base, std::size_t earlier);
 
-struct webhook_validator {
-    // Checks w (paths under `base`: "" for a lone webhook, "webhooks[1]" in a
-    // list); returns the validated form when no problem was found.
-    static KEYHOOK_INLINE std::optional<validated_webhook> run(const webhook& w, const endpoint_policy& policy,
-                                                               const std::string& base, problem_sink& sink);
-    // Element i of a list, under base[i]: as above, and its name must differ
-    // from those of the elements before it. `w` must stay where it is while
-    // `names` is used (names holds views of it).
-    static KEYHOOK_INLINE std::optional<validated_webhook> run_item(const webhook& w, std::size_t i,
-                                                                    const endpoint_policy& policy,
-                                                                    std::string_view base, name_index& names,
-                                                                    problem_sink& sink);
-    static KEYHOOK_INLINE std::vector<validated_webhook> run_list(const std::vector<webhook>& list,
-                                                                  const endpoint_policy& policy, std::string_view base,
-                                                                  problem_sink& sink);
-};
+// A list, each element i under base[i]: as validate_webhook_at, and its name
+// must differ from those of the elements before it. `names` records the names
+// seen (a basic_name_index of detail/name_index.hpp, empty, holding views of
+// the list's names); a template so that a test can count the index's work (J3).
+template <class Names>
+std::vector<validated_webhook> validate_webhook_list_at(const std::vector<webhook>& list, const endpoint_policy& policy,
+                                                        std::string_view base, Names& names, problem_sink& sink) {
+    std::vector<validated_webhook> out;
+    out.reserve(list.size());
+    for (std::size_t i = 0; i < list.size() && !sink.done(); ++i) {
+        const std::string at = path_index(base, i);
+        auto v = validate_webhook_at(list[i], policy, at, sink);
+        if (sink.done()) break;
+        if (const auto earlier = names.add(list[i].name, i); earlier != Names::none) {
+            sink.add(errc::invalid_name, path_member(at, "name"), duplicate_name_message(list[i].name, base, earlier));
+            continue;
+        }
+        if (v) out.push_back(std::move(*v));
+    }
+    return out;
+}
+// The same with the library's index.
+KEYHOOK_INLINE std::vector<validated_webhook> validate_webhook_list_at(const std::vector<webhook>& list,
+                                                                       const endpoint_policy& policy,
+                                                                       std::string_view base, problem_sink& sink);
 
 // Validates a list whose elements arrive one at a time (webhook_json.hpp reads
-// them from JSON): each element as webhook_validator::run does, then its name
+// them from JSON): each element as validate_webhook_at does, then its name
 // against the earlier ones. Stops at the first problem.
 class list_validator {
 public:

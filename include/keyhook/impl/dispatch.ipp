@@ -80,9 +80,9 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request
 }
 
 namespace detail::hooks {
-KEYHOOK_INLINE result<std::vector<outbound_request>> dispatcher::run(const tenant_settings& tenant,
-                                                                     const std::vector<validated_webhook>& webhooks,
-                                                                     const notification& n) {
+KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const tenant_settings& tenant,
+                                                                       const std::vector<validated_webhook>& webhooks,
+                                                                       const notification& n) {
     // A notification of one tenant must never reach another tenant's webhooks.
     if (n.tenant != tenant.name)
         return error{errc::invalid_value, "Tenant",
@@ -113,7 +113,7 @@ KEYHOOK_INLINE result<std::vector<outbound_request>> dispatcher::run(const tenan
 KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
                                                                   const std::vector<validated_webhook>& webhooks,
                                                                   const notification& n) {
-    return detail::hooks::dispatcher::run(tenant, webhooks, n);
+    return detail::hooks::dispatch_requests(tenant, webhooks, n);
 }
 
 KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,

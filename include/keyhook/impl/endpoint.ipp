@@ -120,146 +120,199 @@ KEYHOOK_INLINE bool is_localhost_name(std::string_view lower_host) noexcept {
            lower_host[lower_host.size() - name.size() - 1] == '.';
 }
 
-KEYHOOK_INLINE result<endpoint_url> validate_endpoint_at(std::string_view url, const endpoint_policy& policy,
-                                                         const std::string& path) {
-    const auto fail = [&path](errc code, std::string message) { return error{code, path, std::move(message)}; };
-    if (url.empty()) return fail(errc::invalid_endpoint, "is empty; expected an absolute https URL");
+// The endpoint parser, one function per part of the URL in the order a URL
+// parser reads them (as ada's does): the text as a whole, the scheme, the
+// authority, its port, its host, then the path and query. Each step returns its
+// refusal (without a path, which validate_endpoint_at adds) or nothing.
+
+KEYHOOK_INLINE std::optional<error> invalid_endpoint(std::string message) {
+    return error{errc::invalid_endpoint, {}, std::move(message)};
+}
+KEYHOOK_INLINE std::optional<error> forbidden_endpoint(std::string message) {
+    return error{errc::forbidden_address, {}, std::move(message)};
+}
+
+// The text as a whole: not empty, not too long, printable ASCII, no fragment.
+// The URL is never quoted whole: its query may hold a credential.
+KEYHOOK_INLINE std::optional<error> check_endpoint_text(std::string_view url) {
+    if (url.empty()) return invalid_endpoint("is empty; expected an absolute https URL");
     if (url.size() > max_endpoint_length)
-        return fail(errc::invalid_endpoint, "is " + std::to_string(url.size()) + " bytes long; at most " +
-                                                std::to_string(max_endpoint_length) + " are allowed");
-    // The URL is never quoted whole: its query may hold a credential.
+        return invalid_endpoint("is " + std::to_string(url.size()) + " bytes long; at most " +
+                                std::to_string(max_endpoint_length) + " are allowed");
     for (std::size_t i = 0; i < url.size(); ++i) {
         const auto c = static_cast<unsigned char>(url[i]);
-        if (c == ' ') return fail(errc::invalid_endpoint, "contains a space at byte " + std::to_string(i));
+        if (c == ' ') return invalid_endpoint("contains a space at byte " + std::to_string(i));
         if (c < 0x20 || c == 0x7f)
-            return fail(errc::invalid_endpoint,
-                        "contains a control character (" + describe_byte(url[i]) + ") at byte " + std::to_string(i));
+            return invalid_endpoint("contains a control character (" + describe_byte(url[i]) + ") at byte " +
+                                    std::to_string(i));
         if (c >= 0x80)
-            return fail(errc::invalid_endpoint,
-                        "contains a non-ASCII byte at byte " + std::to_string(i) + "; percent-encode it");
+            return invalid_endpoint("contains a non-ASCII byte at byte " + std::to_string(i) + "; percent-encode it");
     }
     if (url.find('#') != std::string_view::npos)
-        return fail(errc::invalid_endpoint, "has a fragment ('#'); an endpoint may not have one");
+        return invalid_endpoint("has a fragment ('#'); an endpoint may not have one");
+    return std::nullopt;
+}
 
-    endpoint_url out;
-    out.url = std::string(url);
+// The scheme, up to the first ':': https, or http with the policy's opt-in
+// (whose default port is 80). Sets out.scheme, in lower case.
+KEYHOOK_INLINE std::optional<error> read_endpoint_scheme(std::string_view url, const endpoint_policy& policy,
+                                                         endpoint_url& out) {
     const auto colon = url.find(':');
     const auto scheme = colon == std::string_view::npos ? std::string_view() : url.substr(0, colon);
     out.scheme = ascii_lower_copy(scheme);
+    if (out.scheme == "https") return std::nullopt;
     if (out.scheme == "http") {
         if (!policy.allow_http)
-            return fail(errc::invalid_endpoint,
-                        "uses plain http; https is required (http needs the opt-in for "
-                        "local development)");
+            return invalid_endpoint(
+                "uses plain http; https is required (http needs the opt-in for "
+                "local development)");
         out.port = 80;
-    } else if (out.scheme != "https") {
-        bool scheme_chars = !scheme.empty() && is_alpha(scheme[0]);
-        for (char c : scheme)
-            if (!(is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.')) scheme_chars = false;
-        if (colon == std::string_view::npos || !scheme_chars)
-            return fail(errc::invalid_endpoint, "is not an absolute URL; expected https://host/...");
-        return fail(errc::invalid_endpoint, "has scheme " + quote_input(scheme, 16) + "; expected https");
+        return std::nullopt;
     }
-    if (url.substr(colon + 1, 2) != "//")
-        return fail(errc::invalid_endpoint, "has no authority; expected " + out.scheme + "://host/...");
+    bool scheme_chars = !scheme.empty() && is_alpha(scheme[0]);
+    for (char c : scheme)
+        if (!(is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.')) scheme_chars = false;
+    if (colon == std::string_view::npos || !scheme_chars)
+        return invalid_endpoint("is not an absolute URL; expected https://host/...");
+    return invalid_endpoint("has scheme " + quote_input(scheme, 16) + "; expected https");
+}
 
-    const std::size_t auth_begin = colon + 3;
-    std::size_t auth_end = url.find_first_of("/?", auth_begin);
-    if (auth_end == std::string_view::npos) auth_end = url.size();
-    const auto authority = url.substr(auth_begin, auth_end - auth_begin);
-    if (authority.find('@') != std::string_view::npos)
-        return fail(errc::invalid_endpoint, "has user-info ('user@'); credentials belong in auth parameters");
-    if (authority.find('\\') != std::string_view::npos)
-        return fail(errc::invalid_endpoint, "has a backslash in its authority");
-
-    std::string_view host_text;
-    std::string_view port_text;
+// The authority as the port and host steps read it.
+struct endpoint_authority {
+    std::string_view host;  // as written, without the brackets of an IPv6 literal
+    std::string_view port;  // the text after the ':', when has_port
     bool has_port = false;
     bool bracketed = false;
+    std::size_t end = 0;  // where the path or query begins (the URL's size when it has neither)
+};
+
+// The authority: "//" after the scheme's ':', then everything up to the first
+// '/' or '?'. No user-info, no backslash; split into host and port.
+KEYHOOK_INLINE std::optional<error> read_endpoint_authority(std::string_view url, const std::string& scheme,
+                                                            endpoint_authority& a) {
+    const std::size_t colon = scheme.size();  // the scheme step accepted url[0, colon) followed by ':'
+    if (url.substr(colon + 1, 2) != "//")
+        return invalid_endpoint("has no authority; expected " + scheme + "://host/...");
+    const std::size_t begin = colon + 3;
+    a.end = url.find_first_of("/?", begin);
+    if (a.end == std::string_view::npos) a.end = url.size();
+    const auto authority = url.substr(begin, a.end - begin);
+    if (authority.find('@') != std::string_view::npos)
+        return invalid_endpoint("has user-info ('user@'); credentials belong in auth parameters");
+    if (authority.find('\\') != std::string_view::npos) return invalid_endpoint("has a backslash in its authority");
+
     if (!authority.empty() && authority[0] == '[') {
         const auto close = authority.find(']');
-        if (close == std::string_view::npos) return fail(errc::invalid_endpoint, "has an unclosed '[' in its host");
-        host_text = authority.substr(1, close - 1);
-        bracketed = true;
+        if (close == std::string_view::npos) return invalid_endpoint("has an unclosed '[' in its host");
+        a.host = authority.substr(1, close - 1);
+        a.bracketed = true;
         const auto rest = authority.substr(close + 1);
         if (!rest.empty()) {
-            if (rest[0] != ':')
-                return fail(errc::invalid_endpoint, "has unexpected characters after the ']' of its host");
-            has_port = true;
-            port_text = rest.substr(1);
+            if (rest[0] != ':') return invalid_endpoint("has unexpected characters after the ']' of its host");
+            a.has_port = true;
+            a.port = rest.substr(1);
         }
     } else {
         const auto pc = authority.find(':');
-        host_text = authority.substr(0, pc);
+        a.host = authority.substr(0, pc);
         if (pc != std::string_view::npos) {
-            has_port = true;
-            port_text = authority.substr(pc + 1);
+            a.has_port = true;
+            a.port = authority.substr(pc + 1);
         }
     }
-    if (host_text.empty()) return fail(errc::invalid_endpoint, "has no host");
-    if (has_port) {
-        unsigned long v = 0;
-        bool ok = !port_text.empty() && port_text.size() <= 5;
-        for (char c : port_text) {
-            if (c < '0' || c > '9') {
-                ok = false;
-                break;
-            }
-            v = v * 10 + static_cast<unsigned long>(c - '0');
-        }
-        if (!ok || v == 0 || v > 65535)
-            return fail(errc::invalid_endpoint,
-                        "has port " + quote_input(port_text, 16) + "; expected a number from 1 to 65535");
-        out.port = static_cast<std::uint16_t>(v);
-    }
+    if (a.host.empty()) return invalid_endpoint("has no host");
+    return std::nullopt;
+}
 
-    if (bracketed) {
-        const auto v6 = parse_ipv6(host_text);
+// The port, when one is given: 1 to 65535, in at most five digits.
+KEYHOOK_INLINE std::optional<error> read_endpoint_port(const endpoint_authority& a, endpoint_url& out) {
+    if (!a.has_port) return std::nullopt;
+    unsigned long v = 0;
+    bool ok = !a.port.empty() && a.port.size() <= 5;
+    for (char c : a.port) {
+        if (c < '0' || c > '9') {
+            ok = false;
+            break;
+        }
+        v = v * 10 + static_cast<unsigned long>(c - '0');
+    }
+    if (!ok || v == 0 || v > 65535)
+        return invalid_endpoint("has port " + quote_input(a.port, 16) + "; expected a number from 1 to 65535");
+    out.port = static_cast<std::uint16_t>(v);
+    return std::nullopt;
+}
+
+// The host: an IPv6 literal in brackets, a plain dotted-decimal IPv4 address
+// or a DNS name, and none that the policy refuses (loopback names, addresses
+// outside the global range). Sets out.host and out.address.
+KEYHOOK_INLINE std::optional<error> read_endpoint_host(const endpoint_authority& a, const endpoint_policy& policy,
+                                                       endpoint_url& out) {
+    if (a.bracketed) {
+        const auto v6 = parse_ipv6(a.host);
         if (!v6)
-            return fail(errc::invalid_endpoint, "has host [" + quote_input(host_text) +
-                                                    "], which is not an IPv6 address (zones are not allowed)");
+            return invalid_endpoint("has host [" + quote_input(a.host) +
+                                    "], which is not an IPv6 address (zones are not allowed)");
         out.address = ip_address::v6(*v6);
         out.host = to_string(*out.address);
     } else {
-        std::string lower = ascii_lower_copy(host_text);
+        std::string lower = ascii_lower_copy(a.host);
         if (lower.size() > 1 && lower.back() == '.') lower.pop_back();  // one trailing dot names the same host
         if (ends_in_number(lower)) {
             const auto v4 = parse_ipv4_strict(lower);
             if (!v4)
-                return fail(errc::invalid_endpoint,
-                            "has host " + quote_input(host_text) +
-                                ", a numeric form that is not a plain dotted-decimal IPv4 address (refused as "
-                                "ambiguous)");
+                return invalid_endpoint("has host " + quote_input(a.host) +
+                                        ", a numeric form that is not a plain dotted-decimal IPv4 address (refused "
+                                        "as ambiguous)");
             out.address = ip_address::v4((*v4)[0], (*v4)[1], (*v4)[2], (*v4)[3]);
         } else if (!is_dns_name(lower)) {
-            return fail(errc::invalid_endpoint,
-                        "has host " + quote_input(host_text) +
-                            ", which is not a DNS name (letters, digits, '-', '_' and '.'; IDNs in ASCII form)");
+            return invalid_endpoint(
+                "has host " + quote_input(a.host) +
+                ", which is not a DNS name (letters, digits, '-', '_' and '.'; IDNs in ASCII form)");
         }
         if (!policy.allow_non_global_addresses && is_localhost_name(lower))
-            return fail(errc::forbidden_address,
-                        "has host " + quote_input(host_text) + ", a loopback name that a webhook may not reach");
+            return forbidden_endpoint("has host " + quote_input(a.host) +
+                                      ", a loopback name that a webhook may not reach");
         out.host = std::move(lower);
     }
     if (out.address && !policy.allow_non_global_addresses) {
         const auto cls = classify_address(*out.address);
         if (cls != address_class::global)
-            return fail(errc::forbidden_address, "has host " + quote_input(host_text) + ", a " +
-                                                     std::string(to_string(cls)) +
-                                                     " address that a webhook may not reach");
+            return forbidden_endpoint("has host " + quote_input(a.host) + ", a " + std::string(to_string(cls)) +
+                                      " address that a webhook may not reach");
     }
+    return std::nullopt;
+}
 
-    // Path and query: RFC 3986 characters only, well-formed escapes. Offsets,
-    // never contents, go into messages.
-    for (std::size_t i = auth_end; i < url.size(); ++i) {
+// Path and query, from `begin` to the end: RFC 3986 characters only,
+// well-formed escapes. Offsets, never contents, go into messages.
+KEYHOOK_INLINE std::optional<error> check_endpoint_path(std::string_view url, std::size_t begin, endpoint_url& out) {
+    for (std::size_t i = begin; i < url.size(); ++i) {
         const char c = url[i];
         if (!is_path_or_query_char(c))
-            return fail(errc::invalid_endpoint,
-                        "contains " + describe_byte(c) + " at byte " + std::to_string(i) + ", which a URL may not");
+            return invalid_endpoint("contains " + describe_byte(c) + " at byte " + std::to_string(i) +
+                                    ", which a URL may not");
         if (c == '%' && (i + 2 >= url.size() || !is_hex_digit(url[i + 1]) || !is_hex_digit(url[i + 2])))
-            return fail(errc::invalid_endpoint, "has a malformed percent escape at byte " + std::to_string(i));
+            return invalid_endpoint("has a malformed percent escape at byte " + std::to_string(i));
         if (c == '?') out.has_query = true;
     }
+    return std::nullopt;
+}
+
+KEYHOOK_INLINE result<endpoint_url> validate_endpoint_at(std::string_view url, const endpoint_policy& policy,
+                                                         const std::string& path) {
+    endpoint_url out;
+    endpoint_authority authority;
+    auto fault = check_endpoint_text(url);
+    if (!fault) fault = read_endpoint_scheme(url, policy, out);
+    if (!fault) fault = read_endpoint_authority(url, out.scheme, authority);
+    if (!fault) fault = read_endpoint_port(authority, out);
+    if (!fault) fault = read_endpoint_host(authority, policy, out);
+    if (!fault) fault = check_endpoint_path(url, authority.end, out);
+    if (fault) {
+        fault->path = path;
+        return std::move(*fault);
+    }
+    out.url = std::string(url);
     return out;
 }
 

@@ -4,8 +4,6 @@
 #include <ostream>
 #include <string>
 
-#include "keyhook/detail/ascii.hpp"
-#include "keyhook/detail/utf8.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook {
@@ -16,64 +14,12 @@ public:
     const char* name() const noexcept override { return "keyhook"; }
     std::string message(int ev) const override { return std::string(to_string(static_cast<errc>(ev))); }
 };
-
-// Appends "\x" or "\u" and the low `digits` hex digits of c.
-inline void append_hex_escape(std::string& out, char32_t c, char kind, int digits) {
-    out += '\\';
-    out += kind;
-    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += hex_lower[c >> shift & 0xF];
-}
 }  // namespace detail
 
 KEYHOOK_INLINE const std::error_category& error_category() noexcept {
     static const detail::error_category_impl instance;
     return instance;
 }
-
-namespace detail {
-
-KEYHOOK_INLINE void append_escaped(std::string& out, std::string_view s, escape_style style) {
-    for_each_utf8_unit(s, [&](const utf8_unit& u) {
-        const char32_t c = u.code_point;
-        if (!u.valid || c < 0x20 || c == 0x7F) {
-            append_hex_escape(out, c, 'x', 2);
-        } else if (is_unsafe_to_print(c)) {
-            append_hex_escape(out, c, 'u', 4);
-        } else if ((c == '\\' && style != escape_style::composed) || (c == '"' && style == escape_style::quoted)) {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else {
-            out.append(s.data() + u.offset, u.length);
-        }
-    });
-}
-
-}  // namespace detail
-
-KEYHOOK_INLINE std::string escape_text(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    detail::append_escaped(out, s);
-    return out;
-}
-
-KEYHOOK_INLINE std::string escape_json_text(std::string_view json) {
-    std::string out;
-    out.reserve(json.size());
-    detail::for_each_utf8_unit(json, [&](const detail::utf8_unit& u) {
-        const char32_t c = u.code_point;
-        if (!u.valid) {
-            out += "\\ufffd";
-        } else if (c >= 0x7F && detail::is_unsafe_to_print(c)) {
-            detail::append_hex_escape(out, c, 'u', 4);
-        } else {
-            out.append(json.data() + u.offset, u.length);
-        }
-    });
-    return out;
-}
-
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
 
 KEYHOOK_INLINE bool operator==(const error& a, const error& b) {
     return a.code == b.code && a.path == b.path && a.message == b.message;
@@ -84,18 +30,6 @@ KEYHOOK_INLINE bool operator!=(const error& a, const error& b) { return !(a == b
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const error& e) {
     return os << "[keyhook." << to_string(e.code) << "] " << e.what();
 }
-
-namespace detail {
-
-KEYHOOK_INLINE void print_quoted(std::ostream& os, std::string_view text) {
-    std::string out = "\"";
-    append_escaped(out, text, escape_style::quoted);
-    os << out << '"';
-}
-
-KEYHOOK_INLINE void print_ok(std::ostream& os) { os << "ok"; }
-
-}  // namespace detail
 
 KEYHOOK_INLINE std::string error::what() const {
     std::string s;
@@ -112,17 +46,6 @@ KEYHOOK_INLINE exception::exception(keyhook::error e)
     : std::runtime_error("[keyhook." + std::string(to_string(e.code)) + "] " + e.what()), error_(std::move(e)) {}
 
 namespace detail {
-
-KEYHOOK_INLINE std::string quote_input(std::string_view s, std::size_t limit) {
-    const bool cut = s.size() > limit;
-    if (cut) s = s.substr(0, utf8_prefix_length(s, limit));
-    std::string out;
-    out.reserve(s.size() + 8);
-    out += '"';
-    append_escaped(out, s, escape_style::quoted);
-    out += cut ? "\"..." : "\"";
-    return out;
-}
 
 KEYHOOK_INLINE error current_host_error(std::string_view callable) {
     try {

@@ -3,17 +3,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "keyhook/detail/constant_time.hpp"
+#include "keyhook/detail/name_index.hpp"
 #include "keyhook/detail/utf8.hpp"
 #include "keyhook/receiving.hpp"
 #include "keyhook/webhook_validation.hpp"
@@ -30,41 +29,6 @@ namespace detail::hooks {
 KEYHOOK_INLINE void problem_sink::add(errc code, std::string path, std::string message) {
     if (!done()) out.push_back(error{code, std::move(path), std::move(message)});
 }
-
-// One hash lookup per name, so a list of n names sharing a long prefix costs
-// time in proportion to its bytes (the pairwise comparison it replaces was
-// quadratic). Holds views: the names must outlive it and stay in place.
-class name_index {
-public:
-    static constexpr std::size_t none = static_cast<std::size_t>(-1);
-
-    name_index(std::size_t expected, std::size_t& steps) : seen_(expected, hasher{&steps}, equal{&steps}) {}
-
-    // The index of an earlier element named `name`, or `none` after recording `index` for it.
-    std::size_t add(std::string_view name, std::size_t index) {
-        const auto [it, inserted] = seen_.emplace(name, index);
-        return inserted ? none : it->second;
-    }
-
-private:
-    struct hasher {
-        std::size_t* steps;
-        // Not noexcept, so that the standard library keeps each hash and
-        // compares names only when their hashes are equal.
-        std::size_t operator()(std::string_view s) const {
-            *steps += s.size() + 1;
-            return std::hash<std::string_view>{}(s);
-        }
-    };
-    struct equal {
-        std::size_t* steps;
-        bool operator()(std::string_view a, std::string_view b) const noexcept {
-            *steps += (a.size() < b.size() ? a.size() : b.size()) + 1;
-            return a == b;
-        }
-    };
-    std::unordered_map<std::string_view, std::size_t, hasher, equal> seen_;
-};
 
 // The message of a name used twice in a list (`earlier` is the index of its first use).
 KEYHOOK_INLINE std::string duplicate_name_message(std::string_view name, std::string_view base, std::size_t earlier) {
@@ -268,8 +232,8 @@ KEYHOOK_INLINE void check_key_conflicts(std::string_view endpoint, const std::ve
     }
 }
 
-KEYHOOK_INLINE std::optional<validated_webhook> webhook_validator::run(const webhook& w, const endpoint_policy& policy,
-                                                                       const std::string& base, problem_sink& sink) {
+KEYHOOK_INLINE std::optional<validated_webhook> validate_webhook_at(const webhook& w, const endpoint_policy& policy,
+                                                                    const std::string& base, problem_sink& sink) {
     const std::size_t before = sink.out.size();
     check_name(w.name, path_member(base, "name"), sink);
     if (sink.done()) return std::nullopt;
@@ -335,29 +299,11 @@ KEYHOOK_INLINE std::optional<validated_webhook> webhook_validator::run(const web
     return validated_webhook(std::move(state));
 }
 
-KEYHOOK_INLINE std::optional<validated_webhook> webhook_validator::run_item(const webhook& w, std::size_t i,
-                                                                            const endpoint_policy& policy,
-                                                                            std::string_view base, name_index& names,
-                                                                            problem_sink& sink) {
-    const std::string at = path_index(base, i);
-    auto v = run(w, policy, at, sink);
-    if (sink.done()) return std::nullopt;
-    if (const auto earlier = names.add(w.name, i); earlier != name_index::none) {
-        sink.add(errc::invalid_name, path_member(at, "name"), duplicate_name_message(w.name, base, earlier));
-        return std::nullopt;
-    }
-    return v;
-}
-
-KEYHOOK_INLINE std::vector<validated_webhook> webhook_validator::run_list(const std::vector<webhook>& list,
-                                                                          const endpoint_policy& policy,
-                                                                          std::string_view base, problem_sink& sink) {
-    std::vector<validated_webhook> out;
-    out.reserve(list.size());
-    name_index names(list.size(), sink.steps);
-    for (std::size_t i = 0; i < list.size() && !sink.done(); ++i)
-        if (auto v = run_item(list[i], i, policy, base, names, sink)) out.push_back(std::move(*v));
-    return out;
+KEYHOOK_INLINE std::vector<validated_webhook> validate_webhook_list_at(const std::vector<webhook>& list,
+                                                                       const endpoint_policy& policy,
+                                                                       std::string_view base, problem_sink& sink) {
+    name_index names(list.size());
+    return validate_webhook_list_at(list, policy, base, names, sink);
 }
 
 struct list_validator::state {
@@ -368,8 +314,7 @@ struct list_validator::state {
     std::string base;
     std::vector<validated_webhook> out;
 
-    state(std::size_t expected, const endpoint_policy& p, std::string_view b)
-        : names(expected, sink.steps), policy(p), base(b) {
+    state(std::size_t expected, const endpoint_policy& p, std::string_view b) : names(expected), policy(p), base(b) {
         out.reserve(expected);
     }
 };
@@ -382,7 +327,7 @@ KEYHOOK_INLINE list_validator::~list_validator() = default;
 KEYHOOK_INLINE std::optional<error> list_validator::add(const webhook& w, std::size_t i) {
     auto& s = *state_;
     const std::string at = path_index(s.base, i);
-    auto v = webhook_validator::run(w, s.policy, at, s.sink);
+    auto v = validate_webhook_at(w, s.policy, at, s.sink);
     if (!s.problems.empty()) return std::move(s.problems.front());
     // The name is looked up by a view of the validated copy, which stays in place.
     if (const auto earlier = s.names.add(v->name(), i); earlier != name_index::none)
@@ -398,7 +343,7 @@ KEYHOOK_INLINE std::vector<validated_webhook> list_validator::take() { return st
 KEYHOOK_INLINE result<validated_webhook> try_validate_webhook(const webhook& w, const endpoint_policy& policy) {
     std::vector<error> problems;
     detail::hooks::problem_sink sink{problems, true};
-    auto v = detail::hooks::webhook_validator::run(w, policy, std::string(), sink);
+    auto v = detail::hooks::validate_webhook_at(w, policy, std::string(), sink);
     if (!problems.empty()) return std::move(problems.front());
     return std::move(*v);
 }
@@ -411,7 +356,7 @@ KEYHOOK_INLINE result<std::vector<validated_webhook>> try_validate_webhooks(cons
                                                                             std::string_view path) {
     std::vector<error> problems;
     detail::hooks::problem_sink sink{problems, true};
-    auto out = detail::hooks::webhook_validator::run_list(list, policy, path, sink);
+    auto out = detail::hooks::validate_webhook_list_at(list, policy, path, sink);
     if (!problems.empty()) return std::move(problems.front());
     return out;
 }
@@ -423,14 +368,14 @@ KEYHOOK_INLINE std::vector<validated_webhook> validate_webhooks(const std::vecto
 KEYHOOK_INLINE std::vector<error> webhook_problems(const webhook& w, const endpoint_policy& policy) {
     std::vector<error> problems;
     detail::hooks::problem_sink sink{problems, false};
-    (void)detail::hooks::webhook_validator::run(w, policy, std::string(), sink);
+    (void)detail::hooks::validate_webhook_at(w, policy, std::string(), sink);
     return problems;
 }
 KEYHOOK_INLINE std::vector<error> webhook_problems(const std::vector<webhook>& list, const endpoint_policy& policy,
                                                    std::string_view path) {
     std::vector<error> problems;
     detail::hooks::problem_sink sink{problems, false};
-    (void)detail::hooks::webhook_validator::run_list(list, policy, path, sink);
+    (void)detail::hooks::validate_webhook_list_at(list, policy, path, sink);
     return problems;
 }
 
