@@ -637,6 +637,33 @@ TEST_CASE("J3: pages past the first block of 1,024 records keep every record in 
     }
 }
 
+TEST_CASE("J3: room reserved on the word of pageSize never refuses a page", "[J3][L2][key_list]") {
+    // One record with 200,000 groups of n bytes: with 11 bytes the groups
+    // alone pass J3's budget, with 12 they fit. A pageSize of 10^8 sizes the
+    // first block of records at a quarter of the budget; when the budget then
+    // refuses the groups, the page is read again without that plan, so the
+    // answer is the one a pageSize of 1 gets.
+    const auto body = [](std::size_t group_bytes, const char* page_size) {
+        std::string s = std::string(R"({"status":"success","data":{"count":1,"page":1,"pageSize":)") + page_size +
+                        R"(,"result":[{"id":"a","name":"b","status":"Active","activeFrom":"2025-01-02T00:00:00Z",)"
+                        R"("expireAt":"2025-02-01T00:00:00Z","groups":[)";
+        for (int i = 0; i < 200000; ++i) s += (i > 0 ? ",\"" : "\"") + std::string(group_bytes, 'g') + '"';
+        return s + "]}]}}";
+    };
+    for (const char* page_size : {"1", "100000000"}) {
+        INFO("pageSize " << page_size);
+        const auto refused = try_parse_key_list(body(11, page_size));
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == errc::limit_exceeded);
+        for (const std::size_t n : {std::size_t{12}, std::size_t{16}}) {
+            const auto kept = try_parse_key_list(body(n, page_size));
+            REQUIRE(kept);
+            REQUIRE(kept->records.size() == 1);
+            CHECK(kept->records[0].groups.size() == 200000);
+        }
+    }
+}
+
 TEST_CASE("J3: a page of records of nearly the smallest size keeps every record in order", "[J3][L2][key_list]") {
     // 10,000 records of 111 bytes: gathering the blocks would pass J3's
     // budget, so the page is read again with its exact count.

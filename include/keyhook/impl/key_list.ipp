@@ -56,8 +56,9 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
     // J3: set when the records did not fit the budget in blocks; the next
     // pass reserves exactly this many (see needs_exact_capacity).
     std::optional<std::size_t> exact;
+    bool plan_from_page_size = true;
     for (;;) {
-        detail::key_list_sax sax(options, json.size(), exact);
+        detail::key_list_sax sax(options, json.size(), exact, plan_from_page_size);
         sax.expect_overflows(&overflows);
         try {
             detail::run_json_parser(text, sax);
@@ -72,6 +73,10 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
                 text = zeroed;
                 continue;
             }
+        }
+        if (sax.refused_for_planned_room() && plan_from_page_size) {
+            plan_from_page_size = false;
+            continue;  // the room reserved on pageSize's word must not refuse the page
         }
         if (const auto n = sax.needs_exact_capacity(); n && !exact) {
             exact = n;

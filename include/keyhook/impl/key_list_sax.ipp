@@ -115,9 +115,19 @@ public:
 
     // `exact_capacity`: the number of valid records, when a first pass found
     // more than it had room for (see try_parse_key_list).
+    // `plan_from_page_size`: size the first block from pageSize as far as
+    // a quarter of J3's budget allows (see plan_records).
     key_list_sax(const key_list_options& options, std::size_t input_bytes,
-                 std::optional<std::size_t> exact_capacity = std::nullopt) noexcept
-        : options_(options), input_bytes_(input_bytes), exact_capacity_(exact_capacity) {}
+                 std::optional<std::size_t> exact_capacity = std::nullopt, bool plan_from_page_size = true) noexcept
+        : options_(options),
+          input_bytes_(input_bytes),
+          exact_capacity_(exact_capacity),
+          plan_from_page_size_(plan_from_page_size) {}
+
+    // True when J3's budget refused the page while a first block sized from
+    // pageSize still had room: the page is read again with small blocks, so
+    // that room reserved on the word of pageSize never refuses a page.
+    [[nodiscard]] bool refused_for_planned_room() const noexcept { return refused_for_planned_room_; }
 
     bool null() { return scalar(kind::null); }
     bool boolean(bool) { return scalar(kind::boolean); }
@@ -383,9 +393,9 @@ public:
 
     // J3: the fewest bytes a record that decodes can take in the input.
     static constexpr std::size_t min_record_bytes = key_list_min_record_bytes;
-    // The first block of records holds at most this many, whatever pageSize
-    // declares (finding 6); records past it go to blocks of chunk_records,
-    // gathered into one vector at the end.
+    // Without a plan from pageSize (or past it), the first block holds at
+    // most this many records (finding 6); records past it go to blocks of
+    // chunk_records, gathered into one vector at the end.
     static constexpr std::size_t single_pass_records = 1024;
     static constexpr std::size_t chunk_records = 256;
     // J3: what a decode may keep besides 4 bytes per input byte.
@@ -460,6 +470,15 @@ private:
 
     void fail(error e) {
         if (!fatal_) fatal_ = std::move(e);
+    }
+
+    // J3's refusal; noted when a first block planned from pageSize had room
+    // to spare (the page is then read again without such a plan).
+    void refuse_over_budget(error e) {
+        if (!fatal_ && plan_from_page_size_ && !exact_capacity_ && capacity_ > single_pass_records &&
+            records_.size() < capacity_)
+            refused_for_planned_room_ = true;
+        fail(std::move(e));
     }
 
     std::string record_path() const { return path_index("data.result", index_); }
@@ -602,9 +621,16 @@ private:
 
     void begin_record() {
         index_ = next_index_++;
-        // Read into a scratch record: a rejected one never reaches records_.
-        scratch_ = api_key{};
-        rec_ = &scratch_;
+        // Read in place at the end of a block (no reallocation moves it; a
+        // rejected record is popped), or, once no block has room within J3's
+        // budget, into a scratch record that is only counted.
+        block_ = overflowed_ ? nullptr : block_with_room();
+        if (block_ != nullptr) {
+            rec_ = &block_->emplace_back();
+        } else {
+            scratch_ = api_key{};
+            rec_ = &scratch_;
+        }
         where_ = place::record;
         slot_ = slot::ignore;
         present_ = 0;
@@ -640,12 +666,16 @@ private:
     void plan_records() {
         if (planned_) return;
         planned_ = true;
-        std::size_t plan = std::min(input_bytes_ / min_record_bytes + 1, single_pass_records);
-        if (exact_capacity_)
-            plan = *exact_capacity_;
-        else
-            plan = std::min(plan, page_size_ ? static_cast<std::size_t>(*page_size_)
-                                             : static_cast<std::size_t>(default_list_page_size));
+        // A pageSize is trusted up to the records the input could hold, and
+        // up to a quarter of the budget (input_bytes_ of api_key); without
+        // that trust, up to single_pass_records.
+        const std::size_t can_hold = input_bytes_ / min_record_bytes + 1;
+        const std::size_t cap = plan_from_page_size_
+                                    ? std::min(can_hold, std::max(single_pass_records, input_bytes_ / sizeof(api_key)))
+                                    : std::min(can_hold, single_pass_records);
+        std::size_t plan = std::min(cap, page_size_ ? static_cast<std::size_t>(*page_size_)
+                                                     : static_cast<std::size_t>(default_list_page_size));
+        if (exact_capacity_) plan = *exact_capacity_;
         records_.reserve(plan);
         capacity_ = plan;
         kept_bytes_ += plan * sizeof(api_key);
@@ -704,17 +734,15 @@ private:
 
     void keep_record() {
         ++valid_records_;
-        auto* block = overflowed_ ? nullptr : block_with_room();
-        if (block == nullptr) {
+        if (block_ == nullptr) {
             overflowed_ = true;  // counted; the second pass keeps it
             return;
         }
-        kept_bytes_ += heap_bytes(scratch_);
-        block->push_back(std::move(scratch_));
+        kept_bytes_ += heap_bytes(*rec_);
         // J3 by construction: refuse an input whose records would take more.
         if (over_budget(0))
-            fail(error{errc::limit_exceeded, record_path(),
-                       "the records would take more than 4 times the input's size in memory (rule J3)"});
+            refuse_over_budget(error{errc::limit_exceeded, record_path(),
+                                     "the records would take more than 4 times the input's size in memory (rule J3)"});
     }
 
     void field_error(list_field f, errc code, std::string path, std::string message) {
@@ -795,8 +823,8 @@ private:
             if (groups.size() == groups.capacity() &&
                 over_budget(3 * std::max<std::size_t>(groups.capacity(), 2) * sizeof(std::string) + group_bytes_ +
                             val.size())) {
-                fail(error{errc::limit_exceeded, group_path(),
-                           "the groups would take more than 4 times the input's size in memory (rule J3)"});
+                refuse_over_budget(error{errc::limit_exceeded, group_path(),
+                                         "the groups would take more than 4 times the input's size in memory (rule J3)"});
                 return;
             }
             // Records carry one to a few groups: one allocation instead of growing.
@@ -832,6 +860,7 @@ private:
         auto worst = field_errors_.begin();
         for (auto it = field_errors_.begin(); it != field_errors_.end(); ++it)
             if (it->first < worst->first) worst = it;
+        if (block_ != nullptr) block_->pop_back();
         reject(std::move(worst->second));
     }
 
@@ -840,6 +869,8 @@ private:
     const key_list_options& options_;
     std::size_t input_bytes_;
     std::optional<std::size_t> exact_capacity_;
+    bool plan_from_page_size_;
+    bool refused_for_planned_room_ = false;
     json_position pos_;  // paths for J2, repeated names for J1
 
     place where_ = place::root;
@@ -863,7 +894,8 @@ private:
     std::vector<api_key> records_;               // the first block
     std::vector<std::vector<api_key>> chunks_;  // the blocks after it
     api_key scratch_;
-    api_key* rec_ = nullptr;  // &scratch_ while a record is read
+    api_key* rec_ = nullptr;                  // the record being read: in block_, or scratch_
+    std::vector<api_key>* block_ = nullptr;  // where rec_ is, if not scratch_
     std::vector<error> rejected_;
     std::size_t rejected_count_ = 0;
     bool planned_ = false;
