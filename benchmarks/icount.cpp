@@ -98,8 +98,9 @@ void authorize(std::size_t n) {
     std::size_t allowed = 0;
     counted([&] {
         for (std::size_t i = 0; i < probe_count; ++i)
-            allowed += static_cast<bool>(keyhook::authorize(index, f.probe_keys[i], f.tenants[f.probes[i] % tenant_count],
-                                                            family, resource, keyhook::access_level::execute, now));
+            allowed +=
+                static_cast<bool>(keyhook::authorize(index, f.probe_keys[i], f.tenants[f.probes[i] % tenant_count],
+                                                     family, resource, keyhook::access_level::execute, now));
     });
     if (allowed != probe_count) {
         std::fprintf(stderr, "keyhook_icount: %zu of %zu calls allowed\n", allowed, probe_count);
@@ -147,7 +148,8 @@ void notification_ordered_json(std::size_t n) {
 void timestamp_parse(std::size_t n) {
     const auto v = keyhook_bench::make_timestamps(n);
     counted([&] {
-        for (const auto& s : v) sink = sink + static_cast<std::size_t>(keyhook::parse_timestamp(s).time_since_epoch().count());
+        for (const auto& s : v)
+            sink = sink + static_cast<std::size_t>(keyhook::parse_timestamp(s).time_since_epoch().count());
     });
 }
 

@@ -671,8 +671,9 @@ TEST_CASE("J3: a page of records of nearly the smallest size keeps every record 
     for (int i = 0; i < 10000; ++i) {
         char id[5];
         std::snprintf(id, sizeof id, "%04d", i);
-        body += std::string(i > 0 ? "," : "") + R"({"id":")" + id +
-                R"(","name":"","status":"Active","activeFrom":"2025-01-02T00:00:00Z","expireAt":"2025-02-01T00:00:00Z"})";
+        body +=
+            std::string(i > 0 ? "," : "") + R"({"id":")" + id +
+            R"(","name":"","status":"Active","activeFrom":"2025-01-02T00:00:00Z","expireAt":"2025-02-01T00:00:00Z"})";
     }
     body += "]}}";
     const auto p = try_parse_key_list(body);
