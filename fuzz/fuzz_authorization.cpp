@@ -88,17 +88,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The expected outcome, from the headers and the table above.
     const http_header* key_h = nullptr;
     const http_header* tenant_h = nullptr;
+    bool key_conflict = false;
+    bool tenant_conflict = false;
     for (const auto& h : headers) {
-        if (!key_h && iequal(h.name, "x-synthetic-key")) key_h = &h;
-        if (!tenant_h && iequal(h.name, "x-tenant-name")) tenant_h = &h;
+        if (iequal(h.name, "x-synthetic-key")) {
+            if (!key_h)
+                key_h = &h;
+            else if (key_h->value != h.value)
+                key_conflict = true;
+        }
+        if (iequal(h.name, "x-tenant-name")) {
+            if (!tenant_h)
+                tenant_h = &h;
+            else if (tenant_h->value != h.value)
+                tenant_conflict = true;
+        }
     }
     const indexed* found = nullptr;
     if (key_h)
         for (const auto& k : keys)
             if (k.key == key_h->value) found = &k;
     std::optional<denial_reason> expected;
-    if (!key_h || key_h->value.empty())
+    if (key_conflict)
+        expected = denial_reason::conflicting_key;
+    else if (!key_h || key_h->value.empty())
         expected = denial_reason::missing_key;
+    else if (tenant_conflict)
+        expected = denial_reason::conflicting_tenant;
     else if (!tenant_h || tenant_h->value.empty())
         expected = denial_reason::missing_tenant;
     else if (!found)

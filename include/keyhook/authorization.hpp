@@ -26,7 +26,9 @@ inline constexpr std::string_view tenant_name_header = "x-tenant-name";
 // K10's checks, in the order they are made; a denial names the first that failed.
 enum class denial_reason {
     missing_key,          // no x-synthetic-key header, or an empty one
+    conflicting_key,      // x-synthetic-key given twice with different values
     missing_tenant,       // no x-tenant-name header, or an empty one
+    conflicting_tenant,   // x-tenant-name given twice with different values
     unknown_key,          // the key is not in the index
     wrong_tenant,         // the key belongs to another tenant
     not_active,           // the key's status is not Active (see status())
@@ -36,9 +38,9 @@ enum class denial_reason {
 
 template <>
 struct detail::enum_names<denial_reason> {
-    static constexpr std::string_view values[] = {"missing_key",        "missing_tenant", "unknown_key",
-                                                  "wrong_tenant",       "not_active",     "family_not_allowed",
-                                                  "insufficient_access"};
+    static constexpr std::string_view values[] = {"missing_key",        "conflicting_key",    "missing_tenant",
+                                                  "conflicting_tenant", "unknown_key",        "wrong_tenant",
+                                                  "not_active",         "family_not_allowed", "insufficient_access"};
 };
 
 // The outcome of a check. It holds no text and no key: message() builds a
@@ -73,6 +75,8 @@ public:
 private:
     friend authorization authorize(const key_index&, std::string_view, std::string_view, const api_family&,
                                    resource_ref, access_level, timestamp) noexcept;
+    friend authorization authorize(const key_index&, const http_headers&, const api_family&, resource_ref, access_level,
+                                   timestamp) noexcept;
 
     std::optional<denial_reason> reason_ = denial_reason::missing_key;
     const key_index* index_ = nullptr;  // where entry_ is
@@ -91,7 +95,10 @@ private:
                                                      timestamp now) noexcept;
 
 // K10 from the call's headers: x-synthetic-key and x-tenant-name, found by
-// case-insensitive name (the first of each counts). Allocates nothing.
+// case-insensitive name. A header given more than once must carry the same
+// value each time (else conflicting_key / conflicting_tenant), so a proxy that
+// reads the first and a service that reads the last never disagree. Allocates
+// nothing.
 [[nodiscard]] KEYHOOK_INLINE authorization authorize(const key_index& index, const http_headers& headers,
                                                      const api_family& family, resource_ref resource,
                                                      access_level needed, timestamp now) noexcept;

@@ -92,6 +92,15 @@ namespace detail {
 // gives no reason, and a public fallible call must (the try_ contract).
 [[nodiscard]] KEYHOOK_INLINE std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = true);
 
+// A header that must appear at most once in effect: `value` is its value (empty
+// when absent), `consistent` is false when it appears again with another value.
+struct single_header {
+    std::string_view value;
+    bool consistent = true;
+};
+[[nodiscard]] KEYHOOK_INLINE single_header single_header_value(const http_headers& headers,
+                                                               std::string_view name) noexcept;
+
 }  // namespace detail
 
 // Appends name=value (both percent-encoded) to a URL's query, before any

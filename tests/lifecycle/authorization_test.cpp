@@ -91,6 +91,44 @@ TEST_CASE("K10: header names are case-insensitive; both headers are required", "
     CHECK(f.check({}).reason() == denial_reason::missing_key);
 }
 
+TEST_CASE("K10: a header repeated with different values is refused; repeated with the same value is one header",
+          "[K10][authorization]") {
+    fixture f;
+    const std::string other = f.key.substr(0, f.key.size() - 1) + (f.key.back() == 'a' ? "b" : "a");
+    // Same value twice (names differing in case): one header.
+    CHECK(
+        f.check({{"x-synthetic-key", f.key, true}, {"X-Synthetic-Key", f.key, true}, {"x-tenant-name", "acme", false}})
+            .allowed());
+    CHECK(
+        f.check({{"x-synthetic-key", f.key, true}, {"x-tenant-name", "acme", false}, {"x-tenant-name", "acme", false}})
+            .allowed());
+    // Different values, in either order and whichever is valid.
+    for (const auto& pair : {std::make_pair(f.key, other), std::make_pair(other, f.key),
+                             std::make_pair(f.key, std::string()), std::make_pair(std::string(), f.key)}) {
+        const auto a = f.check({{"x-synthetic-key", pair.first, true},
+                                {"x-tenant-name", "acme", false},
+                                {"X-SYNTHETIC-KEY", pair.second, true}});
+        CHECK(a.reason() == denial_reason::conflicting_key);
+        CHECK_FALSE(a.key());
+        CHECK(a.message() == "denied: header x-synthetic-key is given more than once, with different values");
+        CHECK(a.message().find(f.key) == std::string::npos);
+    }
+    const auto t = f.check(
+        {{"x-tenant-name", "acme", false}, {"x-synthetic-key", f.key, true}, {"x-tenant-name", "other", false}});
+    CHECK(t.reason() == denial_reason::conflicting_tenant);
+    CHECK(t.message() == "denied: header x-tenant-name is given more than once, with different values");
+    CHECK(f.check({{"x-synthetic-key", f.key, true}, {"x-tenant-name", "", false}, {"x-tenant-name", "acme", false}})
+              .reason() == denial_reason::conflicting_tenant);
+    // The key header is checked first (K15's order).
+    CHECK(f.check({{"x-synthetic-key", f.key, true},
+                   {"x-synthetic-key", other, true},
+                   {"x-tenant-name", "a", false},
+                   {"x-tenant-name", "b", false}})
+              .reason() == denial_reason::conflicting_key);
+    CHECK(f.check({{"x-tenant-name", "a", false}, {"x-tenant-name", "b", false}}).reason() ==
+          denial_reason::missing_key);
+}
+
 TEST_CASE("K10: an unknown key is denied; near misses are unknown", "[K10][authorization]") {
     fixture f;
     std::string last_differs = f.key;

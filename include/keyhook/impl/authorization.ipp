@@ -50,10 +50,20 @@ KEYHOOK_INLINE authorization authorize(const key_index& index, std::string_view 
 
 KEYHOOK_INLINE authorization authorize(const key_index& index, const http_headers& headers, const api_family& family,
                                        resource_ref resource, access_level needed, timestamp now) noexcept {
-    const auto* key = find_header(headers, synthetic_key_header);
-    const auto* tenant = find_header(headers, tenant_name_header);
-    return authorize(index, key ? std::string_view(key->value) : std::string_view(),
-                     tenant ? std::string_view(tenant->value) : std::string_view(), family, resource, needed, now);
+    const auto key = detail::single_header_value(headers, synthetic_key_header);
+    const auto tenant = detail::single_header_value(headers, tenant_name_header);
+    authorization a;
+    a.required_ = needed;
+    if (!key.consistent) {
+        a.reason_ = denial_reason::conflicting_key;
+        return a;
+    }
+    if (key.value.empty()) return a;
+    if (!tenant.consistent) {
+        a.reason_ = denial_reason::conflicting_tenant;
+        return a;
+    }
+    return authorize(index, key.value, tenant.value, family, resource, needed, now);
 }
 
 KEYHOOK_INLINE std::string authorization::message() const {
@@ -62,8 +72,14 @@ KEYHOOK_INLINE std::string authorization::message() const {
     switch (*reason_) {
         case denial_reason::missing_key:
             return "denied: header " + std::string(synthetic_key_header) + " is missing or empty";
+        case denial_reason::conflicting_key:
+            return "denied: header " + std::string(synthetic_key_header) +
+                   " is given more than once, with different values";
         case denial_reason::missing_tenant:
             return "denied: header " + std::string(tenant_name_header) + " is missing or empty";
+        case denial_reason::conflicting_tenant:
+            return "denied: header " + std::string(tenant_name_header) +
+                   " is given more than once, with different values";
         case denial_reason::unknown_key:
             return "denied: the key in header " + std::string(synthetic_key_header) + " is not known";
         case denial_reason::wrong_tenant:

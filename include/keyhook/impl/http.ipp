@@ -107,6 +107,22 @@ KEYHOOK_INLINE std::optional<std::string> percent_decode(std::string_view s, boo
     return out;
 }
 
+KEYHOOK_INLINE single_header single_header_value(const http_headers& headers, std::string_view name) noexcept {
+    single_header out;
+    bool seen = false;
+    for (const auto& h : headers) {
+        if (!header_name_equal(h.name, name)) continue;
+        if (!seen) {
+            out.value = h.value;
+            seen = true;
+        } else if (out.value != h.value) {
+            out.consistent = false;
+            return out;
+        }
+    }
+    return out;
+}
+
 }  // namespace detail
 
 KEYHOOK_INLINE void append_query_parameter(std::string& url, std::string_view name, std::string_view value) {
