@@ -33,6 +33,8 @@
 #include "keyhook/permissions.hpp"
 #include "keyhook/creation.hpp"
 #include "keyhook/lifecycle.hpp"
+#include "keyhook/rate_limit.hpp"
+#include "keyhook/key_policy.hpp"
 #include "keyhook/key_index.hpp"
 #include "keyhook/authorization.hpp"
 #include "keyhook/dispatch.hpp"
