@@ -6,6 +6,7 @@
 // in order). One timer per connection enforces the whole-request deadline.
 #include "shared/http_server.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -240,8 +241,9 @@ private:
             for (const auto& f : h) head_.headers.push_back({std::string(f.name_string()), std::string(f.value())});
             if (srv_.check_head) {
                 if (auto early = srv_.check_head(head_)) {
-                    // The body is not read: the connection cannot carry another request.
-                    if (!parser_->is_done()) early->close = true;
+                    // A body left unread: the connection cannot carry another request.
+                    if (!parser_->is_done() || !parser_->keep_alive()) early->close = true;
+                    next_request();
                     return send(std::move(*early));
                 }
             }
@@ -266,9 +268,7 @@ private:
         const bool keep_alive = parser_->keep_alive();
         request req = std::move(head_);
         req.body = parser_->release().body();
-        parser_.reset();
-        scanned_ = fields_ = 0;
-        head_ = request{};
+        next_request();
         response r;
         try {
             r = srv_.handle(std::move(req));
@@ -278,6 +278,13 @@ private:
         }
         if (!keep_alive) r.close = true;
         send(std::move(r));
+    }
+
+    // Forgets the request just read; bytes after it stay in `in_`.
+    void next_request() {
+        parser_.reset();
+        scanned_ = fields_ = 0;
+        head_ = request{};
     }
 
     void write_continue() {
@@ -362,11 +369,12 @@ void server::impl::accept() {
             if (open.load() < opts.max_connections) {
                 ++open;
                 std::make_shared<connection>(*this, std::move(sock), false)->start();
-            } else if (rejecting.load() < opts.max_connections) {
+            } else if (rejecting.load() < std::max<std::size_t>(64, opts.max_connections)) {
                 ++rejecting;
                 std::make_shared<connection>(*this, std::move(sock), true)->start();
             }
-            // else: closed unanswered (its destructor); a flood cannot hold more.
+            // Past the cap, answered 503 while few are; else closed unanswered (its
+            // destructor): a flood of connections cannot hold more.
         }
         accept();
     });
