@@ -128,6 +128,7 @@ struct server::impl {
     std::atomic<std::size_t> rejecting{0};
     asio::io_context ioc;
     tcp::acceptor acceptor{ioc};
+    asio::steady_timer accept_pause{ioc};
 
     impl(options o, request_handler h, head_check c)
         : opts(std::move(o)), handle(std::move(h)), check_head(std::move(c)) {}
@@ -375,8 +376,13 @@ void server::impl::accept() {
             }
             // Past the cap, answered 503 while few are; else closed unanswered (its
             // destructor): a flood of connections cannot hold more.
+            return accept();
         }
-        accept();
+        // Out of descriptors or memory: try again shortly rather than spin.
+        accept_pause.expires_after(std::chrono::milliseconds(50));
+        accept_pause.async_wait([this](beast::error_code wait_ec) {
+            if (!wait_ec) accept();
+        });
     });
 }
 
