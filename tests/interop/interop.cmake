@@ -14,10 +14,10 @@ option(KEYHOOK_INTEROP "Run the interop tests that need Node.js and the npm regi
 
 set(_interop_src "${PROJECT_SOURCE_DIR}/tests/interop")
 if(NOT TARGET key_audit OR NOT TARGET webhook_deliver OR NOT TARGET webhook_receiver
-   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_HTTPLIB)
-    message(STATUS "keyhook: interop tests skipped (they need libcurl, cpp-httplib and keyhook::crypto)")
+   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_BEAST)
+    message(STATUS "keyhook: interop tests skipped (they need libcurl, Boost.Beast and keyhook::crypto)")
     if(KEYHOOK_INTEROP)
-        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, cpp-httplib or OpenSSL is missing: "
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, Boost.Beast or OpenSSL is missing: "
                             "run scripts/install-deps.sh")
     endif()
     return()
