@@ -121,6 +121,8 @@ inline keyhook::result<std::vector<route>> parse_routes(std::string_view text) {
             *target = **v;
         }
         if (out_route.prefix.front() != '/') return bad(at + ".prefix", "expected a path starting with '/'");
+        for (auto& c : out_route.method)
+            if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
         auto family = text_member("family", true);
         if (!family) return family.error();
         out_route.family = keyhook::api_family(**family);
@@ -150,39 +152,92 @@ inline keyhook::result<std::vector<route>> parse_routes(std::string_view text) {
     return out;
 }
 
-// The path of a request target without its query. nullopt for a path that
-// could mean another path to the service behind the proxy: a dot segment, an
-// encoded slash, dot or backslash, a backslash, or one that is not absolute.
-inline std::optional<std::string_view> plain_path(std::string_view target) {
-    const auto path = target.substr(0, std::min(target.find('?'), target.find('#')));
+// The path of a request target without its query, in one spelling: escapes
+// of unreserved letters, digits, '-', '_' and '~' decoded (RFC 3986 makes
+// them equivalent), other escapes kept with upper-case hex. nullopt for a
+// target the service behind the proxy might read as another path: a '#', a
+// '.' or '..' segment, an empty segment ("//", which proxies merge), a ';'
+// (path parameters, which some servers read as part of a dot segment), a
+// '\', an escaped '/', '\', '.', '%' or ';', a byte outside printable ASCII,
+// or a path that is not absolute.
+inline std::optional<std::string> plain_path(std::string_view target) {
+    if (target.find('#') != std::string_view::npos) return std::nullopt;
+    const auto path = target.substr(0, target.find('?'));
     if (path.empty() || path.front() != '/') return std::nullopt;
-    if (path.find('\\') != std::string_view::npos) return std::nullopt;
-    for (std::size_t i = 0; i + 2 < path.size(); ++i)
-        if (path[i] == '%') {
-            const auto a = path[i + 1];
-            const auto b = static_cast<char>(path[i + 2] | 0x20);
-            if ((a == '2' && (b == 'f' || b == 'e')) || (a == '5' && b == 'c')) return std::nullopt;
+    const auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(path.size());
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        const auto c = static_cast<unsigned char>(path[i]);
+        if (c <= 0x20 || c >= 0x7f || c == '\\' || c == ';') return std::nullopt;
+        if (c != '%') {
+            out += static_cast<char>(c);
+            continue;
         }
+        if (i + 2 >= path.size()) return std::nullopt;
+        const int hi = hex(path[i + 1]), lo = hex(path[i + 2]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        const auto decoded = static_cast<char>(hi * 16 + lo);
+        i += 2;
+        const bool unreserved = (decoded >= 'a' && decoded <= 'z') || (decoded >= 'A' && decoded <= 'Z') ||
+                                (decoded >= '0' && decoded <= '9') || decoded == '-' || decoded == '_' ||
+                                decoded == '~';
+        if (unreserved) {
+            out += decoded;
+            continue;
+        }
+        if (decoded == '/' || decoded == '\\' || decoded == '.' || decoded == '%' || decoded == ';')
+            return std::nullopt;
+        static constexpr char digits[] = "0123456789ABCDEF";
+        out += '%';
+        out += digits[hi];
+        out += digits[lo];
+    }
     std::size_t start = 1;
-    while (start <= path.size()) {
-        const auto end = std::min(path.find('/', start), path.size());
-        const auto segment = path.substr(start, end - start);
+    while (start <= out.size()) {
+        const auto end = std::min(out.find('/', start), out.size());
+        const auto segment = std::string_view(out).substr(start, end - start);
         if (segment == "." || segment == "..") return std::nullopt;
+        if (segment.empty() && end != out.size()) return std::nullopt;
         start = end + 1;
     }
-    return path;
+    return out;
 }
 
-// The route covering a request: method equal (or "*"), the longest matching
-// prefix. nullptr when none does (the gateway answers 403).
+inline bool iequal_prefix(std::string_view text, std::string_view prefix) {
+    if (text.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+        if (lower(text[i]) != lower(prefix[i])) return false;
+    }
+    return true;
+}
+
+// The route covering a request: the longest prefix that matches, compared
+// without regard to ASCII case (a service may not distinguish /api/Finance from
+// /api/finance); at equal length a route of the method beats "*". The method
+// is compared in upper case, and HEAD is judged as GET (servers answer HEAD
+// with their GET handler). nullptr when none matches (the gateway answers 403).
 inline const route* match_route(const std::vector<route>& routes, std::string_view method, std::string_view target) {
     const auto path = plain_path(target);
     if (!path) return nullptr;
+    std::string m(method);
+    for (auto& c : m)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+    if (m == "HEAD") m = "GET";
     const route* best = nullptr;
     for (const auto& r : routes) {
-        if (r.method != "*" && r.method != method) continue;
-        if (path->substr(0, r.prefix.size()) != r.prefix) continue;
-        if (!best || r.prefix.size() > best->prefix.size()) best = &r;
+        const bool any = r.method == "*";
+        if (!any && r.method != m) continue;
+        if (!iequal_prefix(*path, r.prefix)) continue;
+        if (!best || r.prefix.size() > best->prefix.size() ||
+            (r.prefix.size() == best->prefix.size() && best->method == "*" && !any))
+            best = &r;
     }
     return best;
 }

@@ -100,12 +100,34 @@ TEST_CASE("K16: routes: longest prefix, method or *, no way around a prefix by p
     CHECK(gateway::match_route(*routes, "GET", "/api/finance/report/1")->family == api_family("Reports"));
     CHECK(gateway::match_route(*routes, "GET", "/other") == nullptr);
     CHECK(gateway::match_route(*routes, "GET", "/api") == nullptr);  // the prefix is "/api/"
-    for (const char* trick : {"/api/x/../finance/y", "/api/./finance", "/api/%2e%2e/admin", "/api/a%2Fb",
-                              "/api\\finance", "api/x", "", "/api/%2E/x", "/api/a%5cb"}) {
+    for (const char* trick :
+         {"/api/x/../finance/y", "/api/./finance", "/api/%2e%2e/admin", "/api/a%2Fb", "/api\\finance", "api/x", "",
+          "/api/%2E/x", "/api/a%5cb", "/api//finance/x", "/api/x/..;/finance/y", "/api/x#/../finance/y",
+          "/api/%252e%252e/finance", "/api/\xef\xbc\x8e\xef\xbc\x8e/finance", "/api/a%2", "/api/a%zz", "/api/a b"}) {
         INFO(trick);
         CHECK(gateway::match_route(*routes, "GET", trick) == nullptr);
     }
     CHECK(gateway::match_route(*routes, "GET", "/api/..x/ok") != nullptr);  // not a dot segment
+    // One spelling: escaped letters, ASCII case, the method's case; HEAD is judged as GET.
+    CHECK(gateway::match_route(*routes, "POST", "/api/%66inance/x")->access == access_level::write);
+    CHECK(gateway::match_route(*routes, "POST", "/api/FINANCE/x")->access == access_level::write);
+    CHECK(gateway::match_route(*routes, "post", "/api/finance/x")->access == access_level::write);
+    CHECK(gateway::match_route(*routes, "HEAD", "/api/finance/report/1")->family == api_family("Reports"));
+    CHECK(gateway::match_route(*routes, "GET", "/api/a%20b") == &(*routes)[0]);  // other escapes are kept
+    CHECK(gateway::plain_path("/api/a%2fb") == std::nullopt);
+    CHECK(gateway::plain_path("/api/a%7eb%20c?q=%2F") == std::string("/api/a~b%20c"));
+}
+
+TEST_CASE("K16: at one prefix length a route of the method beats *", "[K16][gateway]") {
+    for (const char* text : {R"({"routes": [{"method": "*", "prefix": "/f/", "family": "Execute", "access": "read"},
+                         {"method": "POST", "prefix": "/f/", "family": "Execute", "access": "write"}]})",
+                             R"({"routes": [{"method": "POST", "prefix": "/f/", "family": "Execute", "access": "write"},
+                         {"method": "*", "prefix": "/f/", "family": "Execute", "access": "read"}]})"}) {
+        const auto routes = gateway::parse_routes(text);
+        REQUIRE(routes);
+        CHECK(gateway::match_route(*routes, "POST", "/f/pay")->access == access_level::write);
+        CHECK(gateway::match_route(*routes, "GET", "/f/pay")->access == access_level::read);
+    }
 }
 
 TEST_CASE("K16: a malformed routes file names the member", "[K16][gateway]") {

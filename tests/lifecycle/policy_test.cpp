@@ -53,6 +53,15 @@ TEST_CASE("K12: IPv6 ranges; an IPv4-mapped IPv6 address matches IPv4 ranges", "
     const auto v4 = parse_address_range("203.0.113.0/24");
     CHECK(v4.contains(parse_ip_address("::ffff:203.0.113.9")));
     CHECK_FALSE(v4.contains(parse_ip_address("::ffff:203.0.114.9")));
+    // A mapped caller is also in IPv6 ranges by its own form, and a range
+    // written in the mapped block is the IPv4 range it names.
+    CHECK(parse_address_range("::/0").contains(parse_ip_address("::ffff:1.2.3.4")));
+    CHECK(parse_address_range("::ffff:0:0/96").contains(parse_ip_address("::ffff:1.2.3.4")));
+    CHECK(parse_address_range("::ffff:10.0.0.0/104") == parse_address_range("10.0.0.0/8"));
+    CHECK(parse_address_range("::ffff:10.0.0.0/104").contains(parse_ip_address("10.1.2.3")));
+    CHECK(parse_address_range("::ffff:10.0.0.0/104").contains(parse_ip_address("::ffff:10.1.2.3")));
+    CHECK(to_string(parse_address_range("::ffff:192.0.2.1")) == "192.0.2.1/32");
+    CHECK_FALSE(parse_address_range("::/0").contains(parse_ip_address("1.2.3.4")));
     // Only the mapped form: an IPv4-compatible or NAT64 address is IPv6.
     CHECK_FALSE(v4.contains(parse_ip_address("::203.0.113.9")));
     CHECK_FALSE(v4.contains(parse_ip_address("64:ff9b::203.0.113.9")));
@@ -127,6 +136,12 @@ TEST_CASE("K13: costs: exactly the burst, above the burst, and 0", "[K13][policy
     CHECK_FALSE(above.allowed);
     CHECK_FALSE(above.retry_at);  // never fits
     CHECK(above.state == rate_state{});
+    // ... and still reports the room there is.
+    CHECK(above.remaining == 4);
+    CHECK(above.reset == t0);
+    const auto above_later = check_rate(limit, rate_state{t0 + seconds{1}}, 5, t0);
+    CHECK(above_later.remaining == 3);
+    CHECK(above_later.reset == t0 + seconds{1});
 
     // Cost 0 checks without spending: allowed while the state has room, the state unchanged.
     const auto peek = check_rate(limit, whole.state, 0, t0);
@@ -216,6 +231,12 @@ TEST_CASE("K14: a daily refill sets (does not add) the amount at 00:00:00 UTC", 
     const auto week_later = spend_credits(daily, s, 1, at("2024-05-09T12:00:00Z"));
     CHECK(week_later.state.remaining == 4);
     CHECK(week_later.state.last_refill == at("2024-05-09T00:00:00Z"));
+    // A last refill a skewed clock put after now: the retry time is the refill after it.
+    const credit_state ahead{0, at("2024-05-02T00:00:00Z")};
+    const auto skewed = spend_credits(daily, ahead, 1, at("2024-05-01T23:59:59Z"));
+    REQUIRE(skewed.retry_at);
+    CHECK(*skewed.retry_at == at("2024-05-03T00:00:00Z"));
+    CHECK(spend_credits(daily, ahead, 1, *skewed.retry_at).allowed);
     // The same day again: no second refill.
     CHECK(spend_credits(daily, at_midnight.state, 3, at("2024-05-02T23:00:00Z")).state.remaining == 0);
     CHECK_FALSE(spend_credits(daily, at_midnight.state, 4, at("2024-05-02T23:00:00Z")).allowed);

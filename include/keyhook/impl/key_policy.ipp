@@ -56,6 +56,14 @@ KEYHOOK_INLINE result<address_range> address_range::try_make(const ip_address& a
     address_range r;
     r.prefix_ = prefix;
     r.network_ = address;
+    if (prefix >= 96) {
+        const auto v4 = detail::policy::unmapped(address);
+        if (v4.family == ip_family::v4 && address.family == ip_family::v6) {
+            r.network_ = v4;
+            r.prefix_ = prefix - 96;
+            prefix = r.prefix_;
+        }
+    }
     std::size_t i = prefix / 8;
     if (i < 16 && prefix % 8) r.network_.octets[i++] &= static_cast<std::uint8_t>(0xFF << (8 - prefix % 8));
     for (; i < 16; ++i) r.network_.octets[i] = 0;
@@ -63,8 +71,12 @@ KEYHOOK_INLINE result<address_range> address_range::try_make(const ip_address& a
 }
 
 KEYHOOK_INLINE bool address_range::contains(const ip_address& ip) const noexcept {
-    const auto a = detail::policy::unmapped(ip);
-    return a.family == network_.family && detail::policy::same_prefix(a, network_, prefix_);
+    // A mapped caller is in an IPv4 range by the address it carries, and in an
+    // IPv6 range (::/0, ::ffff:0:0/96) by its own form.
+    const auto in = [this](const ip_address& a) {
+        return a.family == network_.family && detail::policy::same_prefix(a, network_, prefix_);
+    };
+    return in(ip) || in(detail::policy::unmapped(ip));
 }
 
 KEYHOOK_INLINE result<address_range> try_parse_address_range(std::string_view text) {
@@ -148,7 +160,8 @@ KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>&
         s.remaining -= cost;
         out.state = s;
     } else if (refill) {
-        out.retry_at = next_refill_after(*refill, now);
+        // After now and after the last refill (which a skewed clock may have put later).
+        out.retry_at = next_refill_after(*refill, std::max(now, s.last_refill));
     }
     return out;
 }
