@@ -29,6 +29,7 @@
 //         if (auto e = detail::read_members(j, std::string(), k)) throw exception(std::move(*e));
 //     }
 //     std::size_t bytes = detail::members_heap_bytes(k);  // J3's accounting
+//     detail::clear_optional_members(k);                 // a test builder's minimal()
 //
 // read_members checks the rows in table order and reports the first fault with
 // its JSON path ("data.result[3].expireAt") and why; write_members writes them
@@ -164,6 +165,7 @@ enum class form_kind : unsigned char { string, string_list, none };
 // A string kept as it is: std::string or a type built from one (key_id).
 struct text_form {
     static constexpr form_kind kind = form_kind::string;
+    static constexpr bool keeps_text = true;  // the text itself is kept (a reader's length limit applies)
     static constexpr std::string_view expected = "a string";
     template <class T>
     static std::optional<error> from_text(const std::string& text, T& out) {
@@ -186,6 +188,7 @@ struct text_form {
 // A T4 timestamp (read as parse_timestamp does, written by format_timestamp).
 struct time_form {
     static constexpr form_kind kind = form_kind::string;
+    static constexpr bool keeps_text = false;
     static constexpr std::string_view expected = "an ISO 8601 timestamp string";
     static std::optional<error> from_text(const std::string& text, timestamp& out) {
         timestamp t{};
@@ -203,6 +206,7 @@ template <class E, std::optional<E> (*Read)(std::string_view) noexcept, error (*
           std::string_view (*Write)(E) noexcept>
 struct enum_form {
     static constexpr form_kind kind = form_kind::string;
+    static constexpr bool keeps_text = false;
     static constexpr std::string_view expected = "a string";
     static std::optional<error> from_text(const std::string& text, E& out) {
         if (const auto v = Read(text)) {
@@ -218,6 +222,7 @@ struct enum_form {
 // An array of strings (std::vector<std::string>); absent or null reads as empty.
 struct string_list_form {
     static constexpr form_kind kind = form_kind::string_list;
+    static constexpr bool keeps_text = true;
     static constexpr std::string_view expected = "an array of strings";
     static std::size_t heap_bytes(const std::vector<std::string>& v) noexcept {
         std::size_t n = v.capacity() * sizeof(std::string);
@@ -229,6 +234,7 @@ struct string_list_form {
 // A member that is not in JSON: counted by equality and heap accounting only.
 struct derived_form {
     static constexpr form_kind kind = form_kind::none;
+    static constexpr bool keeps_text = false;
     static constexpr std::string_view expected = {};
     template <class T>
     static std::size_t heap_bytes(const T& v) noexcept {
@@ -342,6 +348,25 @@ bool members_equal(const Record& a, const Record& b) {
     return std::apply([&](const auto&... r) { return ((a.*(r.ptr) == b.*(r.ptr)) && ...); }, members_of<Record>::rows);
 }
 
+// Empties every optional member (and every list): the least a record may carry.
+template <class Record>
+void clear_optional_members(Record& r) {
+    static_assert(members_complete<Record>());
+    std::apply(
+        [&](const auto&... row) {
+            const auto clear = [&](const auto& one) {
+                auto& value = r.*(one.ptr);
+                using value_type = std::decay_t<decltype(value)>;
+                if constexpr (is_optional<value_type>::value)
+                    value.reset();
+                else if constexpr (std::is_same_v<value_type, std::vector<std::string>>)
+                    value.clear();
+            };
+            (clear(row), ...);
+        },
+        members_of<Record>::rows);
+}
+
 template <class Row, class Record>
 std::size_t row_heap_bytes(const Row& r, const Record& in) noexcept {
     const auto& value = in.*(r.ptr);
@@ -442,6 +467,7 @@ struct member_index<Record, std::index_sequence<I...>> {
     static constexpr std::array<presence, count> needs = {{std::get<I>(members_of<Record>::rows).need...}};
     static constexpr std::array<form_kind, count> kinds = {{row_at<Record, I>::form::kind...}};
     static constexpr std::array<std::string_view, count> expected = {{row_at<Record, I>::form::expected...}};
+    static constexpr std::array<bool, count> keeps_text = {{row_at<Record, I>::form::keeps_text...}};
 
     static constexpr bool required(std::size_t i) noexcept { return needs[i] == presence::required; }
     static constexpr std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << i; }
