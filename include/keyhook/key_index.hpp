@@ -389,7 +389,7 @@ private:
     id_chunks ids_;
     std::vector<std::string> tenants_;
     std::map<std::string, std::uint32_t, std::less<>> tenant_ids_;
-    std::vector<std::uint32_t> tenant_uses_;  // per tenant name: entries naming it
+    std::vector<std::uint32_t> tenant_uses_;   // per tenant name: entries naming it
     std::vector<std::uint32_t> free_tenants_;  // places of released names
     std::vector<key_permissions> permission_sets_;
     std::map<key_permissions, std::uint32_t> permission_ids_;
