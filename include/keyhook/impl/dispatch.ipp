@@ -48,7 +48,7 @@ KEYHOOK_INLINE result<delivery_id> try_parse_delivery_id(std::string_view text) 
 
 KEYHOOK_INLINE delivery_id parse_delivery_id(std::string_view text) { return try_parse_delivery_id(text).value(); }
 
-delivery_id_key::~delivery_id_key() { detail::secure_wipe(bytes_.data(), bytes_.size()); }
+KEYHOOK_INLINE delivery_id_key::~delivery_id_key() { detail::secure_wipe(bytes_.data(), bytes_.size()); }
 
 KEYHOOK_INLINE result<delivery_id_key> delivery_id_key::try_from_bytes(std::string_view bytes) {
     if (bytes.size() != size)
@@ -109,21 +109,39 @@ KEYHOOK_INLINE std::uint64_t delivery_id_key::k1() const noexcept { return detai
 
 namespace detail::hooks {
 
-// H12: SipHash-2-4-128 of the name and of the body, then of the two digests
-// (32 bytes, name first). The body is hashed once per dispatch; fixed-size
-// digests make the pair's encoding unambiguous and need no allocation.
+// H12: SipHash-2-4-128 of the body, then SipHash-2-4-128 of (that 16-byte
+// digest, then the webhook's name). The body is hashed once per dispatch;
+// per webhook there is one short hash. The fixed-size digest first makes the
+// encoding of the pair unambiguous.
 KEYHOOK_INLINE sip_digest body_digest(const delivery_id_key& key, std::string_view body) noexcept {
     return siphash128(key.k0(), key.k1(), body);
 }
 
+// SipHash-2-4-128 of (lo, hi as 16 little-endian bytes) followed by `data`,
+// without copying them into one buffer (so no allocation).
+KEYHOOK_INLINE sip_digest siphash128_after_digest(std::uint64_t k0, std::uint64_t k1, const sip_digest& prefix,
+                                                  std::string_view data) noexcept {
+    sip::state s{k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL, k0 ^ 0x6c7967656e657261ULL,
+                 k1 ^ 0x7465646279746573ULL};
+    s.v1 ^= 0xee;
+    s.absorb<2>(prefix.lo);
+    s.absorb<2>(prefix.hi);
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    const std::size_t n = data.size();
+    const std::size_t whole = n - n % 8;
+    for (std::size_t i = 0; i < whole; i += 8) s.absorb<2>(sip::load_block(p + i));
+    s.absorb<2>(sip::load_tail(p, n) | (static_cast<std::uint64_t>((n + 16) & 0xff) << 56));
+    s.v2 ^= 0xee;
+    sip_digest d;
+    d.lo = s.squeeze<4>();
+    s.v1 ^= 0xdd;
+    d.hi = s.squeeze<4>();
+    return d;
+}
+
 KEYHOOK_INLINE delivery_id combine_delivery_id(const delivery_id_key& key, const sip_digest& body,
                                                std::string_view webhook_name) noexcept {
-    const sip_digest name = siphash128(key.k0(), key.k1(), webhook_name);
-    char message[32];
-    const std::uint64_t words[4] = {name.lo, name.hi, body.lo, body.hi};
-    for (unsigned w = 0; w < 4; ++w)
-        for (unsigned i = 0; i < 8; ++i) message[8 * w + i] = static_cast<char>(words[w] >> (8 * i) & 0xFF);
-    const auto d = siphash128(key.k0(), key.k1(), std::string_view(message, sizeof message));
+    const auto d = siphash128_after_digest(key.k0(), key.k1(), body, webhook_name);
     return delivery_id(d.hi, d.lo);
 }
 
