@@ -38,3 +38,4 @@
 #include "keyhook/key_index.hpp"
 #include "keyhook/authorization.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/endpoint_health.hpp"

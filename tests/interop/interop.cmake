@@ -61,3 +61,13 @@ foreach(_case deliver receiver)
     set_tests_properties(interop.${_case} PROPERTIES LABELS interop FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
                          ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
 endforeach()
+
+# B5: a rotated key set's deliveries checked by receivers holding only the
+# old or only the new keys (rotation_interop.js).
+add_executable(keyhook_rotation_interop "${_interop_src}/rotation_driver.cpp")
+target_link_libraries(keyhook_rotation_interop PRIVATE keyhook::crypto)
+keyhook_set_warnings(keyhook_rotation_interop)
+add_test(NAME interop.rotation
+    COMMAND "${KEYHOOK_NODE}" "${_interop_src}/rotation_interop.js" $<TARGET_FILE:keyhook_rotation_interop>)
+set_tests_properties(interop.rotation PROPERTIES LABELS interop FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
+                     ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
