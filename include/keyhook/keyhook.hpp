@@ -36,3 +36,4 @@
 #include "keyhook/key_index.hpp"
 #include "keyhook/authorization.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/delivery_state.hpp"
