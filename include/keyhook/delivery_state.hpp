@@ -17,13 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/escape.hpp"
+#include "keyhook/config.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
@@ -283,16 +284,15 @@ template <class Json = nlohmann::json>
 
 // From JSON text, read strictly (J1 to J3: a repeated member, a number out of
 // range, a document too large or deep is refused with its path).
-[[nodiscard]] inline result<delivery_state> try_parse_delivery_state(std::string_view text) {
-    auto document = try_parse_json(text);
-    if (!document) return document.error();
-    return try_delivery_state_from_json(*document);
-}
-[[nodiscard]] inline delivery_state parse_delivery_state(std::string_view text) {
-    return try_parse_delivery_state(text).value();
-}
+[[nodiscard]] KEYHOOK_INLINE result<delivery_state> try_parse_delivery_state(std::string_view text);
+[[nodiscard]] KEYHOOK_INLINE delivery_state parse_delivery_state(std::string_view text);
 
-// Compact JSON text of `s` (what a store keeps).
-[[nodiscard]] inline std::string write_delivery_state(const delivery_state& s) { return nlohmann::json(s).dump(); }
+// Compact JSON text of `s` (what a store keeps). Precondition: the body and
+// webhook name are UTF-8, as dispatch makes them (else nlohmann's type_error 316).
+[[nodiscard]] KEYHOOK_INLINE std::string write_delivery_state(const delivery_state& s);
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/delivery_state.ipp"
+#endif
