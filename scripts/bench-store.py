@@ -47,11 +47,19 @@ class Receiver(BaseHTTPRequestHandler):
         pass
 
 
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # the memory row kills the worker mid-request
+
+
 def build():
     build_dir = os.environ.get("KEYHOOK_BENCH_STORE_BUILD_DIR", os.path.join(ROOT, "build-perf-store"))
     subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                     "-DKEYHOOK_BUILD_TESTS=OFF", "-DKEYHOOK_BUILD_EXAMPLES=ON"], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", build_dir, "--target", "webhook_deliver"], check=True)
+    jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+    subprocess.run(["cmake", "--build", build_dir, "--parallel", jobs, "--target", "webhook_deliver"], check=True)
     return os.path.join(build_dir, "examples", "webhook_deliver", "webhook_deliver")
 
 
@@ -129,7 +137,7 @@ def main():
     args = parser.parse_args()
     deliver = args.deliver or build()
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    server = QuietServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     failed = False
