@@ -2,7 +2,7 @@
 # Installs, with apt-get, the Debian packages keyhook's build needs that are not
 # installed yet. Runs apt-get update once, and only when something is missing.
 #
-#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]
+#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]
 #
 #   (no flag)     compilers, CMake, Ninja, pkg-config, ccache, python3 (the hostile
 #                 stage drives the examples with it) and the libraries;
@@ -12,7 +12,10 @@
 #   --bench       Google Benchmark (benchmarks/)
 #   --sanitizers  clang's runtimes (LeakSanitizer and libFuzzer with clang)
 #   --valgrind    valgrind
-#   --interop     Node.js and npm, when `node` or `npm` is missing (tests/interop/)
+#   --stores      SQLite and libpq, for webhook_deliver --store (rule B6)
+#   --interop     Node.js and npm, when `node` or `npm` is missing, the stores'
+#                 libraries and the PostgreSQL server their crash test starts
+#                 (tests/interop/)
 set -euo pipefail
 
 interop=0
@@ -23,11 +26,12 @@ for arg in "$@"; do
         --bench) packages+=(libbenchmark-dev) ;;
         --sanitizers) packages+=(libclang-rt-14-dev) ;;
         --valgrind) packages+=(valgrind) ;;
-        --interop) interop=1 ;;
-        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind); interop=1 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        --stores) packages+=(libsqlite3-dev libpq-dev) ;;
+        --interop) packages+=(libsqlite3-dev libpq-dev postgresql-15); interop=1 ;;
+        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind libsqlite3-dev libpq-dev postgresql-15); interop=1 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
-           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]" >&2
+           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]" >&2
            exit 2 ;;
     esac
 done

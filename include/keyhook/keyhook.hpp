@@ -39,3 +39,4 @@
 #include "keyhook/authorization.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/endpoint_health.hpp"
+#include "keyhook/delivery_state.hpp"

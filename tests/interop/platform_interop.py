@@ -237,6 +237,16 @@ r, lines, _ = deliver([hook("local", "/ok")], "--time-scale", "0")
 check(r.returncode == 1 and "http" in r.stderr and not lines, "[B4] plain http without --allow-local: exit 1")
 r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
 check(r.returncode == 2, "a negative --time-scale: exit 2")
+# B6's options: what each needs, said before anything is sent.
+for argv, what in ((["--work"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
+                   (["--store", "s.db", "--lease", "0"], "--lease"), (["--store", "s.db", "--work", "f.json"],
+                                                                     "no input file")):
+    r = subprocess.run([DELIVER, *argv], capture_output=True, text=True, timeout=BOUND)
+    check(r.returncode == 2 and what in r.stderr, f"[B6] webhook_deliver {' '.join(argv)}: exit 2, says {what!r}")
+r = subprocess.run([DELIVER, "--store", "postgresql://nobody:hunter2-secret@127.0.0.1:9/none", "--work"],
+                   capture_output=True, text=True, timeout=BOUND)
+check(r.returncode == 3 and ("PostgreSQL" in r.stderr or "libpq" in r.stderr) and "hunter2" not in r.stderr,
+      "[B6] a store that cannot be reached: exit 3, the password not shown")
 server.shutdown()
 
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
