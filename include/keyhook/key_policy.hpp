@@ -32,8 +32,8 @@ public:
     [[nodiscard]] const ip_address& network() const noexcept { return network_; }
     [[nodiscard]] unsigned prefix_length() const noexcept { return prefix_; }
 
-    // Whether `ip` is in the range; an IPv4-mapped IPv6 address (::ffff:a.b.c.d)
-    // is read as the IPv4 address it carries.
+    // Whether `ip` is in the range; an IPv4 range reads an IPv4-mapped IPv6
+    // address (::ffff:a.b.c.d) as the IPv4 address it carries.
     [[nodiscard]] KEYHOOK_INLINE bool contains(const ip_address& ip) const noexcept;
 
     friend bool operator==(const address_range& a, const address_range& b) noexcept {
