@@ -46,6 +46,10 @@ TEST_CASE("K12: IPv6 ranges; an IPv4-mapped IPv6 address matches IPv4 ranges", "
     const auto r = parse_address_range("2001:db8::/32");
     CHECK(r.contains(parse_ip_address("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff")));
     CHECK_FALSE(r.contains(parse_ip_address("2001:db9::")));
+    CHECK(r.contains(parse_ip_address("2001:db8::")));
+    CHECK_FALSE(r.contains(parse_ip_address("2001:db7:ffff:ffff:ffff:ffff:ffff:ffff")));
+    CHECK_FALSE(parse_address_range("::1/128").contains(parse_ip_address("::")));
+    CHECK_FALSE(parse_address_range("::/0").contains(parse_ip_address("10.0.0.1")));
     CHECK(parse_address_range("::1/128").contains(parse_ip_address("::1")));
     CHECK_FALSE(parse_address_range("::1/128").contains(parse_ip_address("::2")));
     CHECK(parse_address_range("::/0").contains(parse_ip_address("ff02::1")));
