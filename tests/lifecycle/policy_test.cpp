@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "helpers.hpp"
 #include "keyhook/authorization.hpp"
@@ -171,6 +173,46 @@ TEST_CASE("K13: period not divisible by limit spends the rounded-up interval", "
     CHECK(*d.retry_at == t0 + us(333334));
     CHECK_FALSE(check_rate(limit, s, 1, t0 + us(333333)).allowed);
     CHECK(check_rate(limit, s, 1, t0 + us(333334)).allowed);
+}
+
+TEST_CASE("K13: over random calls, no window lets more through than burst + elapsed / T", "[K13][policy]") {
+    // The GCRA's promise, checked on every pair of allowed calls; and every
+    // retry time is exact: one microsecond earlier is denied, at it allowed.
+    const rate_limit limit{7, seconds{2}, 4};  // T = 285,715 us (rounded up), burst 4
+    const auto t = limit.emission_interval().count();
+    std::mt19937_64 random(13);
+    auto now = at("2024-05-01T00:00:00Z");
+    rate_state s;
+    struct call {
+        timestamp at;
+        std::uint64_t cost;
+    };
+    std::vector<call> allowed;
+    for (int i = 0; i < 600; ++i) {
+        now += microseconds{static_cast<std::int64_t>(random() % 400000)};
+        const auto cost = random() % 4;
+        const auto d = check_rate(limit, s, cost, now);
+        if (d.allowed) {
+            s = d.state;
+            allowed.push_back({now, cost});
+            continue;
+        }
+        CHECK(d.state == s);
+        REQUIRE(d.retry_at);
+        CHECK(*d.retry_at > now);
+        CHECK_FALSE(check_rate(limit, s, cost, *d.retry_at - microseconds{1}).allowed);
+        CHECK(check_rate(limit, s, cost, *d.retry_at).allowed);
+    }
+    CHECK(allowed.size() > 100);
+    CHECK(allowed.size() < 600);
+    for (std::size_t i = 0; i < allowed.size(); ++i) {
+        std::uint64_t spent = 0;
+        for (std::size_t j = i; j < allowed.size(); ++j) {
+            spent += allowed[j].cost;
+            const auto elapsed = (allowed[j].at - allowed[i].at).count();
+            REQUIRE(spent <= 4 + static_cast<std::uint64_t>(elapsed / t));
+        }
+    }
 }
 
 TEST_CASE("K13: unusable limits are reported and deny without a retry time", "[K13][policy]") {
