@@ -35,6 +35,7 @@
 #include "keyhook/lifecycle.hpp"
 #include "keyhook/rate_limit.hpp"
 #include "keyhook/key_policy.hpp"
+#include "keyhook/key_policy_json.hpp"
 #include "keyhook/key_index.hpp"
 #include "keyhook/authorization.hpp"
 #include "keyhook/dispatch.hpp"
