@@ -265,7 +265,10 @@ TEST_CASE("issue 22 item 5: an index's memory follows its live tenants and permi
     }
     const long long held = heap.stop().held;
     INFO("held after 20,000 pairs: " << held << " bytes; after the first add: " << after_first);
-    CHECK(held <= after_first);
+    // Removed ids stay in the id chunks until they outweigh the live ones and
+    // fill a 64 KiB chunk (then compacted): a bound that does not grow with
+    // the churn. Keeping the 20,000 tenant names and sets would hold megabytes.
+    CHECK(held <= after_first + 65536 + 4096);
     // Both sides: while a tenant is live its name is kept, and found.
     index.add("t-live", record_with_id("live"), secret("live-key"), policy);
     const auto* e = index.find("live-key");
