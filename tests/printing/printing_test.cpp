@@ -256,6 +256,13 @@ std::vector<printer> printers() {
          [](const std::string& s) {
              return printed(deletion_receipt{key_id(s), s});
          }},
+        {"delivery_state",
+         [](const std::string& s) {
+             delivery_state d;
+             d.webhook = d.body = s;
+             d.next_due = parse_timestamp("2026-01-15T00:00:00Z");
+             return printed(d);
+         }},
         {"authorization",
          [](const std::string& s) {
              struct fixed_random {
