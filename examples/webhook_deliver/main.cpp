@@ -108,7 +108,7 @@ struct arguments {
     bool work = false;
     bool until_empty = false;
     bool list = false;
-    double lease_seconds = 30.0;
+    std::optional<double> lease_seconds;
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -200,8 +200,8 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         }
         (name == "--timeout" ? args.timeout_seconds : args.time_scale) = *number;
     }
-    if (!args.store && (args.work || args.until_empty || args.list)) {
-        status = usage_error("--work, --until-empty and --list need --store");
+    if (!args.store && (args.work || args.until_empty || args.list || args.lease_seconds)) {
+        status = usage_error("--work, --until-empty, --list and --lease need --store");
         return std::nullopt;
     }
     if (args.until_empty && !args.work) {
@@ -353,7 +353,8 @@ int main(int argc, char** argv) {
         }
         deliver::work_options options;
         options.until_empty = args->until_empty || !args->work;
-        options.lease = std::chrono::microseconds(static_cast<std::int64_t>(args->lease_seconds * 1e6));
+        if (args->lease_seconds)
+            options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
         options.policy = policy;
         deliver::work_store(*store, options, client, clock);
     } catch (const std::exception& e) {

@@ -196,7 +196,7 @@ check(r.returncode == 1 and "http" in r.stderr and not lines, "[B4] plain http w
 r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
 check(r.returncode == 2, "a negative --time-scale: exit 2")
 # B6's options: what each needs, said before anything is sent.
-for argv, what in ((["--work"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
+for argv, what in ((["--work"], "need --store"), (["--lease", "5", "-"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
                    (["--store", "s.db", "--lease", "0"], "--lease"), (["--store", "s.db", "--work", "f.json"],
                                                                      "no input file")):
     r = subprocess.run([DELIVER, *argv], capture_output=True, text=True, timeout=BOUND)
