@@ -53,7 +53,8 @@
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
-// disabled), 1 invalid input, 2 usage error, 3 the store failed.
+// disabled), 1 invalid input, 2 usage error (a --store this build has no
+// library for included), 3 the store failed.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -286,6 +287,8 @@ int main(int argc, char** argv) {
     if (args->store) {
         try {
             store = deliver::open_store(*args->store);
+        } catch (const deliver::store_not_built& e) {
+            return usage_error(e.what());
         } catch (const std::exception& e) {
             // The message is the library's or ours; it never holds the URI's password (libpq leaves it out).
             std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';

@@ -38,16 +38,22 @@
 
 namespace deliver {
 
+// A --store that this build cannot open: it was made without the library.
+struct store_not_built : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // --store's argument: "sqlite:PATH" or a plain path (SQLite), or a
-// "postgresql://" / "postgres://" URI. Throws std::runtime_error saying what
-// is missing when this build lacks the library.
+// "postgresql://" / "postgres://" URI. Throws store_not_built saying what is
+// missing when this build lacks the library, std::runtime_error when the
+// store cannot be opened.
 inline std::unique_ptr<examples::store::delivery_store> open_store(const std::string& spec) {
     const bool postgres = spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0;
 #if KEYHOOK_EXAMPLES_HAVE_LIBPQ
     if (postgres) return std::make_unique<examples::store::postgres_store>(spec);
 #else
     if (postgres)
-        throw std::runtime_error(
+        throw store_not_built(
             "--store postgresql://... needs libpq, which this build was made without (Debian libpq-dev, then "
             "configure again)");
 #endif
@@ -56,7 +62,7 @@ inline std::unique_ptr<examples::store::delivery_store> open_store(const std::st
 #if KEYHOOK_EXAMPLES_HAVE_SQLITE
     return std::make_unique<examples::store::sqlite_store>(path);
 #else
-    throw std::runtime_error(
+    throw store_not_built(
         "--store sqlite:PATH needs SQLite, which this build was made without (Debian libsqlite3-dev, then "
         "configure again)");
 #endif
