@@ -6,7 +6,7 @@
 #
 #   (no flag)     compilers, CMake, Ninja, pkg-config, ccache, python3 (the hostile
 #                 stage drives the examples with it) and the libraries;
-#                 libcurl and cpp-httplib are for the examples' HTTP parts only
+#                 libcurl and Boost.Beast (libboost1.81-dev) are for the examples' HTTP parts only
 #                 (the core and the quick start build without them); GoogleTest
 #                 and gMock for tests/testing_gtest/
 #   --bench       Google Benchmark (benchmarks/)
@@ -20,7 +20,7 @@ set -euo pipefail
 
 interop=0
 packages=(cmake ninja-build g++ clang python3 nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config ccache
-          libcurl4-openssl-dev libcpp-httplib-dev libgtest-dev libgmock-dev)
+          libcurl4-openssl-dev libboost1.81-dev libgtest-dev libgmock-dev)
 for arg in "$@"; do
     case "$arg" in
         --bench) packages+=(libbenchmark-dev) ;;

@@ -5,8 +5,10 @@
 // and shared by every request, as are the parts validation prepared.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -16,7 +18,6 @@
 #include <vector>
 
 #include "keyhook/config.hpp"
-#include "keyhook/detail/hash128.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"
@@ -76,10 +77,52 @@ void from_json(const Json& j, delivery_id& id) {
     id = parse_delivery_id(j.template get_ref<const typename Json::string_t&>());
 }
 
-// H8: the delivery id of `body` sent to the webhook named `webhook_name`.
-// Deterministic: the same name and bytes give the same id (so a retry keeps
-// it); another webhook, or another event (its body differs, if only in
-// RequestTimeStamp), gives another id.
+// H12: the key of the delivery id PRF. Ids are SipHash-2-4-128 under this
+// key, so nobody without it can compute an id, let alone make two bodies share
+// one. Every producer of one host's deliveries must use the same key (ids stay
+// the same across retries, restarts and machines only then); the host keeps it
+// as it keeps other secrets. Never printed; wiped when destroyed.
+class delivery_id_key {
+public:
+    static constexpr std::size_t size = 16;
+
+    explicit delivery_id_key(const std::array<unsigned char, size>& bytes) noexcept : bytes_(bytes) {}
+    delivery_id_key(const delivery_id_key&) = default;
+    delivery_id_key& operator=(const delivery_id_key&) = default;
+    KEYHOOK_INLINE ~delivery_id_key();
+
+    // Exactly 16 bytes (errc::invalid_value otherwise; the bytes are not echoed).
+    [[nodiscard]] static KEYHOOK_INLINE result<delivery_id_key> try_from_bytes(std::string_view bytes);
+    // 32 hex digits, as a host keeps it in configuration (errors name the path
+    // "deliveryIdKey" and the reason, never the text).
+    [[nodiscard]] static KEYHOOK_INLINE result<delivery_id_key> try_from_hex(std::string_view hex);
+    // A random key made once per process (std::random_device): what dispatch
+    // uses when the host passes none. Ids are then stable only within this
+    // process; a host that retries after a restart or from another machine
+    // must pass its own key (docs/webhooks.md).
+    [[nodiscard]] static KEYHOOK_INLINE const delivery_id_key& per_process();
+
+    // Compares every byte whatever they are.
+    friend KEYHOOK_INLINE bool operator==(const delivery_id_key& a, const delivery_id_key& b) noexcept;
+    friend bool operator!=(const delivery_id_key& a, const delivery_id_key& b) noexcept { return !(a == b); }
+    // Prints "delivery_id_key(hidden)": no key material.
+    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id_key& k);
+
+    // The SipHash key words (first and last 8 bytes, little-endian).
+    [[nodiscard]] KEYHOOK_INLINE std::uint64_t k0() const noexcept;
+    [[nodiscard]] KEYHOOK_INLINE std::uint64_t k1() const noexcept;
+
+private:
+    std::array<unsigned char, size> bytes_;
+};
+
+// H8, H12: the delivery id of `body` sent to the webhook named `webhook_name`,
+// under `key`. Deterministic: the same key, name and bytes give the same id (so
+// a retry keeps it); another webhook, another body or another key gives another
+// id, except with the probability of a 128-bit PRF collision. Without a key:
+// delivery_id_key::per_process().
+[[nodiscard]] KEYHOOK_INLINE delivery_id make_delivery_id(const delivery_id_key& key, std::string_view webhook_name,
+                                                          std::string_view body) noexcept;
 [[nodiscard]] KEYHOOK_INLINE delivery_id make_delivery_id(std::string_view webhook_name,
                                                           std::string_view body) noexcept;
 
@@ -87,16 +130,19 @@ void from_json(const Json& j, delivery_id& id) {
 // Outbound requests
 
 class outbound_request;
+struct dispatch_options;
 namespace detail::hooks {
 // The body of try_dispatch for validated webhooks: the one maker of outbound requests.
 KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const tenant_settings& tenant,
                                                                        const std::vector<validated_webhook>& webhooks,
-                                                                       const notification& n);
+                                                                       const notification& n,
+                                                                       const dispatch_options& options);
 // Only dispatch can make one, so only dispatch makes outbound requests.
 class dispatch_key {
     friend result<std::vector<outbound_request>> dispatch_requests(const tenant_settings& tenant,
                                                                    const std::vector<validated_webhook>& webhooks,
-                                                                   const notification& n);
+                                                                   const notification& n,
+                                                                   const dispatch_options& options);
     constexpr dispatch_key() noexcept {}  // user-provided: not an aggregate, so `{}` cannot bypass it
 };
 }  // namespace detail::hooks
@@ -146,6 +192,14 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request
     return tenant.webhooks_enabled && w.saved() && w.admits(e);
 }
 
+// What a host passes to dispatch beyond the webhooks: the delivery id key
+// (H12; none: delivery_id_key::per_process()) and which webhooks are disabled
+// (H10; empty: none). A disabled webhook gets no request even when it fires.
+struct dispatch_options {
+    std::optional<delivery_id_key> id_key;
+    std::function<bool(const std::string& webhook_name)> is_disabled;
+};
+
 // Spec 4.3, 6.3, H4, H8: the requests for notification `n`, one per webhook
 // that fires, in the order of `webhooks`. Errors: the notification's Tenant is
 // not tenant.name (errc::invalid_value, path "Tenant"), its UserAction is not
@@ -153,10 +207,12 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request
 // fields is not valid UTF-8 (errc::invalid_utf8, path the body member, such as
 // "FolderName"). Nothing fires while the tenant's switch is off.
 [[nodiscard]] KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(
-    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n);
+    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n,
+    const dispatch_options& options = {});
 [[nodiscard]] KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
                                                                     const std::vector<validated_webhook>& webhooks,
-                                                                    const notification& n);
+                                                                    const notification& n,
+                                                                    const dispatch_options& options = {});
 
 // The same from webhooks as configured: they are validated first (paths
 // "webhooks[1].endpoint"), which parses every URL on every call; hosts that
@@ -164,18 +220,20 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request
 [[nodiscard]] KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
                                                                                 const std::vector<webhook>& webhooks,
                                                                                 const notification& n,
-                                                                                const endpoint_policy& policy = {});
+                                                                                const endpoint_policy& policy = {},
+                                                                                const dispatch_options& options = {});
 [[nodiscard]] KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
                                                                     const std::vector<webhook>& webhooks,
                                                                     const notification& n,
-                                                                    const endpoint_policy& policy = {});
+                                                                    const endpoint_policy& policy = {},
+                                                                    const dispatch_options& options = {});
 
 }  // namespace keyhook
 
 template <>
 struct std::hash<keyhook::delivery_id> {
     std::size_t operator()(const keyhook::delivery_id& id) const noexcept {
-        return static_cast<std::size_t>(id.high() ^ keyhook::detail::hooks::rotl64(id.low(), 1));
+        return static_cast<std::size_t>(id.high() ^ (id.low() << 1 | id.low() >> 63));
     }
 };
 

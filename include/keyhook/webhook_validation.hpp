@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "keyhook/config.hpp"
-#include "keyhook/detail/hash128.hpp"
 #include "keyhook/detail/signing_keys.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
@@ -119,11 +118,8 @@ struct prepared_webhook {
     std::string target_url;
     http_headers headers;
     std::uint64_t event_mask = 0;
-    hash128 name_hash;
     std::vector<decoded_signing_key> signing_keys;  // in the order configured; empty without a signing secret
 };
-
-inline constexpr std::uint64_t name_hash_seed = 0x6b657968'6f6f6b31u;  // "keyhook1"
 
 }  // namespace detail::hooks
 

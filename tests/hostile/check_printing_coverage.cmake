@@ -16,7 +16,9 @@ set(_printed_elsewhere
 set(_constants_only
     E access_level address_class attempt_outcome auth_location delivery_attempt denial_reason errc ip_family
     key_list_mode key_list_options key_source key_status key_transition key_warning_kind notice_kind
-    retry_decision rotation_policy tenant_kind warning_band escaped_text one_time_secret own_key)
+    retry_decision rotation_policy tenant_kind warning_band escaped_text one_time_secret own_key
+    # K11: masks and pepper ids, which only A-Z a-z 0-9 _ - can spell (refused otherwise)
+    stored_digest pepper_set stored_key_match)
 
 file(GLOB_RECURSE _headers "${SOURCE_DIR}/include/keyhook/*.hpp")
 set(_types)

@@ -19,10 +19,10 @@ option(KEYHOOK_INTEROP "Run the interop tests that need Node.js and the npm regi
 
 set(_interop_src "${PROJECT_SOURCE_DIR}/tests/interop")
 if(NOT TARGET key_audit OR NOT TARGET webhook_deliver OR NOT TARGET webhook_receiver
-   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_HTTPLIB)
-    message(STATUS "keyhook: interop tests skipped (they need libcurl, cpp-httplib and keyhook::crypto)")
+   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_BEAST)
+    message(STATUS "keyhook: interop tests skipped (they need libcurl, Boost.Beast and keyhook::crypto)")
     if(KEYHOOK_INTEROP)
-        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, cpp-httplib or OpenSSL is missing: "
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, Boost.Beast or OpenSSL is missing: "
                             "run scripts/install-deps.sh")
     endif()
     return()
@@ -66,6 +66,16 @@ foreach(_case deliver receiver)
     set_tests_properties(interop.${_case} PROPERTIES LABELS interop FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
                          ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
 endforeach()
+
+# B5: a rotated key set's deliveries checked by receivers holding only the
+# old or only the new keys (rotation_interop.js).
+add_executable(keyhook_rotation_interop "${_interop_src}/rotation_driver.cpp")
+target_link_libraries(keyhook_rotation_interop PRIVATE keyhook::crypto)
+keyhook_set_warnings(keyhook_rotation_interop)
+add_test(NAME interop.rotation
+    COMMAND "${KEYHOOK_NODE}" "${_interop_src}/rotation_interop.js" $<TARGET_FILE:keyhook_rotation_interop>)
+set_tests_properties(interop.rotation PROPERTIES LABELS interop FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
+                     ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
 
 # B6's crash tests (tests/interop/store_crash.js), a few seconds each.
 set(_store_cases)

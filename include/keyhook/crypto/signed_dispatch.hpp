@@ -72,20 +72,21 @@ KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signed_de
 // those of dispatch, and those of try_sign_outbound (path
 // "webhooks[i].signingSecret", i its index in `webhooks`).
 [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<std::vector<signed_delivery>> try_dispatch_signed(
-    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n,
-    timestamp now);
+    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n, timestamp now,
+    const dispatch_options& options = {});
 [[nodiscard]] KEYHOOK_CRYPTO_INLINE std::vector<signed_delivery> dispatch_signed(
-    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n,
-    timestamp now);
+    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n, timestamp now,
+    const dispatch_options& options = {});
 
 // The same from webhooks as configured (validated first, as dispatch does).
 [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<std::vector<signed_delivery>> try_dispatch_signed(
     const tenant_settings& tenant, const std::vector<webhook>& webhooks, const notification& n, timestamp now,
-    const endpoint_policy& policy = {});
+    const endpoint_policy& policy = {}, const dispatch_options& options = {});
 [[nodiscard]] KEYHOOK_CRYPTO_INLINE std::vector<signed_delivery> dispatch_signed(const tenant_settings& tenant,
                                                                                  const std::vector<webhook>& webhooks,
                                                                                  const notification& n, timestamp now,
-                                                                                 const endpoint_policy& policy = {});
+                                                                                 const endpoint_policy& policy = {},
+                                                                                 const dispatch_options& options = {});
 
 }  // namespace keyhook::crypto
 

@@ -16,54 +16,132 @@ KEYHOOK_INLINE bool operator==(const authorization& a, const authorization& b) n
     const bool same_key =
         a.entry_ == b.entry_ || (a.entry_ && b.entry_ && a.index_->id_of(*a.entry_) == b.index_->id_of(*b.entry_));
     return a.reason_ == b.reason_ && same_key && a.status_ == b.status_ && a.granted_ == b.granted_ &&
-           a.required_ == b.required_;
+           a.required_ == b.required_ && a.retry_at_ == b.retry_at_ && a.usage_ == b.usage_ &&
+           a.credits_remaining_ == b.credits_remaining_ && a.has_rate_ == b.has_rate_ &&
+           (!a.has_rate_ || (a.rate_remaining_ == b.rate_remaining_ && a.rate_reset_ == b.rate_reset_));
 }
 
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const authorization& a) { return os << a.message(); }
+
+KEYHOOK_INLINE bool detail::authorizer::headers_agree(authorization& a, const http_headers& headers,
+                                                      std::string_view& key, std::string_view& tenant) noexcept {
+    const auto k = detail::single_header_value(headers, synthetic_key_header);
+    const auto t = detail::single_header_value(headers, tenant_name_header);
+    key = k.value;
+    tenant = t.value;
+    if (!k.consistent) {
+        a.reason_ = denial_reason::conflicting_key;
+        return false;
+    }
+    a.reason_ = denial_reason::missing_key;
+    if (key.empty()) return false;
+    if (!t.consistent) {
+        a.reason_ = denial_reason::conflicting_tenant;
+        return false;
+    }
+    return true;
+}
+
+KEYHOOK_INLINE const key_index::entry* detail::authorizer::find_active(authorization& a, const key_index& index,
+                                                                       std::string_view key, std::string_view tenant,
+                                                                       timestamp now) noexcept {
+    a.reason_ = denial_reason::missing_key;
+    if (key.empty()) return nullptr;
+    a.reason_ = denial_reason::missing_tenant;
+    if (tenant.empty()) return nullptr;
+    a.reason_ = denial_reason::unknown_key;
+    const auto* e = index.find(key);
+    if (!e) return nullptr;
+    a.index_ = &index;
+    a.entry_ = e;
+    a.status_ = e->status_at(now);
+    a.reason_ = denial_reason::wrong_tenant;
+    if (!index.tenant_is(*e, tenant)) return nullptr;
+    a.reason_ = denial_reason::not_active;
+    if (a.status_ != key_status::active) return nullptr;
+    return e;
+}
+
+KEYHOOK_INLINE bool detail::authorizer::permitted(authorization& a, const key_index& index, const key_index::entry& e,
+                                                  const api_family& family, resource_ref resource) noexcept {
+    a.reason_ = denial_reason::family_not_allowed;
+    if (!index.allows(e, family.name())) return false;
+    a.granted_ = index.permissions_of(e).access_to(resource);
+    a.reason_ = denial_reason::insufficient_access;
+    return a.granted_ >= a.required_;
+}
 
 KEYHOOK_INLINE authorization authorize(const key_index& index, std::string_view key, std::string_view tenant,
                                        const api_family& family, resource_ref resource, access_level needed,
                                        timestamp now) noexcept {
     authorization a;
     a.required_ = needed;
-    if (key.empty()) return a;
-    a.reason_ = denial_reason::missing_tenant;
-    if (tenant.empty()) return a;
-    a.reason_ = denial_reason::unknown_key;
-    const auto* e = index.find(key);
-    if (!e) return a;
-    a.index_ = &index;
-    a.entry_ = e;
-    a.status_ = e->status_at(now);
-    a.reason_ = denial_reason::wrong_tenant;
-    if (!index.tenant_is(*e, tenant)) return a;
-    a.reason_ = denial_reason::not_active;
-    if (a.status_ != key_status::active) return a;
-    a.reason_ = denial_reason::family_not_allowed;
-    if (!index.allows(*e, family.name())) return a;
-    a.granted_ = index.permissions_of(*e).access_to(resource);
-    a.reason_ = denial_reason::insufficient_access;
-    if (a.granted_ < needed) return a;
-    a.reason_.reset();
+    const auto* e = detail::authorizer::find_active(a, index, key, tenant, now);
+    if (e && detail::authorizer::permitted(a, index, *e, family, resource)) a.reason_.reset();
     return a;
 }
 
 KEYHOOK_INLINE authorization authorize(const key_index& index, const http_headers& headers, const api_family& family,
                                        resource_ref resource, access_level needed, timestamp now) noexcept {
-    const auto key = detail::single_header_value(headers, synthetic_key_header);
-    const auto tenant = detail::single_header_value(headers, tenant_name_header);
     authorization a;
     a.required_ = needed;
-    if (!key.consistent) {
-        a.reason_ = denial_reason::conflicting_key;
+    std::string_view key, tenant;
+    if (!detail::authorizer::headers_agree(a, headers, key, tenant)) return a;
+    return authorize(index, key, tenant, family, resource, needed, now);
+}
+
+KEYHOOK_INLINE authorization detail::authorizer::check(const key_index& index, const http_headers& headers,
+                                                       const api_family& family, resource_ref resource,
+                                                       access_level needed, timestamp now, const call_context& call,
+                                                       limits_lookup limits) {
+    authorization a;
+    a.required_ = needed;
+    std::string_view key, tenant;
+    if (!headers_agree(a, headers, key, tenant)) return a;
+    const auto* e = find_active(a, index, key, tenant, now);
+    if (!e) return a;
+    const key_limits* lim = limits.call ? limits.call(limits.object, index.id_of(*e)) : nullptr;
+    a.reason_ = denial_reason::address_not_allowed;
+    if (lim && !address_allowed(lim->policy.addresses, call.caller)) return a;
+    if (!permitted(a, index, *e, family, resource)) return a;
+    if (!lim) {
+        a.reason_.reset();
         return a;
     }
-    if (key.value.empty()) return a;
-    if (!tenant.consistent) {
-        a.reason_ = denial_reason::conflicting_tenant;
-        return a;
+    key_usage next = lim->usage;
+    if (lim->policy.rate) {
+        const auto d = check_rate(*lim->policy.rate, next.rate, call.cost, now);
+        a.has_rate_ = true;
+        a.rate_remaining_ = d.remaining;
+        a.rate_reset_ = d.reset;
+        if (!d.allowed) {
+            a.reason_ = denial_reason::rate_limited;
+            a.retry_at_ = d.retry_at;
+            return a;
+        }
+        next.rate = d.state;
     }
-    return authorize(index, key.value, tenant.value, family, resource, needed, now);
+    if (lim->policy.limited_credits) {
+        const auto c = spend_credits(lim->policy.refill, next.credits, call.cost, now);
+        if (!c.allowed) {
+            a.reason_ = denial_reason::usage_exceeded;
+            a.retry_at_ = c.retry_at;
+            // The figures as they stand with nothing spent: credits after a refill due now, the rate state unmoved.
+            a.credits_remaining_ = spend_credits(lim->policy.refill, next.credits, 0, now).state.remaining;
+            if (a.has_rate_) {
+                const auto unspent = check_rate(*lim->policy.rate, lim->usage.rate, 0, now);
+                a.rate_remaining_ = unspent.remaining;
+                a.rate_reset_ = unspent.reset;
+            }
+            return a;
+        }
+        next.credits = c.state;
+        a.credits_remaining_ = c.state.remaining;
+    }
+    next.last_used_at = now;
+    a.usage_ = next;
+    a.reason_.reset();
+    return a;
 }
 
 KEYHOOK_INLINE std::string authorization::message() const {
@@ -87,10 +165,18 @@ KEYHOOK_INLINE std::string authorization::message() const {
                    std::string(tenant_name_header);
         case denial_reason::not_active:
             return "denied: " + who + " is " + std::string(to_string(status_)) + "; only an Active key may be used";
+        case denial_reason::address_not_allowed: return "denied: " + who + " may not be used from the caller's address";
         case denial_reason::family_not_allowed: return "denied: " + who + " may not call the requested API family";
         case denial_reason::insufficient_access:
             return "denied: " + who + " has " + std::string(to_string(granted_)) +
                    " access to the resource, the call needs " + std::string(to_string(required_));
+        case denial_reason::rate_limited:
+            return "denied: " + who + " is over its rate limit" +
+                   (retry_at_ ? "; retry at " + format_timestamp(*retry_at_)
+                              : std::string("; this cost never fits its burst"));
+        case denial_reason::usage_exceeded:
+            return "denied: " + who + " has not enough usage credits left" +
+                   (retry_at_ ? "; they are refilled at " + format_timestamp(*retry_at_) : std::string());
     }
     return "denied";
 }

@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "keyhook/detail/ascii.hpp"
+#include "keyhook/detail/siphash.hpp"
+#include "keyhook/detail/wipe.hpp"
 #include "keyhook/dispatch.hpp"
 
 namespace keyhook {
@@ -45,23 +48,112 @@ KEYHOOK_INLINE result<delivery_id> try_parse_delivery_id(std::string_view text) 
 
 KEYHOOK_INLINE delivery_id parse_delivery_id(std::string_view text) { return try_parse_delivery_id(text).value(); }
 
+KEYHOOK_INLINE delivery_id_key::~delivery_id_key() { detail::secure_wipe(bytes_.data(), bytes_.size()); }
+
+KEYHOOK_INLINE result<delivery_id_key> delivery_id_key::try_from_bytes(std::string_view bytes) {
+    if (bytes.size() != size)
+        return error{errc::invalid_value, "deliveryIdKey",
+                     "a delivery id key is 16 bytes, got " + std::to_string(bytes.size())};
+    std::array<unsigned char, size> k{};
+    for (std::size_t i = 0; i < size; ++i) k[i] = static_cast<unsigned char>(bytes[i]);
+    delivery_id_key key(k);
+    detail::secure_wipe(k.data(), k.size());
+    return key;
+}
+
+KEYHOOK_INLINE result<delivery_id_key> delivery_id_key::try_from_hex(std::string_view hex) {
+    if (hex.size() != 2 * size)
+        return error{errc::invalid_value, "deliveryIdKey",
+                     "expected 32 hex digits (16 bytes), got " + std::to_string(hex.size()) + " characters"};
+    std::array<unsigned char, size> k{};
+    for (std::size_t i = 0; i < hex.size(); ++i) {
+        if (!detail::is_hex_digit(hex[i])) {
+            detail::secure_wipe(k.data(), k.size());
+            return error{errc::invalid_value, "deliveryIdKey",
+                         "expected 32 hex digits, character " + std::to_string(i + 1) + " is not one"};
+        }
+        k[i / 2] = static_cast<unsigned char>(k[i / 2] << 4 | detail::hex_value(hex[i]));
+    }
+    delivery_id_key key(k);
+    detail::secure_wipe(k.data(), k.size());
+    return key;
+}
+
+KEYHOOK_INLINE const delivery_id_key& delivery_id_key::per_process() {
+    static const delivery_id_key key = [] {
+        std::random_device device;
+        std::array<unsigned char, size> k{};
+        for (std::size_t i = 0; i < size; i += 4) {
+            const auto word = device();
+            for (std::size_t j = 0; j < 4; ++j) k[i + j] = static_cast<unsigned char>(word >> (8 * j));
+        }
+        delivery_id_key made(k);
+        detail::secure_wipe(k.data(), k.size());
+        return made;
+    }();
+    return key;
+}
+
+KEYHOOK_INLINE bool operator==(const delivery_id_key& a, const delivery_id_key& b) noexcept {
+    unsigned diff = 0;
+    for (std::size_t i = 0; i < delivery_id_key::size; ++i) diff |= static_cast<unsigned>(a.bytes_[i] ^ b.bytes_[i]);
+    return diff == 0;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id_key&) {
+    return os << "delivery_id_key(hidden)";
+}
+
+KEYHOOK_INLINE std::uint64_t delivery_id_key::k0() const noexcept { return detail::sip::load_le(bytes_.data(), 8); }
+KEYHOOK_INLINE std::uint64_t delivery_id_key::k1() const noexcept { return detail::sip::load_le(bytes_.data() + 8, 8); }
+
 namespace detail::hooks {
 
-inline constexpr std::uint64_t body_hash_seed = 0x626f6479'626f6479u;
-inline constexpr std::uint64_t delivery_seed = 0x64656c69'76657279u;
+// H12: SipHash-2-4-128 of the body, then SipHash-2-4-128 of (that 16-byte
+// digest, then the webhook's name). The body is hashed once per dispatch;
+// per webhook there is one short hash. The fixed-size digest first makes the
+// encoding of the pair unambiguous.
+KEYHOOK_INLINE sip_digest body_digest(const delivery_id_key& key, std::string_view body) noexcept {
+    return siphash128(key.k0(), key.k1(), body);
+}
 
-// The id from the two hashes: both halves of each feed the result.
-KEYHOOK_INLINE delivery_id combine_delivery_id(const hash128& name, const hash128& body) noexcept {
-    const std::uint64_t a = fmix64(name.lo ^ rotl64(body.hi, 17) ^ delivery_seed);
-    const std::uint64_t b = fmix64(name.hi + body.lo + a);
-    return delivery_id(fmix64(a ^ rotl64(b, 32) ^ body.hi), fmix64(b ^ body.lo ^ name.lo));
+// SipHash-2-4-128 of (lo, hi as 16 little-endian bytes) followed by `data`,
+// without copying them into one buffer (so no allocation).
+KEYHOOK_INLINE sip_digest siphash128_after_digest(std::uint64_t k0, std::uint64_t k1, const sip_digest& prefix,
+                                                  std::string_view data) noexcept {
+    sip::state s{k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL, k0 ^ 0x6c7967656e657261ULL,
+                 k1 ^ 0x7465646279746573ULL};
+    s.v1 ^= 0xee;
+    s.absorb<2>(prefix.lo);
+    s.absorb<2>(prefix.hi);
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    const std::size_t n = data.size();
+    const std::size_t whole = n - n % 8;
+    for (std::size_t i = 0; i < whole; i += 8) s.absorb<2>(sip::load_block(p + i));
+    s.absorb<2>(sip::load_tail(p, n) | (static_cast<std::uint64_t>((n + 16) & 0xff) << 56));
+    s.v2 ^= 0xee;
+    sip_digest d;
+    d.lo = s.squeeze<4>();
+    s.v1 ^= 0xdd;
+    d.hi = s.squeeze<4>();
+    return d;
+}
+
+KEYHOOK_INLINE delivery_id combine_delivery_id(const delivery_id_key& key, const sip_digest& body,
+                                               std::string_view webhook_name) noexcept {
+    const auto d = siphash128_after_digest(key.k0(), key.k1(), body, webhook_name);
+    return delivery_id(d.hi, d.lo);
 }
 
 }  // namespace detail::hooks
 
+KEYHOOK_INLINE delivery_id make_delivery_id(const delivery_id_key& key, std::string_view webhook_name,
+                                            std::string_view body) noexcept {
+    return detail::hooks::combine_delivery_id(key, detail::hooks::body_digest(key, body), webhook_name);
+}
+
 KEYHOOK_INLINE delivery_id make_delivery_id(std::string_view webhook_name, std::string_view body) noexcept {
-    return detail::hooks::combine_delivery_id(detail::hooks::hash_bytes(webhook_name, detail::hooks::name_hash_seed),
-                                              detail::hooks::hash_bytes(body, detail::hooks::body_hash_seed));
+    return make_delivery_id(delivery_id_key::per_process(), webhook_name, body);
 }
 
 KEYHOOK_INLINE http_request outbound_request::request() const {
@@ -82,7 +174,8 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request
 namespace detail::hooks {
 KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const tenant_settings& tenant,
                                                                        const std::vector<validated_webhook>& webhooks,
-                                                                       const notification& n) {
+                                                                       const notification& n,
+                                                                       const dispatch_options& options) {
     // A notification of one tenant must never reach another tenant's webhooks.
     if (n.tenant != tenant.name)
         return error{errc::invalid_value, "Tenant",
@@ -92,18 +185,20 @@ KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const ten
     std::vector<outbound_request> out;
     if (!tenant.webhooks_enabled) return out;
     // The body is written once, when the first webhook fires, and shared.
+    const delivery_id_key& key = options.id_key ? *options.id_key : delivery_id_key::per_process();
     std::shared_ptr<const std::string> body;
-    hash128 body_hash;
+    sip_digest body_hash;
     for (const auto& w : webhooks) {
         if (!fires(tenant, w, n.user_action)) continue;
+        if (options.is_disabled && options.is_disabled(w.name())) continue;  // H10
         if (!body) {
             auto text = std::make_shared<std::string>();
             if (auto written = try_write_notification(*text, n); !written) return written.error();
-            body_hash = hash_bytes(*text, body_hash_seed);
+            body_hash = body_digest(key, *text);
             body = std::move(text);
             out.reserve(webhooks.size());
         }
-        const auto id = combine_delivery_id(webhook_access::state(w).name_hash, body_hash);
+        const auto id = combine_delivery_id(key, body_hash, w.name());
         out.emplace_back(dispatch_key(), w, body, id);
     }
     return out;
@@ -112,29 +207,30 @@ KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const ten
 
 KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
                                                                   const std::vector<validated_webhook>& webhooks,
-                                                                  const notification& n) {
-    return detail::hooks::dispatch_requests(tenant, webhooks, n);
+                                                                  const notification& n,
+                                                                  const dispatch_options& options) {
+    return detail::hooks::dispatch_requests(tenant, webhooks, n, options);
 }
 
 KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
                                                       const std::vector<validated_webhook>& webhooks,
-                                                      const notification& n) {
-    return try_dispatch(tenant, webhooks, n).value();
+                                                      const notification& n, const dispatch_options& options) {
+    return try_dispatch(tenant, webhooks, n, options).value();
 }
 
 KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
                                                                   const std::vector<webhook>& webhooks,
-                                                                  const notification& n,
-                                                                  const endpoint_policy& policy) {
+                                                                  const notification& n, const endpoint_policy& policy,
+                                                                  const dispatch_options& options) {
     auto valid = try_validate_webhooks(webhooks, policy);
     if (!valid) return valid.error();
-    return try_dispatch(tenant, *valid, n);
+    return try_dispatch(tenant, *valid, n, options);
 }
 
 KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
                                                       const std::vector<webhook>& webhooks, const notification& n,
-                                                      const endpoint_policy& policy) {
-    return try_dispatch(tenant, webhooks, n, policy).value();
+                                                      const endpoint_policy& policy, const dispatch_options& options) {
+    return try_dispatch(tenant, webhooks, n, policy, options).value();
 }
 
 }  // namespace keyhook

@@ -294,7 +294,6 @@ KEYHOOK_INLINE std::optional<validated_webhook> validate_webhook_at(const webhoo
     } else {
         for (auto e : w.events) state->event_mask |= std::uint64_t{1} << static_cast<unsigned>(e);
     }
-    state->name_hash = hash_bytes(w.name, name_hash_seed);
     state->signing_keys = std::move(signing_keys);
     return validated_webhook(std::move(state));
 }

@@ -106,9 +106,9 @@ KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signed_de
 }
 
 KEYHOOK_CRYPTO_INLINE result<std::vector<signed_delivery>> try_dispatch_signed(
-    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n,
-    timestamp now) {
-    auto requests = try_dispatch(tenant, webhooks, n);
+    const tenant_settings& tenant, const std::vector<validated_webhook>& webhooks, const notification& n, timestamp now,
+    const dispatch_options& options) {
+    auto requests = try_dispatch(tenant, webhooks, n, options);
     if (!requests) return requests.error();
     // The path of a request's webhook in `webhooks` (names are unique there).
     const auto path_of = [&webhooks](const std::string& name) {
@@ -145,24 +145,27 @@ KEYHOOK_CRYPTO_INLINE result<std::vector<signed_delivery>> try_dispatch_signed(
 
 KEYHOOK_CRYPTO_INLINE std::vector<signed_delivery> dispatch_signed(const tenant_settings& tenant,
                                                                    const std::vector<validated_webhook>& webhooks,
-                                                                   const notification& n, timestamp now) {
-    return try_dispatch_signed(tenant, webhooks, n, now).value();
+                                                                   const notification& n, timestamp now,
+                                                                   const dispatch_options& options) {
+    return try_dispatch_signed(tenant, webhooks, n, now, options).value();
 }
 
 KEYHOOK_CRYPTO_INLINE result<std::vector<signed_delivery>> try_dispatch_signed(const tenant_settings& tenant,
                                                                                const std::vector<webhook>& webhooks,
                                                                                const notification& n, timestamp now,
-                                                                               const endpoint_policy& policy) {
+                                                                               const endpoint_policy& policy,
+                                                                               const dispatch_options& options) {
     auto valid = try_validate_webhooks(webhooks, policy);
     if (!valid) return valid.error();
-    return try_dispatch_signed(tenant, *valid, n, now);
+    return try_dispatch_signed(tenant, *valid, n, now, options);
 }
 
 KEYHOOK_CRYPTO_INLINE std::vector<signed_delivery> dispatch_signed(const tenant_settings& tenant,
                                                                    const std::vector<webhook>& webhooks,
                                                                    const notification& n, timestamp now,
-                                                                   const endpoint_policy& policy) {
-    return try_dispatch_signed(tenant, webhooks, n, now, policy).value();
+                                                                   const endpoint_policy& policy,
+                                                                   const dispatch_options& options) {
+    return try_dispatch_signed(tenant, webhooks, n, now, policy, options).value();
 }
 
 }  // namespace keyhook::crypto

@@ -1,0 +1,235 @@
+// keyhook: what a host remembers about a webhook's endpoint across deliveries
+// (rules H10 and H11). One endpoint_state per webhook holds its health (the
+// failing period), the disabled flag and the throttle's GCRA state; every
+// worker updates that one value (in memory under a lock, or in a shared store
+// with compare-and-set), never a copy per delivery. The functions here are
+// pure: state, attempt and `now` in, new state, decision and notices out.
+//
+//   auto d = keyhook::record_attempt(state, report, now);   // after each attempt
+//   state = d.state;                                        // store it
+//   for (const auto& n : d.notices) send_to_owner(nlohmann::json(n));
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
+#include "keyhook/detail/json_members.hpp"
+#include "keyhook/dispatch.hpp"
+#include "keyhook/error.hpp"
+#include "keyhook/rate_limit.hpp"
+#include "keyhook/result.hpp"
+#include "keyhook/retry.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+
+// H10 policy: the attempt of a delivery whose failure is reported as failing,
+// and how long an endpoint may fail before it is disabled.
+struct health_policy {
+    std::size_t failing_notice_attempt = 4;
+    timestamp::duration disable_after = std::chrono::hours{24 * 5};
+};
+
+// The failing period: empty while the endpoint is healthy.
+struct endpoint_health {
+    std::optional<timestamp> fail_since;  // the first failure after the last success
+    std::optional<int> last_status;       // the last failed attempt's HTTP status (none: no response)
+
+    friend bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
+        return a.fail_since == b.fail_since && a.last_status == b.last_status;
+    }
+    friend bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
+};
+
+// Everything kept per webhook (H10, H11): one value, shared by every worker.
+struct endpoint_state {
+    endpoint_health health;
+    bool disabled = false;
+    std::optional<timestamp> disabled_at;
+    rate_state throttle;  // H11's GCRA state (K13, burst 1)
+
+    friend bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept {
+        return a.health == b.health && a.disabled == b.disabled && a.disabled_at == b.disabled_at &&
+               a.throttle == b.throttle;
+    }
+    friend bool operator!=(const endpoint_state& a, const endpoint_state& b) noexcept { return !(a == b); }
+};
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s);
+
+// The three operational notices (H10), named as Svix names its operational webhooks.
+enum class notice_type { attempt_failing, attempt_exhausted, endpoint_disabled };
+
+namespace detail {
+template <>
+struct enum_names<notice_type> {
+    static constexpr std::string_view values[] = {"message.attempt.failing", "message.attempt.exhausted",
+                                                  "endpoint.disabled"};
+};
+}  // namespace detail
+
+[[nodiscard]] KEYHOOK_INLINE std::string_view to_string(notice_type t) noexcept;
+
+// A notice for the webhook's owner. JSON form (T4 timestamps):
+//   {"type": "endpoint.disabled", "timestamp": "...",
+//    "data": {"endpointId": name, "msgId": id (when there is one),
+//             "failSince": start of the failing period,
+//             "lastAttempt": {"timestamp": ..., "responseStatusCode": status or null}}}
+struct operational_notice {
+    notice_type type = notice_type::attempt_failing;
+    timestamp at{};
+    std::string webhook_name;
+    std::optional<delivery_id> delivery;
+    std::optional<timestamp> fail_since;
+    timestamp last_attempt_at{};
+    std::optional<int> last_status;
+
+    friend KEYHOOK_INLINE bool operator==(const operational_notice& a, const operational_notice& b);
+    friend bool operator!=(const operational_notice& a, const operational_notice& b) { return !(a == b); }
+};
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const operational_notice& n);
+
+// One attempt of one delivery, as the host reports it after sending.
+struct attempt_report {
+    std::string webhook_name;
+    delivery_id delivery;
+    std::size_t attempt = 1;  // 1 for the first attempt of this delivery
+    delivery_attempt result;  // when it was sent and how it ended
+    bool gave_up = false;     // the retry plan gives up after it (B2's give_up)
+};
+
+// What to do about the endpoint after an attempt.
+struct health_decision {
+    enum class action { keep, notify_failing, disable };
+
+    action what = action::keep;
+    endpoint_state state;                     // store this
+    std::vector<operational_notice> notices;  // in this order: failing, exhausted, disabled
+
+    friend KEYHOOK_INLINE bool operator==(const health_decision& a, const health_decision& b);
+    friend bool operator!=(const health_decision& a, const health_decision& b) { return !(a == b); }
+};
+
+// H10: folds one attempt into the state. A 2xx ends the failing period. A
+// failure starts one (at its sent_at) if none is open; it yields
+// message.attempt.failing when it is attempt number failing_notice_attempt,
+// message.attempt.exhausted when the delivery gave up, and disables the
+// endpoint (endpoint.disabled, with the period's start) when it is a 410 (B2)
+// or comes disable_after or more after the period began. An endpoint already
+// disabled stays so and is not announced again. `now` stamps the notices.
+[[nodiscard]] KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const attempt_report& report,
+                                                            timestamp now, const health_policy& policy = {});
+
+// H10: the host enables a disabled webhook again: health and the disabled flag
+// are cleared (the throttle's state is kept: it is about rate, not failure).
+[[nodiscard]] inline endpoint_state enable_endpoint(const endpoint_state& state) noexcept {
+    endpoint_state s;
+    s.throttle = state.throttle;
+    return s;
+}
+
+// H11 policy: at most `per_second` deliveries a second to one webhook, burst
+// 1; 0 means no throttle.
+struct throttle_policy {
+    std::uint64_t per_second = 0;
+};
+
+struct throttle_decision {
+    bool send_now = false;
+    timestamp send_at{};   // when send_now is false: defer the delivery to then
+    endpoint_state state;  // store this (changed only when send_now)
+};
+
+// H11: may a delivery (first attempt or retry) go to this webhook at `now`?
+// K13's arithmetic with limit per_second per second and burst 1: when the
+// rate would be exceeded, the delivery is deferred to the time K13 gives. A
+// deferral is not an attempt: nothing is recorded in health or history.
+[[nodiscard]] KEYHOOK_INLINE throttle_decision throttle_delivery(const endpoint_state& state,
+                                                                 const throttle_policy& policy, timestamp now) noexcept;
+
+// The JSON forms. A notice is written (for the owner); the state is written
+// and read back (for the host's store):
+//   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
+//    "disabledAt": T4 or null, "throttleTat": T4 or null}
+template <class Json>
+void to_json(Json& j, const operational_notice& n) {
+    Json data = Json::object();
+    data["endpointId"] = n.webhook_name;
+    if (n.delivery) data["msgId"] = to_string(*n.delivery);
+    data["failSince"] = n.fail_since ? Json(format_timestamp(*n.fail_since)) : Json(nullptr);
+    Json last = Json::object();
+    last["timestamp"] = format_timestamp(n.last_attempt_at);
+    last["responseStatusCode"] = n.last_status ? Json(*n.last_status) : Json(nullptr);
+    data["lastAttempt"] = std::move(last);
+    j = Json::object();
+    j["type"] = std::string(to_string(n.type));
+    j["timestamp"] = format_timestamp(n.at);
+    j["data"] = std::move(data);
+}
+
+template <class Json>
+void to_json(Json& j, const endpoint_state& s) {
+    const auto when = [](const std::optional<timestamp>& t) { return t ? Json(format_timestamp(*t)) : Json(nullptr); };
+    j = Json::object();
+    j["failSince"] = when(s.health.fail_since);
+    j["lastStatus"] = s.health.last_status ? Json(*s.health.last_status) : Json(nullptr);
+    j["disabled"] = s.disabled;
+    j["disabledAt"] = when(s.disabled_at);
+    j["throttleTat"] = when(s.throttle.tat);
+}
+
+namespace detail {
+template <class Json>
+std::optional<error> read_optional_time(const Json& obj, const char* name, const std::string& base,
+                                        std::optional<timestamp>& out) {
+    const auto* m = json_member(obj, name);
+    if (!m) return std::nullopt;
+    const auto path = path_member(base, name);
+    if (!m->is_string()) return wrong_type(path, "a timestamp string or null", *m);
+    const auto t = try_parse_timestamp(m->template get_ref<const std::string&>());
+    if (!t) return timestamp_error(path, m->template get_ref<const std::string&>());
+    out = *t;
+    return std::nullopt;
+}
+}  // namespace detail
+
+// Reads the stored form back. Members may be missing (read as healthy,
+// enabled, unthrottled); errors name the path ("endpoints.crm.failSince") and
+// the reason: a wrong type, a timestamp T1 refuses, a status outside 100..599.
+template <class Json = nlohmann::json>
+[[nodiscard]] result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<Json>& j,
+                                                                  std::string_view path = "") {
+    const std::string base(path);
+    if (!j.is_object()) return detail::wrong_type(base, "an object", j);
+    endpoint_state s;
+    if (auto e = detail::read_optional_time(j, "failSince", base, s.health.fail_since)) return *e;
+    if (const auto* m = detail::json_member(j, "lastStatus")) {
+        const auto p = detail::path_member(base, "lastStatus");
+        if (!m->is_number_integer()) return detail::wrong_type(p, "an HTTP status (integer) or null", *m);
+        const auto v = m->template get<std::int64_t>();
+        if (v < 100 || v > 599) return error{errc::out_of_range, p, "an HTTP status is 100 to 599"};
+        s.health.last_status = static_cast<int>(v);
+    }
+    if (detail::json_member(j, "disabled"))
+        if (auto e = detail::read_member_bool(j, "disabled", base, s.disabled)) return *e;
+    if (auto e = detail::read_optional_time(j, "disabledAt", base, s.disabled_at)) return *e;
+    if (auto e = detail::read_optional_time(j, "throttleTat", base, s.throttle.tat)) return *e;
+    if (s.disabled_at && !s.disabled)
+        return error{errc::invalid_value, detail::path_member(base, "disabledAt"), "set, but disabled is false"};
+    return s;
+}
+
+}  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/endpoint_health.ipp"
+#endif

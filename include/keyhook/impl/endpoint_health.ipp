@@ -1,0 +1,119 @@
+#pragma once
+// keyhook: definitions of endpoint_health.hpp.
+
+#include <ostream>
+#include <string_view>
+#include <utility>
+
+#include "keyhook/endpoint_health.hpp"
+#include "keyhook/escape.hpp"
+
+namespace keyhook {
+
+KEYHOOK_INLINE std::string_view to_string(notice_type t) noexcept {
+    return detail::enum_names<notice_type>::values[static_cast<std::size_t>(t)];
+}
+
+KEYHOOK_INLINE bool operator==(const operational_notice& a, const operational_notice& b) {
+    return a.type == b.type && a.at == b.at && a.webhook_name == b.webhook_name && a.delivery == b.delivery &&
+           a.fail_since == b.fail_since && a.last_attempt_at == b.last_attempt_at && a.last_status == b.last_status;
+}
+
+KEYHOOK_INLINE bool operator==(const health_decision& a, const health_decision& b) {
+    return a.what == b.what && a.state == b.state && a.notices == b.notices;
+}
+
+namespace detail {
+inline void print_time(std::ostream& os, const std::optional<timestamp>& t) {
+    if (t)
+        os << format_timestamp(*t);
+    else
+        os << '-';
+}
+}  // namespace detail
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s) {
+    os << (s.disabled ? "disabled" : "enabled") << ", failing since ";
+    detail::print_time(os, s.health.fail_since);
+    os << ", last status ";
+    if (s.health.last_status)
+        os << *s.health.last_status;
+    else
+        os << '-';
+    os << ", throttle tat ";
+    detail::print_time(os, s.throttle.tat);
+    return os;
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const operational_notice& n) {
+    os << to_string(n.type) << " at " << format_timestamp(n.at) << " for webhook "
+       << detail::quote_input(n.webhook_name);
+    if (n.delivery) os << ", " << *n.delivery;
+    os << ", failing since ";
+    detail::print_time(os, n.fail_since);
+    return os;
+}
+
+KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const attempt_report& report, timestamp now,
+                                              const health_policy& policy) {
+    health_decision d;
+    d.state = state;
+    const auto& outcome = report.result.outcome;
+    const timestamp sent = report.result.sent_at;
+    if (outcome.succeeded()) {
+        d.state.health = endpoint_health{};  // the failing period ends
+        return d;
+    }
+    auto& h = d.state.health;
+    // Attempts may be reported out of order by several workers: the period
+    // starts at the earliest failure since the last success.
+    if (!h.fail_since || sent < *h.fail_since) h.fail_since = sent;
+    h.last_status = outcome.status();
+    const auto notice = [&](notice_type type, bool with_delivery) {
+        operational_notice n;
+        n.type = type;
+        n.at = now;
+        n.webhook_name = report.webhook_name;
+        if (with_delivery) n.delivery = report.delivery;
+        n.fail_since = h.fail_since;
+        n.last_attempt_at = sent;
+        n.last_status = h.last_status;
+        return n;
+    };
+    if (report.attempt == policy.failing_notice_attempt) {
+        d.notices.push_back(notice(notice_type::attempt_failing, true));
+        d.what = health_decision::action::notify_failing;
+    }
+    if (report.gave_up) d.notices.push_back(notice(notice_type::attempt_exhausted, true));
+    if (state.disabled) return d;  // already announced
+    const bool too_long = sent - *h.fail_since >= policy.disable_after;
+    if (outcome.gone() || too_long) {
+        d.state.disabled = true;
+        d.state.disabled_at = now;
+        d.notices.push_back(notice(notice_type::endpoint_disabled, false));
+        d.what = health_decision::action::disable;
+    }
+    return d;
+}
+
+KEYHOOK_INLINE throttle_decision throttle_delivery(const endpoint_state& state, const throttle_policy& policy,
+                                                   timestamp now) noexcept {
+    throttle_decision d;
+    d.state = state;
+    if (policy.per_second == 0) {
+        d.send_now = true;
+        return d;
+    }
+    const rate_limit limit{policy.per_second, std::chrono::seconds{1}, 1};
+    const auto r = check_rate(limit, state.throttle, 1, now);
+    if (r.allowed) {
+        d.send_now = true;
+        d.state.throttle = r.state;
+        return d;
+    }
+    // A cost of 1 never exceeds a burst of 1, so K13 always gives a retry time.
+    d.send_at = r.retry_at ? *r.retry_at : now;
+    return d;
+}
+
+}  // namespace keyhook

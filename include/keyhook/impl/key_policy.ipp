@@ -1,0 +1,187 @@
+#pragma once
+// keyhook: definitions of key_policy.hpp.
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+
+#include <date/date.h>
+
+#include "keyhook/escape.hpp"
+#include "keyhook/key_policy.hpp"
+
+namespace keyhook {
+
+namespace detail::policy {
+
+// The address as K12 compares it: an IPv4-mapped IPv6 address becomes IPv4.
+inline ip_address unmapped(const ip_address& ip) noexcept {
+    if (ip.family != ip_family::v6) return ip;
+    const auto& o = ip.octets;
+    for (std::size_t i = 0; i < 10; ++i)
+        if (o[i] != 0) return ip;
+    if (o[10] != 0xFF || o[11] != 0xFF) return ip;
+    return ip_address::v4(o[12], o[13], o[14], o[15]);
+}
+
+inline unsigned max_prefix(ip_family f) noexcept { return f == ip_family::v4 ? 32 : 128; }
+
+// Whether the first `prefix` bits of a and b agree (both of one family).
+inline bool same_prefix(const ip_address& a, const ip_address& b, unsigned prefix) noexcept {
+    std::size_t i = 0;
+    for (; prefix >= 8; prefix -= 8, ++i)
+        if (a.octets[i] != b.octets[i]) return false;
+    if (prefix == 0) return true;
+    const auto mask = static_cast<std::uint8_t>(0xFF << (8 - prefix));
+    return (a.octets[i] & mask) == (b.octets[i] & mask);
+}
+
+// The monthly refill of month `ym`: day d, or the month's last day when it is shorter.
+inline date::sys_days monthly_refill(date::year_month ym, unsigned d) noexcept {
+    const auto last = date::year_month_day_last{ym.year(), date::month_day_last{ym.month()}}.day();
+    return date::sys_days{ym / std::min(date::day{d}, last)};
+}
+
+}  // namespace detail::policy
+
+KEYHOOK_INLINE result<address_range> address_range::try_make(const ip_address& address, unsigned prefix) {
+    const unsigned most = detail::policy::max_prefix(address.family);
+    if (prefix > most)
+        return error{
+            errc::invalid_value, "range",
+            "a prefix length of " + std::to_string(prefix) + " is longer than " + std::to_string(most) + " bits"};
+    address_range r;
+    r.prefix_ = prefix;
+    r.network_ = address;
+    if (prefix >= 96) {
+        const auto v4 = detail::policy::unmapped(address);
+        if (v4.family == ip_family::v4 && address.family == ip_family::v6) {
+            r.network_ = v4;
+            r.prefix_ = prefix - 96;
+            prefix = r.prefix_;
+        }
+    }
+    std::size_t i = prefix / 8;
+    if (i < 16 && prefix % 8) r.network_.octets[i++] &= static_cast<std::uint8_t>(0xFF << (8 - prefix % 8));
+    for (; i < 16; ++i) r.network_.octets[i] = 0;
+    return r;
+}
+
+KEYHOOK_INLINE bool address_range::contains(const ip_address& ip) const noexcept {
+    // A mapped caller is in an IPv4 range by the address it carries, and in an
+    // IPv6 range (::/0, ::ffff:0:0/96) by its own form.
+    const auto in = [this](const ip_address& a) {
+        return a.family == network_.family && detail::policy::same_prefix(a, network_, prefix_);
+    };
+    return in(ip) || in(detail::policy::unmapped(ip));
+}
+
+KEYHOOK_INLINE result<address_range> try_parse_address_range(std::string_view text) {
+    const auto slash = text.find('/');
+    const auto bad = [&text](const std::string& why) {
+        return error{errc::invalid_value, "range", why + ", got " + detail::quote_input(text)};
+    };
+    auto address = try_parse_ip_address(text.substr(0, slash));
+    if (!address) return bad("expected an IPv4 or IPv6 address, optionally followed by /prefix-length");
+    unsigned prefix = detail::policy::max_prefix(address->family);
+    if (slash != std::string_view::npos) {
+        const auto digits = text.substr(slash + 1);
+        if (digits.empty() || digits.size() > 3 || (digits.size() > 1 && digits[0] == '0'))
+            return bad("expected a prefix length of 1 to 3 digits without leading zeros after '/'");
+        prefix = 0;
+        for (const char c : digits) {
+            if (c < '0' || c > '9') return bad("expected a prefix length of 1 to 3 digits after '/'");
+            prefix = prefix * 10 + static_cast<unsigned>(c - '0');
+        }
+    }
+    auto r = address_range::try_make(*address, prefix);
+    if (!r) return bad(r.error().message);
+    return r;
+}
+
+KEYHOOK_INLINE address_range parse_address_range(std::string_view text) {
+    return try_parse_address_range(text).value();
+}
+
+KEYHOOK_INLINE std::string to_string(const address_range& r) {
+    return to_string(r.network()) + "/" + std::to_string(r.prefix_length());
+}
+
+KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const address_range& r) { return os << to_string(r); }
+
+KEYHOOK_INLINE bool address_allowed(const std::vector<address_range>& ranges, const ip_address& caller) noexcept {
+    if (ranges.empty()) return true;
+    return std::any_of(ranges.begin(), ranges.end(), [&caller](const address_range& r) { return r.contains(caller); });
+}
+
+KEYHOOK_INLINE timestamp last_refill_at_or_before(const credit_refill& refill, timestamp t) noexcept {
+    const auto day = date::floor<date::days>(std::clamp(t, min_timestamp, max_timestamp));
+    if (refill.period == refill_period::daily) return day;
+    const date::year_month_day ymd{day};
+    const auto month = ymd.year() / ymd.month();
+    const unsigned d = std::clamp(refill.day, 1u, 31u);
+    const auto this_month = detail::policy::monthly_refill(month, d);
+    if (this_month <= day) return this_month;
+    if (month == date::year{1} / date::January) return min_timestamp;  // before the first instant keyhook knows
+    return detail::policy::monthly_refill(month - date::months{1}, d);
+}
+
+KEYHOOK_INLINE timestamp next_refill_after(const credit_refill& refill, timestamp t) noexcept {
+    t = std::clamp(t, min_timestamp, max_timestamp);
+    const auto day = date::floor<date::days>(t);
+    if (refill.period == refill_period::daily) return std::min<timestamp>(day + date::days{1}, max_timestamp);
+    const date::year_month_day ymd{day};
+    const auto month = ymd.year() / ymd.month();
+    const unsigned d = std::clamp(refill.day, 1u, 31u);
+    const auto this_month = detail::policy::monthly_refill(month, d);
+    if (this_month > t) return this_month;
+    if (month == date::year{9999} / date::December) return max_timestamp;  // past the last instant keyhook knows
+    return detail::policy::monthly_refill(month + date::months{1}, d);
+}
+
+KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>& refill, const credit_state& state,
+                                             std::uint64_t cost, timestamp now) noexcept {
+    credit_decision out;
+    out.state = state;
+    credit_state s = state;
+    if (refill) {
+        const auto last = last_refill_at_or_before(*refill, now);
+        if (last > s.last_refill) {
+            s.remaining = refill->amount;
+            s.last_refill = last;
+        }
+    }
+    if (cost <= s.remaining) {
+        out.allowed = true;
+        s.remaining -= cost;
+        out.state = s;
+    } else if (refill) {
+        // After now and after the last refill (which a skewed clock may have put later).
+        out.retry_at = next_refill_after(*refill, std::max(now, s.last_refill));
+    }
+    return out;
+}
+
+KEYHOOK_INLINE bool operator==(const key_policy& a, const key_policy& b) noexcept {
+    return a.addresses == b.addresses && a.rate == b.rate && a.limited_credits == b.limited_credits &&
+           a.initial_credits == b.initial_credits && a.refill == b.refill;
+}
+
+KEYHOOK_INLINE std::vector<error> key_policy_problems(const key_policy& policy) {
+    std::vector<error> out;
+    if (policy.rate)
+        for (auto e : rate_limit_problems(*policy.rate)) {
+            e.path = "rate." + e.path;
+            out.push_back(std::move(e));
+        }
+    if (policy.refill) {
+        if (!policy.limited_credits)
+            out.push_back({errc::invalid_value, "refill", "a refill needs usage credits (limited_credits)"});
+        if (policy.refill->period == refill_period::monthly && (policy.refill->day < 1 || policy.refill->day > 31))
+            out.push_back({errc::invalid_value, "refill.day",
+                           "a monthly refill's day must be 1 to 31, got " + std::to_string(policy.refill->day)});
+    }
+    return out;
+}
+
+}  // namespace keyhook

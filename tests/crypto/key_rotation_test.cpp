@@ -1,0 +1,193 @@
+// B5: signing key rotation with a grace period, one current key per scheme,
+// at most 10 old keys, expired keys dropped when next used to sign, and a
+// store-only serializer (to_json and printing show no key material).
+#include "keyhook/crypto/key_rotation.hpp"
+#include "keyhook/crypto/random.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+
+namespace kc = keyhook::crypto;
+using keyhook::errc;
+using keyhook::timestamp;
+using namespace std::chrono_literals;
+
+namespace {
+
+const timestamp t0 = keyhook::parse_timestamp("2026-03-14T09:00:00Z");
+
+kc::signing_secret new_secret() { return kc::generate_signing_secret(kc::openssl_random{}); }
+kc::asymmetric_signing_key new_asymmetric() { return kc::generate_asymmetric_signing_key(kc::openssl_random{}); }
+
+keyhook::http_request request() {
+    return keyhook::http_request{"POST", "https://hooks.example.com/in", {}, R"({"Tenant":"acme"})"};
+}
+
+// How many entries webhook-signature carries.
+std::size_t entries(const keyhook::http_request& r) {
+    const auto* h = keyhook::find_header(r.headers, "webhook-signature");
+    if (!h) return 0;
+    std::size_t n = 1;
+    for (const char c : h->value) n += c == ' ' ? 1 : 0;
+    return n;
+}
+
+bool verifies(const keyhook::http_request& r, const kc::verification_keys& keys, timestamp now) {
+    return kc::try_verify_signature(keys, r.headers, r.body, now).has_value();
+}
+
+}  // namespace
+
+TEST_CASE("B5: during the grace both the old and the new key verify; after it only the new", "[B5]") {
+    const auto old_key = new_secret();
+    const auto new_key = new_secret();
+    auto set = kc::signing_key_set::make(old_key);
+    REQUIRE(set.try_rotate(new_key, t0).has_value());  // default grace: 24 h
+    REQUIRE(set.old_keys().size() == 1);
+    CHECK(set.old_keys()[0].expires_at == t0 + 24h);
+    CHECK(set.current_secret() == new_key);
+
+    const auto during = t0 + 24h - 1s;
+    auto signed_during = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", during);
+    REQUIRE(signed_during.has_value());
+    CHECK(entries(*signed_during) == 2);
+    CHECK(verifies(*signed_during, {{old_key}, {}}, during));
+    CHECK(verifies(*signed_during, {{new_key}, {}}, during));
+
+    // Exactly at the expiry: the old key is dropped and no longer signs.
+    const auto after = t0 + 24h;
+    auto signed_after = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", after);
+    REQUIRE(signed_after.has_value());
+    CHECK(entries(*signed_after) == 1);
+    CHECK(set.old_keys().empty());
+    CHECK_FALSE(verifies(*signed_after, {{old_key}, {}}, after));
+    CHECK(verifies(*signed_after, {{new_key}, {}}, after));
+}
+
+TEST_CASE("B5: the grace is 0 to 7 days; 0 keeps no old key", "[B5]") {
+    auto set = kc::signing_key_set::make(new_secret());
+    CHECK(set.try_rotate(new_secret(), t0, 0s).has_value());
+    CHECK(set.old_keys().empty());
+    CHECK(set.try_rotate(new_secret(), t0, 168h).has_value());
+    REQUIRE(set.old_keys().size() == 1);
+    CHECK(set.old_keys()[0].expires_at == t0 + 168h);
+    const auto before = set;
+    for (const auto grace : {timestamp::duration(168h + 1us), timestamp::duration(-1us)}) {
+        const auto r = set.try_rotate(new_secret(), t0, grace);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::out_of_range);
+        CHECK(r.error().path == "grace");
+        CHECK(set == before);
+    }
+    // A secret keyhook may not sign with (under 24 bytes) is refused.
+    const auto short_key = kc::parse_signing_secret("whsec_" + std::string(16, 'A'));  // 12 bytes
+    CHECK(set.try_rotate(short_key, t0).error().path == "signingSecret");
+}
+
+TEST_CASE("B5: at most 10 unexpired old keys; expired ones make room", "[B5]") {
+    auto set = kc::signing_key_set::make(new_secret());
+    for (int i = 0; i < 10; ++i) REQUIRE(set.try_rotate(new_secret(), t0 + i * 1min, 1h).has_value());
+    CHECK(set.old_keys().size() == 10);
+    const auto before = set;
+    const auto eleventh = set.try_rotate(new_secret(), t0 + 10min, 1h);
+    REQUIRE_FALSE(eleventh.has_value());
+    CHECK(eleventh.error().code == errc::limit_exceeded);
+    CHECK(eleventh.error().path == "oldKeys");
+    CHECK(set == before);
+    // With grace 0 nothing is kept, so it is allowed.
+    CHECK(set.try_rotate(new_secret(), t0 + 10min, 0s).has_value());
+    // Once the first old key has expired (t0 + 1 h), there is room again.
+    CHECK_FALSE(set.try_rotate(new_secret(), t0 + 1h - 1us, 1h).has_value());
+    CHECK(set.try_rotate(new_secret(), t0 + 1h, 1h).has_value());
+    CHECK(set.old_keys().size() == 10);
+    // Signing: the current key and every unexpired old key, one entry each.
+    auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 1h);
+    REQUIRE(r.has_value());
+    CHECK(entries(*r) == 11);
+}
+
+TEST_CASE("B5: one current key per scheme; whsec_ and whsk_ rotate alike", "[B5][B3]") {
+    const auto secret = new_secret();
+    const auto old_ed = new_asymmetric();
+    const auto new_ed = new_asymmetric();
+    auto set = kc::signing_key_set::make(secret);
+    REQUIRE(set.try_rotate(old_ed, t0).has_value());  // adds v1a beside v1: nothing retired
+    CHECK(set.old_keys().empty());
+    REQUIRE(set.try_rotate(new_ed, t0, 2h).has_value());
+    REQUIRE(set.old_keys().size() == 1);
+    CHECK(set.old_keys()[0].is_asymmetric());
+    CHECK(set.current_secret() == secret);
+    CHECK(set.current_asymmetric() == new_ed);
+    auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 1h);
+    REQUIRE(r.has_value());
+    CHECK(entries(*r) == 3);  // v1, v1a (new), v1a (old)
+    CHECK(verifies(*r, {{}, {old_ed.public_key()}}, t0 + 1h));
+    CHECK(verifies(*r, {{}, {new_ed.public_key()}}, t0 + 1h));
+    CHECK(verifies(*r, {{secret}, {}}, t0 + 1h));
+}
+
+TEST_CASE("B5: to_json and printing show no key material; the store form reads back", "[B5][B1]") {
+    const auto a = new_secret();
+    const auto ed = new_asymmetric();
+    auto set = kc::signing_key_set::make(a);
+    REQUIRE(set.try_rotate(new_secret(), t0, 2h).has_value());
+    REQUIRE(set.try_rotate(ed, t0).has_value());
+    const std::string a_text = a.reveal().substr(6), ed_text = ed.reveal().substr(5);
+
+    const nlohmann::json j = set;
+    CHECK(j.dump().find(a_text.substr(0, 8)) == std::string::npos);
+    CHECK(j.dump().find(ed_text.substr(0, 8)) == std::string::npos);
+    CHECK(j["oldKeys"][0]["expiresAt"] == "2026-03-14T11:00:00.000Z");
+    CHECK(j["current"].size() == 2);
+    std::ostringstream os;
+    os << set;
+    CHECK(os.str().find(a_text.substr(0, 8)) == std::string::npos);
+    CHECK(os.str().find("until 2026-03-14T11:00:00.000Z") != std::string::npos);
+
+    const keyhook::secret stored = kc::store_signing_key_set(set);
+    std::ostringstream printed;
+    printed << stored;
+    CHECK(printed.str().find(a_text.substr(0, 8)) == std::string::npos);
+    CHECK(stored.reveal().find(a_text) != std::string::npos);
+    const auto back = kc::try_load_signing_key_set(stored.reveal());
+    REQUIRE(back.has_value());
+    CHECK(*back == set);
+}
+
+TEST_CASE("B5: a stored key set that is wrong names the path and never the key", "[B5]") {
+    const std::string s1 = new_secret().reveal(), s2 = new_secret().reveal();
+    const auto fails = [](const std::string& text, const std::string& path, errc code) {
+        const auto r = kc::try_load_signing_key_set(text);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().path == path);
+        CHECK(r.error().code == code);
+        return r.error().message;
+    };
+    fails(R"({"current":[]})", "current", errc::missing_member);
+    fails(R"({"oldKeys":[]})", "current", errc::missing_member);
+    fails(R"({"current":")" + s1 + R"("})", "current", errc::wrong_type);
+    const auto two = fails(R"({"current":[")" + s1 + R"(",")" + s2 + R"("]})", "current[1]", errc::invalid_value);
+    CHECK(two.find(s2.substr(6, 8)) == std::string::npos);
+    fails(R"({"current":["whsec_AAAA"]})", "current[0]", errc::out_of_range);
+    fails(R"({"current":[")" + s1 + R"("],"oldKeys":[{"key":")" + s2 + R"("}]})", "oldKeys[0].expiresAt",
+          errc::missing_member);
+    fails(R"({"current":[")" + s1 + R"("],"oldKeys":[{"key":")" + s2 + R"(","expiresAt":"2026-02-30T00:00:00Z"}]})",
+          "oldKeys[0].expiresAt", errc::invalid_timestamp);
+    fails(R"({"current":[")" + s1 + R"("],"oldKeys":[{"key":"whpk_AAAA","expiresAt":"2026-03-14T00:00:00Z"}]})",
+          "oldKeys[0].key", errc::invalid_value);
+    // J1: a repeated member.
+    fails(R"({"current":[")" + s1 + R"("],"current":[")" + s2 + R"("]})", "current", errc::duplicate_member);
+    // 10 old keys read; 11 are refused.
+    std::string old = "[";
+    for (int i = 0; i < 11; ++i) {
+        if (i) old += ',';
+        old += R"({"key":")" + s2 + R"(","expiresAt":"2026-03-14T00:00:00Z"})";
+    }
+    fails(R"({"current":[")" + s1 + R"("],"oldKeys":)" + old + "]}", "oldKeys", errc::limit_exceeded);
+    const auto ten = old.substr(0, old.rfind(",{")) + "]";
+    CHECK(kc::try_load_signing_key_set(R"({"current":[")" + s1 + R"("],"oldKeys":)" + ten + "}").has_value());
+}

@@ -1,0 +1,257 @@
+// H10 endpoint health and H11 throttling: one endpoint_state per webhook,
+// folded from attempt outcomes and `now`.
+#include "keyhook/dispatch.hpp"
+#include "keyhook/endpoint_health.hpp"
+#include "keyhook/json_input.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using keyhook::attempt_outcome;
+using keyhook::endpoint_state;
+using keyhook::health_decision;
+using keyhook::notice_type;
+using keyhook::timestamp;
+using namespace std::chrono_literals;
+
+namespace {
+
+const timestamp t0 = keyhook::parse_timestamp("2026-03-14T09:00:00Z");
+const auto id = keyhook::parse_delivery_id("msg_0123456789abcdef0123456789abcdef");
+const auto other_id = keyhook::parse_delivery_id("msg_fedcba9876543210fedcba9876543210");
+
+keyhook::attempt_report report(std::size_t attempt, timestamp at, attempt_outcome outcome, bool gave_up = false,
+                               keyhook::delivery_id which = id) {
+    keyhook::attempt_report r;
+    r.webhook_name = "crm-sync";
+    r.delivery = which;
+    r.attempt = attempt;
+    r.result.sent_at = at;
+    r.result.outcome = outcome;
+    r.gave_up = gave_up;
+    return r;
+}
+
+std::vector<notice_type> types(const health_decision& d) {
+    std::vector<notice_type> out;
+    for (const auto& n : d.notices) out.push_back(n.type);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("H10: message.attempt.failing after a delivery's 4th failed attempt, not its 3rd", "[H10]") {
+    endpoint_state s;
+    for (std::size_t attempt = 1; attempt <= 3; ++attempt) {
+        const auto d = keyhook::record_attempt(s, report(attempt, t0 + attempt * 1min, attempt_outcome::http(500)), t0);
+        CHECK(d.what == health_decision::action::keep);
+        CHECK(d.notices.empty());
+        s = d.state;
+    }
+    CHECK(s.health.fail_since == t0 + 1min);  // the first failure opened the period
+    const auto now = t0 + 1h;
+    const auto fourth = keyhook::record_attempt(s, report(4, t0 + 40min, attempt_outcome::http(503)), now);
+    CHECK(fourth.what == health_decision::action::notify_failing);
+    REQUIRE(fourth.notices.size() == 1);
+    const auto& n = fourth.notices[0];
+    CHECK(n.type == notice_type::attempt_failing);
+    CHECK(n.at == now);
+    CHECK(n.webhook_name == "crm-sync");
+    CHECK(n.delivery == id);
+    CHECK(n.fail_since == t0 + 1min);
+    CHECK(n.last_status == 503);
+    CHECK(n.last_attempt_at == t0 + 40min);
+    CHECK_FALSE(fourth.state.disabled);
+    // The 5th failure is past the notice: nothing new.
+    const auto fifth = keyhook::record_attempt(fourth.state, report(5, t0 + 2h, attempt_outcome::timed_out()), now);
+    CHECK(fifth.notices.empty());
+    CHECK(fifth.state.health.last_status == std::nullopt);  // no response
+}
+
+TEST_CASE("H10: a delivery that gives up yields message.attempt.exhausted", "[H10]") {
+    endpoint_state s;
+    s.health.fail_since = t0;
+    const auto d = keyhook::record_attempt(s, report(8, t0 + 1h, attempt_outcome::transport_failure(), true), t0 + 1h);
+    CHECK(types(d) == std::vector<notice_type>{notice_type::attempt_exhausted});
+    CHECK(d.notices[0].delivery == id);
+    CHECK(keyhook::record_attempt(s, report(7, t0 + 1h, attempt_outcome::http(500), false), t0).notices.empty());
+}
+
+TEST_CASE("H10: disabled when a failure comes 5 days or more after the failing period began", "[H10]") {
+    endpoint_state s;
+    s = keyhook::record_attempt(s, report(1, t0, attempt_outcome::http(500)), t0).state;
+    // Just under 5 days (one microsecond): still enabled, other deliveries included.
+    const auto under =
+        keyhook::record_attempt(s, report(2, t0 + 120h - 1us, attempt_outcome::http(500), false, other_id), t0);
+    CHECK(under.what == health_decision::action::keep);
+    CHECK_FALSE(under.state.disabled);
+    // Exactly 5 days: disabled, announced with the period's start and no delivery id.
+    const auto now = t0 + 120h + 3s;
+    const auto exact = keyhook::record_attempt(under.state, report(2, t0 + 120h, attempt_outcome::http(502)), now);
+    CHECK(exact.what == health_decision::action::disable);
+    CHECK(exact.state.disabled);
+    CHECK(exact.state.disabled_at == now);
+    REQUIRE(types(exact) == std::vector<notice_type>{notice_type::endpoint_disabled});
+    CHECK(exact.notices[0].fail_since == t0);
+    CHECK_FALSE(exact.notices[0].delivery.has_value());
+    CHECK(exact.notices[0].last_status == 502);
+    // Once disabled, later failures announce nothing more.
+    const auto later = keyhook::record_attempt(exact.state, report(3, t0 + 200h, attempt_outcome::http(500)), now);
+    CHECK(later.notices.empty());
+    CHECK(later.state.disabled);
+}
+
+TEST_CASE("H10: a success in between starts the failing period again", "[H10]") {
+    endpoint_state s;
+    s = keyhook::record_attempt(s, report(1, t0, attempt_outcome::http(500)), t0).state;
+    s = keyhook::record_attempt(s, report(2, t0 + 72h, attempt_outcome::http(204)), t0).state;
+    CHECK(s.health == keyhook::endpoint_health{});
+    s = keyhook::record_attempt(s, report(1, t0 + 100h, attempt_outcome::http(500), false, other_id), t0).state;
+    CHECK(s.health.fail_since == t0 + 100h);
+    // 5 days after the first failure, but not after the new period's start.
+    const auto d = keyhook::record_attempt(s, report(2, t0 + 120h, attempt_outcome::http(500), false, other_id), t0);
+    CHECK_FALSE(d.state.disabled);
+    CHECK(keyhook::record_attempt(s, report(3, t0 + 220h, attempt_outcome::http(500)), t0).state.disabled);
+}
+
+TEST_CASE("H10: a 410 disables at once (B2); a 404 does not", "[H10]") {
+    const endpoint_state healthy;
+    const auto gone = keyhook::record_attempt(healthy, report(1, t0, attempt_outcome::http(410)), t0 + 1s);
+    CHECK(gone.what == health_decision::action::disable);
+    CHECK(gone.state.disabled);
+    REQUIRE(types(gone) == std::vector<notice_type>{notice_type::endpoint_disabled});
+    CHECK(gone.notices[0].fail_since == t0);
+    CHECK(gone.notices[0].last_status == 410);
+    CHECK_FALSE(keyhook::record_attempt(healthy, report(1, t0, attempt_outcome::http(404)), t0).state.disabled);
+    // A failing 4th attempt that is a 410 and the last: all three notices, in order.
+    const auto all = keyhook::record_attempt(healthy, report(4, t0, attempt_outcome::http(410), true), t0);
+    CHECK(types(all) == std::vector<notice_type>{notice_type::attempt_failing, notice_type::attempt_exhausted,
+                                                 notice_type::endpoint_disabled});
+}
+
+TEST_CASE("H10: dispatch skips disabled webhooks; enabling clears health", "[H10][dispatch]") {
+    keyhook::notification n;
+    n.tenant = "acme";
+    n.user_action = keyhook::event_type::AddProduct;
+    keyhook::webhook a, b;
+    a.name = "crm-sync";
+    b.name = "audit";
+    a.endpoint = b.endpoint = "https://hooks.example.com/in";
+    a.saved = b.saved = true;
+    const auto hooks = keyhook::validate_webhooks({a, b});
+    endpoint_state crm = keyhook::record_attempt({}, report(1, t0, attempt_outcome::http(410)), t0).state;
+    REQUIRE(crm.disabled);
+    keyhook::dispatch_options options;
+    options.is_disabled = [&crm](const std::string& name) { return name == "crm-sync" && crm.disabled; };
+    auto out = keyhook::dispatch({"acme", true}, hooks, n, options);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].webhook_name() == "audit");
+
+    crm.throttle.tat = t0 + 1s;
+    crm = keyhook::enable_endpoint(crm);
+    CHECK_FALSE(crm.disabled);
+    CHECK_FALSE(crm.disabled_at.has_value());
+    CHECK(crm.health == keyhook::endpoint_health{});
+    CHECK(crm.throttle.tat == t0 + 1s);
+    CHECK(keyhook::dispatch({"acme", true}, hooks, n, options).size() == 2);
+}
+
+TEST_CASE("H10: the notices' JSON form follows Svix's member names", "[H10]") {
+    const auto d = keyhook::record_attempt({}, report(4, t0 + 500us, attempt_outcome::http(410), true), t0 + 2s);
+    REQUIRE(d.notices.size() == 3);
+    CHECK(nlohmann::json(d.notices[0]).dump() ==
+          R"({"data":{"endpointId":"crm-sync","failSince":"2026-03-14T09:00:00.000500Z",)"
+          R"("lastAttempt":{"responseStatusCode":410,"timestamp":"2026-03-14T09:00:00.000500Z"},)"
+          R"("msgId":"msg_0123456789abcdef0123456789abcdef"},)"
+          R"("timestamp":"2026-03-14T09:00:02.000Z","type":"message.attempt.failing"})");
+    CHECK(nlohmann::json(d.notices[1])["type"] == "message.attempt.exhausted");
+    const nlohmann::json disabled = d.notices[2];
+    CHECK(disabled["type"] == "endpoint.disabled");
+    CHECK_FALSE(disabled["data"].contains("msgId"));
+    const auto none = keyhook::record_attempt({}, report(4, t0, attempt_outcome::transport_failure()), t0);
+    CHECK(nlohmann::json(none.notices[0])["data"]["lastAttempt"]["responseStatusCode"].is_null());
+    std::ostringstream os;
+    os << d.notices[2];
+    CHECK(os.str() ==
+          "endpoint.disabled at 2026-03-14T09:00:02.000Z for webhook \"crm-sync\", failing since "
+          "2026-03-14T09:00:00.000500Z");
+}
+
+TEST_CASE("H10: the stored form of an endpoint's state reads back; bad values name their path", "[H10]") {
+    endpoint_state s = keyhook::record_attempt({}, report(1, t0, attempt_outcome::http(410)), t0 + 1s).state;
+    s.throttle.tat = t0 + 2s;
+    const nlohmann::json j = s;
+    CHECK(j.dump() ==
+          R"({"disabled":true,"disabledAt":"2026-03-14T09:00:01.000Z","failSince":"2026-03-14T09:00:00.000Z",)"
+          R"("lastStatus":410,"throttleTat":"2026-03-14T09:00:02.000Z"})");
+    const auto back = keyhook::try_endpoint_state_from_json(j, "endpoints.crm");
+    REQUIRE(back.has_value());
+    CHECK(*back == s);
+    CHECK(keyhook::try_endpoint_state_from_json(nlohmann::json::object()).value() == endpoint_state{});
+
+    const auto fails = [](const char* text, const char* path) {
+        const auto r = keyhook::try_endpoint_state_from_json(keyhook::parse_json(text), "endpoints.crm");
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().path == path);
+    };
+    fails(R"({"failSince":"2026-02-30T00:00:00Z"})", "endpoints.crm.failSince");
+    fails(R"({"failSince":5})", "endpoints.crm.failSince");
+    fails(R"({"lastStatus":99})", "endpoints.crm.lastStatus");
+    fails(R"({"lastStatus":600})", "endpoints.crm.lastStatus");
+    fails(R"({"lastStatus":"500"})", "endpoints.crm.lastStatus");
+    fails(R"({"disabled":"yes"})", "endpoints.crm.disabled");
+    fails(R"({"disabledAt":"2026-03-14T09:00:00Z"})", "endpoints.crm.disabledAt");
+    fails(R"([])", "endpoints.crm");
+    CHECK(keyhook::try_endpoint_state_from_json(keyhook::parse_json(R"({"lastStatus":100})")).has_value());
+    CHECK(keyhook::try_endpoint_state_from_json(keyhook::parse_json(R"({"lastStatus":599})")).has_value());
+    // J1: a repeated member is refused by the reader before this.
+    CHECK_FALSE(keyhook::try_parse_json(R"({"disabled":true,"disabled":false})").has_value());
+}
+
+TEST_CASE("H11: a throttle of 2 a second spaces deliveries 0.5 s apart, deferring, never failing", "[H11]") {
+    const keyhook::throttle_policy two{2};
+    endpoint_state s;
+    auto d = keyhook::throttle_delivery(s, two, t0);
+    REQUIRE(d.send_now);
+    s = d.state;
+    // Burst 1: a second delivery at the same instant waits 0.5 s.
+    d = keyhook::throttle_delivery(s, two, t0);
+    CHECK_FALSE(d.send_now);
+    CHECK(d.send_at == t0 + 500ms);
+    CHECK(d.state == s);  // a deferral changes nothing
+    // One microsecond early: still deferred; at the time given: sent.
+    CHECK_FALSE(keyhook::throttle_delivery(s, two, t0 + 500ms - 1us).send_now);
+    d = keyhook::throttle_delivery(s, two, t0 + 500ms);
+    CHECK(d.send_now);
+    s = d.state;
+    // Ten deliveries due at t0 + 1 s, each sent when the throttle says: 0.5 s apart.
+    std::vector<timestamp> sent;
+    for (int i = 0; i < 10; ++i) {
+        timestamp at = t0 + 1s;
+        for (;;) {
+            const auto t = keyhook::throttle_delivery(s, two, at);
+            if (t.send_now) {
+                s = t.state;
+                break;
+            }
+            at = t.send_at;
+        }
+        sent.push_back(at);
+    }
+    for (std::size_t i = 0; i < sent.size(); ++i) CHECK(sent[i] == t0 + 1s + i * 500ms);
+    // Health is untouched: a deferral is not an attempt.
+    CHECK(s.health == keyhook::endpoint_health{});
+}
+
+TEST_CASE("H11: no throttle (0) sends at once; a rate that does not divide a second rounds T up", "[H11]") {
+    endpoint_state s;
+    for (int i = 0; i < 5; ++i) CHECK(keyhook::throttle_delivery(s, {0}, t0).send_now);
+    s = keyhook::throttle_delivery(s, {3}, t0).state;
+    const auto d = keyhook::throttle_delivery(s, {3}, t0);
+    CHECK(d.send_at == t0 + 333334us);
+}
