@@ -317,9 +317,23 @@ int main(int argc, char** argv) {
             std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
             return exit_invalid;
         }
+        keyhook::dispatch_options options;
+        if (store) {
+            try {
+                auto key = deliver::delivery_id_key_for(*store);
+                if (!key) {
+                    std::cerr << "webhook_deliver: " << key.error() << '\n';
+                    return exit_usage;
+                }
+                options.id_key = *key;
+            } catch (const std::exception& e) {
+                std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
+                return exit_store;
+            }
+        }
         // Signing every request once up front checks every secret before anything is sent.
         auto signed_requests = keyhook::crypto::try_dispatch_signed(input->settings.tenant, input->settings.webhooks,
-                                                                    input->event, deliver::clock_now());
+                                                                    input->event, deliver::clock_now(), options);
         if (!signed_requests) {
             std::cerr << "webhook_deliver: " << source << ": " << signed_requests.error() << '\n';
             return exit_invalid;
