@@ -39,6 +39,8 @@
 //                  With FILE: its deliveries are added (by delivery id: a
 //                  file enqueued twice adds nothing, when its event carries
 //                  "RequestTimeStamp") and the store is worked until empty.
+//                  Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex
+//                  digits) when set, else under a key kept in the store.
 // --work           works the store only; --until-empty stops once no
 //                  delivery is pending, else it polls for ever.
 // --lease S        how long a claimed delivery stays this worker's (default
