@@ -36,7 +36,7 @@ public:
 
     // Whether `ip` is in the range. An IPv4-mapped IPv6 address (::ffff:a.b.c.d)
     // is in an IPv4 range when the address it carries is, and in an IPv6 range
-    // (::/0, ::ffff:0:0/96) by its own form.
+    // (such as ::/0) by its own form.
     [[nodiscard]] KEYHOOK_INLINE bool contains(const ip_address& ip) const noexcept;
 
     friend bool operator==(const address_range& a, const address_range& b) noexcept {

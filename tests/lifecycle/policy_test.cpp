@@ -71,11 +71,13 @@ TEST_CASE("K12: IPv6 ranges; an IPv4-mapped IPv6 address matches IPv4 ranges", "
     // Only the mapped form: an IPv4-compatible or NAT64 address is IPv6.
     CHECK_FALSE(v4.contains(parse_ip_address("::203.0.113.9")));
     CHECK_FALSE(v4.contains(parse_ip_address("64:ff9b::203.0.113.9")));
-    // An IPv6 range still holds mapped addresses written in it; it holds no plain IPv4 address.
+    // A range in the mapped block: both forms of its ends, and just outside it.
     const auto mapped = parse_address_range("::ffff:203.0.113.0/120");
+    CHECK(mapped == parse_address_range("203.0.113.0/24"));
     CHECK(mapped.contains(parse_ip_address("::ffff:203.0.113.255")));
+    CHECK(mapped.contains(parse_ip_address("203.0.113.0")));
     CHECK_FALSE(mapped.contains(parse_ip_address("::ffff:203.0.114.0")));
-    CHECK_FALSE(mapped.contains(parse_ip_address("203.0.113.9")));
+    CHECK_FALSE(mapped.contains(parse_ip_address("203.0.112.255")));
     CHECK(parse_address_range("::ffff:0:0/96").contains(parse_ip_address("::ffff:0.0.0.0")));
     CHECK_FALSE(parse_address_range("::ffff:0:0/96").contains(parse_ip_address("::fffe:ffff:ffff")));
 }

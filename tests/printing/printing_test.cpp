@@ -263,6 +263,12 @@ std::vector<printer> printers() {
              d.next_due = parse_timestamp("2026-01-15T00:00:00Z");
              return printed(d);
          }},
+        {"operational_notice",
+         [](const std::string& s) {
+             operational_notice n;
+             n.webhook_name = s;
+             return printed(n);
+         }},
         {"authorization",
          [](const std::string& s) {
              struct fixed_random {

@@ -69,7 +69,7 @@ KEYHOOK_INLINE result<address_range> address_range::try_make(const ip_address& a
 
 KEYHOOK_INLINE bool address_range::contains(const ip_address& ip) const noexcept {
     // A mapped caller is in an IPv4 range by the address it carries, and in an
-    // IPv6 range (::/0, ::ffff:0:0/96) by its own form.
+    // IPv6 range (such as ::/0) by its own form; ::ffff:0:0/96 is made an IPv4 range.
     const auto in = [this](const ip_address& a) {
         return a.family == network_.family && detail::policy::same_prefix(a, network_, prefix_);
     };
