@@ -348,6 +348,13 @@ bool members_equal(const Record& a, const Record& b) {
     return std::apply([&](const auto&... r) { return ((a.*(r.ptr) == b.*(r.ptr)) && ...); }, members_of<Record>::rows);
 }
 
+// Calls f(row, value) for each member, in table order.
+template <class Record, class F>
+void visit_members(const Record& in, F&& f) {
+    static_assert(members_complete<Record>());
+    std::apply([&](const auto&... r) { (f(r, in.*(r.ptr)), ...); }, members_of<Record>::rows);
+}
+
 // Empties every optional member (and every list): the least a record may carry.
 template <class Record>
 void clear_optional_members(Record& r) {
