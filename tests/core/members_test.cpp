@@ -232,3 +232,18 @@ TEST_CASE("member_index stores text, resets for null and gives the list", "[memb
     index::reset(s, 3);
     CHECK(s.tags.empty());
 }
+
+TEST_CASE("visit_members and clear_optional_members go through every row in table order", "[members]") {
+    sample s;
+    REQUIRE_FALSE(read(full(), s));
+    s.seen = s.at;
+    std::vector<std::string_view> names;
+    kd::visit_members(s, [&](const auto& row, const auto&) { names.push_back(row.name); });
+    CHECK(names == std::vector<std::string_view>{"id", "note", "hue", "tags", "at", "seen", "cache"});
+    kd::clear_optional_members(s);
+    CHECK_FALSE(s.note);
+    CHECK(s.tags.empty());
+    CHECK_FALSE(s.seen);
+    CHECK(s.id.str() == "k1");  // required members stay
+    CHECK(s.hue == colour::green);
+}

@@ -30,6 +30,7 @@
 //     }
 //     std::size_t bytes = detail::members_heap_bytes(k);  // J3's accounting
 //     detail::clear_optional_members(k);                 // a test builder's minimal()
+//     detail::visit_members(k, [](const auto& row, const auto& value) {});  // anything else
 //
 // read_members checks the rows in table order and reports the first fault with
 // its JSON path ("data.result[3].expireAt") and why; write_members writes them
