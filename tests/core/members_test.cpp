@@ -247,3 +247,18 @@ TEST_CASE("visit_members and clear_optional_members go through every row in tabl
     CHECK(s.id.str() == "k1");  // required members stay
     CHECK(s.hue == colour::green);
 }
+
+TEST_CASE("api_key's table: spec 2.1's members in order, five of them required", "[members][L2]") {
+    using index = kd::member_index<keyhook::api_key>;
+    const std::vector<std::string_view> names(index::names.begin(), index::names.end());
+    CHECK(names == std::vector<std::string_view>{"id", "userId", "name", "description", "masked", "status", "type",
+                                                 "groups", "createdAt", "createdBy", "updatedAt", "activeFrom",
+                                                 "expireAt", "lastUsedAt"});
+    std::vector<std::string_view> required;
+    for (std::size_t i = 0; i < index::count; ++i)
+        if (index::required(i)) required.push_back(index::names[i]);
+    CHECK(required == std::vector<std::string_view>{"id", "name", "status", "activeFrom", "expireAt"});
+    for (std::size_t i = 0; i < index::count; ++i) CHECK(index::find(index::names[i]) == i);
+    CHECK(index::find("Id") == index::none);
+    CHECK(index::find("expireat") == index::none);
+}
