@@ -57,6 +57,8 @@ struct keyhook::detail::members_of<sample> {
 
 namespace {
 
+struct plain_form {};  // a form that does not say whether it keeps its text
+
 struct two_of_three {
     int a;
     std::optional<std::string> b;
@@ -261,4 +263,12 @@ TEST_CASE("api_key's table: spec 2.1's members in order, five of them required",
     for (std::size_t i = 0; i < index::count; ++i) CHECK(index::find(index::names[i]) == i);
     CHECK(index::find("Id") == index::none);
     CHECK(index::find("expireat") == index::none);
+}
+
+TEST_CASE("a form that does not say whether it keeps its text does not", "[members]") {
+    STATIC_REQUIRE_FALSE(kd::form_keeps_text<plain_form>::value);
+    STATIC_REQUIRE(kd::form_keeps_text<kd::text_form>::value);
+    STATIC_REQUIRE_FALSE(kd::form_keeps_text<kd::time_form>::value);
+    STATIC_REQUIRE(kd::member_index<sample>::keeps_text[1]);        // note: text
+    STATIC_REQUIRE_FALSE(kd::member_index<sample>::keeps_text[2]);  // hue: an enumeration
 }

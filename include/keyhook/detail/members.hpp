@@ -255,6 +255,12 @@ constexpr member_row<derived_form, Record, T> derived_row(std::string_view name,
     return {name, ptr, presence::derived};
 }
 
+// A form's keeps_text, false for a form that does not say (the limit on kept text then does not apply).
+template <class Form, class = void>
+struct form_keeps_text : std::false_type {};
+template <class Form>
+struct form_keeps_text<Form, std::void_t<decltype(Form::keeps_text)>> : std::bool_constant<Form::keeps_text> {};
+
 // ---- deriving from the table
 
 // The first element that is not a string is reported, with its index.
@@ -475,7 +481,8 @@ struct member_index<Record, std::index_sequence<I...>> {
     static constexpr std::array<presence, count> needs = {{std::get<I>(members_of<Record>::rows).need...}};
     static constexpr std::array<form_kind, count> kinds = {{row_at<Record, I>::form::kind...}};
     static constexpr std::array<std::string_view, count> expected = {{row_at<Record, I>::form::expected...}};
-    static constexpr std::array<bool, count> keeps_text = {{row_at<Record, I>::form::keeps_text...}};
+    static constexpr std::array<bool, count> keeps_text = {
+        {form_keeps_text<typename row_at<Record, I>::form>::value...}};
 
     static constexpr bool required(std::size_t i) noexcept { return needs[i] == presence::required; }
     static constexpr std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << i; }
