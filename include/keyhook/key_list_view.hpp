@@ -88,12 +88,21 @@ inline void prefetch_record(const api_key* k) noexcept {
     for (std::size_t offset = 0; offset < sizeof(api_key); offset += 64) prefetch(bytes + offset);
 }
 
+// The heap text of a member, if any (from the member table: a new member is covered).
+template <class T>
+void prefetch_value(const T&) noexcept {}  // timestamps, enumerations: no heap
+inline void prefetch_value(const std::string& s) noexcept { prefetch(s.data()); }
+inline void prefetch_value(const key_id& id) noexcept { prefetch(id.str().data()); }
+inline void prefetch_value(const std::vector<std::string>& v) noexcept {
+    if (!v.empty()) prefetch(v.data());
+}
+template <class T>
+void prefetch_value(const std::optional<T>& v) noexcept {
+    if (v) prefetch_value(*v);
+}
+
 inline void prefetch_strings(const api_key& k) noexcept {
-    prefetch(k.id.str().data());
-    prefetch(k.name.data());
-    for (const auto* s : {&k.user_id, &k.description, &k.masked, &k.created_by})
-        if (*s) prefetch((*s)->data());
-    if (!k.groups.empty()) prefetch(k.groups.data());
+    visit_members(k, [](const auto&, const auto& value) noexcept { prefetch_value(value); });
 }
 
 template <class Out, class Ptr, class Take>

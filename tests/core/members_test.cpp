@@ -57,6 +57,8 @@ struct keyhook::detail::members_of<sample> {
 
 namespace {
 
+struct plain_form {};  // a form that does not say whether it keeps its text
+
 struct two_of_three {
     int a;
     std::optional<std::string> b;
@@ -231,4 +233,42 @@ TEST_CASE("member_index stores text, resets for null and gives the list", "[memb
     CHECK(s.tags.size() == 1);
     index::reset(s, 3);
     CHECK(s.tags.empty());
+}
+
+TEST_CASE("visit_members and clear_optional_members go through every row in table order", "[members]") {
+    sample s;
+    REQUIRE_FALSE(read(full(), s));
+    s.seen = s.at;
+    std::vector<std::string_view> names;
+    kd::visit_members(s, [&](const auto& row, const auto&) { names.push_back(row.name); });
+    CHECK(names == std::vector<std::string_view>{"id", "note", "hue", "tags", "at", "seen", "cache"});
+    kd::clear_optional_members(s);
+    CHECK_FALSE(s.note);
+    CHECK(s.tags.empty());
+    CHECK_FALSE(s.seen);
+    CHECK(s.id.str() == "k1");  // required members stay
+    CHECK(s.hue == colour::green);
+}
+
+TEST_CASE("api_key's table: spec 2.1's members in order, five of them required", "[members][L2]") {
+    using index = kd::member_index<keyhook::api_key>;
+    const std::vector<std::string_view> names(index::names.begin(), index::names.end());
+    CHECK(names == std::vector<std::string_view>{"id", "userId", "name", "description", "masked", "status", "type",
+                                                 "groups", "createdAt", "createdBy", "updatedAt", "activeFrom",
+                                                 "expireAt", "lastUsedAt"});
+    std::vector<std::string_view> required;
+    for (std::size_t i = 0; i < index::count; ++i)
+        if (index::required(i)) required.push_back(index::names[i]);
+    CHECK(required == std::vector<std::string_view>{"id", "name", "status", "activeFrom", "expireAt"});
+    for (std::size_t i = 0; i < index::count; ++i) CHECK(index::find(index::names[i]) == i);
+    CHECK(index::find("Id") == index::none);
+    CHECK(index::find("expireat") == index::none);
+}
+
+TEST_CASE("a form that does not say whether it keeps its text does not", "[members]") {
+    STATIC_REQUIRE_FALSE(kd::form_keeps_text<plain_form>::value);
+    STATIC_REQUIRE(kd::form_keeps_text<kd::text_form>::value);
+    STATIC_REQUIRE_FALSE(kd::form_keeps_text<kd::time_form>::value);
+    STATIC_REQUIRE(kd::member_index<sample>::keeps_text[1]);        // note: text
+    STATIC_REQUIRE_FALSE(kd::member_index<sample>::keeps_text[2]);  // hue: an enumeration
 }

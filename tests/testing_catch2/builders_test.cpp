@@ -3,6 +3,7 @@
 #include "keyhook/testing/catch2.hpp"
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -73,6 +74,16 @@ TEST_CASE("testing: fluent setters", "[testing]") {
     CHECK(k.created_by == "ops@example.com");
     CHECK(k.status == key_status::revoked);
     CHECK(keyhook::status_at(k, fixed_now) == key_status::revoked);
+}
+
+TEST_CASE("testing: with() sets any member by its pointer", "[testing]") {
+    const auto k = key_builder()
+                       .with(&keyhook::api_key::type, std::string("Synthetic"))
+                       .with(&keyhook::api_key::groups, std::vector<std::string>{"a"})
+                       .build();
+    CHECK(k.type == "Synthetic");
+    CHECK(k.groups == std::vector<std::string>{"a"});
+    CHECK(key_builder().build().groups != k.groups);
 }
 
 TEST_CASE("testing: period helpers", "[S1][testing]") {

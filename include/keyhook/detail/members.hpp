@@ -30,6 +30,7 @@
 //     }
 //     std::size_t bytes = detail::members_heap_bytes(k);  // J3's accounting
 //     detail::clear_optional_members(k);                 // a test builder's minimal()
+//     detail::visit_members(k, [](const auto& row, const auto& value) {});  // anything else
 //
 // read_members checks the rows in table order and reports the first fault with
 // its JSON path ("data.result[3].expireAt") and why; write_members writes them
@@ -254,6 +255,12 @@ constexpr member_row<derived_form, Record, T> derived_row(std::string_view name,
     return {name, ptr, presence::derived};
 }
 
+// A form's keeps_text, false for a form that does not say (the limit on kept text then does not apply).
+template <class Form, class = void>
+struct form_keeps_text : std::false_type {};
+template <class Form>
+struct form_keeps_text<Form, std::void_t<decltype(Form::keeps_text)>> : std::bool_constant<Form::keeps_text> {};
+
 // ---- deriving from the table
 
 // The first element that is not a string is reported, with its index.
@@ -346,6 +353,13 @@ template <class Record>
 bool members_equal(const Record& a, const Record& b) {
     static_assert(members_complete<Record>());
     return std::apply([&](const auto&... r) { return ((a.*(r.ptr) == b.*(r.ptr)) && ...); }, members_of<Record>::rows);
+}
+
+// Calls f(row, value) for each member, in table order.
+template <class Record, class F>
+void visit_members(const Record& in, F&& f) {
+    static_assert(members_complete<Record>());
+    std::apply([&](const auto&... r) { (f(r, in.*(r.ptr)), ...); }, members_of<Record>::rows);
 }
 
 // Empties every optional member (and every list): the least a record may carry.
@@ -467,7 +481,8 @@ struct member_index<Record, std::index_sequence<I...>> {
     static constexpr std::array<presence, count> needs = {{std::get<I>(members_of<Record>::rows).need...}};
     static constexpr std::array<form_kind, count> kinds = {{row_at<Record, I>::form::kind...}};
     static constexpr std::array<std::string_view, count> expected = {{row_at<Record, I>::form::expected...}};
-    static constexpr std::array<bool, count> keeps_text = {{row_at<Record, I>::form::keeps_text...}};
+    static constexpr std::array<bool, count> keeps_text = {
+        {form_keeps_text<typename row_at<Record, I>::form>::value...}};
 
     static constexpr bool required(std::size_t i) noexcept { return needs[i] == presence::required; }
     static constexpr std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << i; }

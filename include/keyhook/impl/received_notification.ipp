@@ -1,6 +1,7 @@
 #pragma once
 // keyhook: definitions of received_notification.hpp.
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <ostream>
@@ -17,11 +18,7 @@
 namespace keyhook {
 
 KEYHOOK_INLINE bool operator==(const received_notification& a, const received_notification& b) {
-    return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
-           a.user_action == b.user_action && a.event == b.event && a.audit_type == b.audit_type &&
-           a.file_name == b.file_name && a.service_version_id == b.service_version_id && a.tenant == b.tenant &&
-           a.request_time_text == b.request_time_text && a.request_time == b.request_time &&
-           a.mismatches == b.mismatches;
+    return detail::members_equal(a, b);
 }
 
 KEYHOOK_INLINE bool operator!=(const received_notification& a, const received_notification& b) { return !(a == b); }
@@ -35,6 +32,32 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notific
 }
 
 namespace detail {
+
+// A table path inside the body's Data object ("Data.FileName").
+inline constexpr std::string_view received_data_prefix = "Data.";
+constexpr bool in_received_data(std::string_view path) noexcept {
+    return path.substr(0, received_data_prefix.size()) == received_data_prefix;
+}
+
+// The order the reader reports type errors in: the body, its top-level
+// members, Data, the members of Data, then the Data twins (first to last).
+template <std::size_t N>
+constexpr std::array<std::size_t, N + 5> received_report_order(const std::array<std::string_view, N>& names,
+                                                               std::size_t root, std::size_t data,
+                                                               std::size_t first_twin, std::size_t last_twin,
+                                                               std::size_t none) noexcept {
+    std::array<std::size_t, N + 5> order{};
+    std::size_t n = 0;
+    order[n++] = root;
+    for (std::size_t f = 0; f < N; ++f)
+        if (!names[f].empty() && !in_received_data(names[f])) order[n++] = f;
+    order[n++] = data;
+    for (std::size_t f = 0; f < N; ++f)
+        if (in_received_data(names[f])) order[n++] = f;
+    for (std::size_t f = first_twin; f <= last_twin; ++f) order[n++] = f;
+    while (n < order.size()) order[n++] = none;  // derived rows: never an error
+    return order;
+}
 
 // H7's reader: a SAX handler that keeps the members a receiver reads and
 // skips every other value as it goes (checked for syntax, depth, J1 and J2,
@@ -55,10 +78,15 @@ public:
     bool number_unsigned(json::number_unsigned_t) { return scalar("number"); }
     bool number_float(json::number_float_t, const json::string_t&) { return scalar("number"); }
     bool string(json::string_t& v) {
-        if (std::string* t = target(field_)) *t = std::move(v);
+        if (field_ < fields::count)
+            (void)fields::store(out_, field_, v);  // a text_form row: never an error
+        else if (std::string* t = twin(field_))
+            *t = std::move(v);
         return scalar("string");
     }
-    bool binary(json::binary_t&) { return fail(error{errc::wrong_type, position_.path(), "binary values are not JSON"}); }
+    bool binary(json::binary_t&) {
+        return fail(error{errc::wrong_type, position_.path(), "binary values are not JSON"});
+    }
 
     bool start_object(std::size_t) {
         const bool opens_data = field_ == data;
@@ -74,9 +102,9 @@ public:
             return fail(error{errc::limit_exceeded, position_.path(), "member names longer than 4 GiB"});
         field_ = none;
         if (position_.depth() == 1 && root_is_object_)
-            field_ = find_field(k, top_begin, data + 1);
+            field_ = find_field(k, false);
         else if (position_.depth() == 2 && in_data_)
-            field_ = find_field(k, data + 1, field_count);
+            field_ = find_field(k, true);
         return true;
     }
 
@@ -104,8 +132,8 @@ public:
     // The first failure: malformed text, a limit, J1 or J2 first, then a wrong type.
     [[nodiscard]] std::optional<error> finish() {
         if (error_) return std::move(error_);
-        for (auto& e : type_errors_)
-            if (e) return std::move(e);
+        for (std::size_t f : report_order)
+            if (f != none && type_errors_[f]) return std::move(type_errors_[f]);
         return std::nullopt;
     }
 
@@ -113,48 +141,37 @@ public:
     std::string product_name, engine_name, product_id;
 
 private:
-    // In the order their type errors are reported.
-    enum field : int {
-        root,
-        top_begin,
-        folder_name = top_begin,
-        service_name,
-        entity_id,
-        user_action,
-        audit_type,
-        tenant,
-        request_time_stamp,
-        data,
-        file_name,
-        service_version_id,
-        product_name_field,
-        engine_name_field,
-        product_id_field,
-        field_count,
-        none = field_count
-    };
-    static constexpr const char* names[field_count] = {
-        "",          "FolderName", "ServiceName",      "EntityId",    "UserAction",  "AuditType",
-        "Tenant",    "RequestTimeStamp", "Data",       "FileName",    "ServiceVersionId", "ProductName",
-        "EngineName", "ProductId"};
+    // The members read: the table's rows (received_notification.hpp) by
+    // index, then the Data object itself and the Data twins.
+    using fields = member_index<received_notification>;
+    static constexpr std::size_t data = fields::count;
+    static constexpr std::size_t product_name_field = data + 1;
+    static constexpr std::size_t engine_name_field = data + 2;
+    static constexpr std::size_t product_id_field = data + 3;
+    static constexpr std::size_t root = data + 4;
+    static constexpr std::size_t none = data + 5;
+    static constexpr std::string_view twin_names[] = {"ProductName", "EngineName", "ProductId"};
 
-    static field find_field(std::string_view k, int begin, int end) {
-        for (int f = begin; f < end; ++f)
-            if (k == names[f]) return static_cast<field>(f);
+    static constexpr std::string_view data_prefix = received_data_prefix;
+    static constexpr bool in_data(std::string_view path) noexcept { return in_received_data(path); }
+    static constexpr auto report_order =
+        received_report_order(fields::names, root, data, product_name_field, product_id_field, none);
+
+    // A member name at the top level or inside Data.
+    static std::size_t find_field(std::string_view k, bool inside_data) {
+        for (std::size_t f = 0; f < fields::count; ++f) {
+            const std::string_view name = fields::names[f];
+            if (name.empty() || in_data(name) != inside_data) continue;
+            if ((inside_data ? name.substr(data_prefix.size()) : name) == k) return f;
+        }
+        if (!inside_data) return k == "Data" ? data : none;
+        for (std::size_t t = 0; t < 3; ++t)
+            if (twin_names[t] == k) return product_name_field + t;
         return none;
     }
 
-    std::string* target(field f) {
+    std::string* twin(std::size_t f) {
         switch (f) {
-            case folder_name: return &out_.folder_name;
-            case service_name: return &out_.service_name;
-            case entity_id: return &out_.entity_id;
-            case user_action: return &out_.user_action;
-            case audit_type: return &out_.audit_type;
-            case tenant: return &out_.tenant;
-            case request_time_stamp: return &out_.request_time_text;
-            case file_name: return &out_.file_name;
-            case service_version_id: return &out_.service_version_id;
             case product_name_field: return &product_name;
             case engine_name_field: return &engine_name;
             case product_id_field: return &product_id;
@@ -162,10 +179,16 @@ private:
         }
     }
 
-    void type_error(field f, const char* expected, const char* found) {
+    static std::string path_of(std::size_t f) {
+        if (f == root) return {};
+        if (f == data) return "Data";
+        if (f < fields::count) return std::string(fields::names[f]);
+        return std::string(data_prefix) + std::string(twin_names[f - product_name_field]);
+    }
+
+    void type_error(std::size_t f, const char* expected, const char* found) {
         if (type_errors_[f]) return;
-        std::string path = f == root ? std::string() : f <= data ? std::string(names[f]) : "Data." + std::string(names[f]);
-        type_errors_[f] = wrong_type_error(std::move(path), expected, found);
+        type_errors_[f] = wrong_type_error(path_of(f), expected, found);
     }
 
     // Notes a value of JSON type `found` where the body or a member that is
@@ -200,10 +223,10 @@ private:
     received_notification& out_;
     std::size_t max_depth_;
     json_position position_;
-    field field_ = none;     // the member whose value comes next, if one that is read
+    std::size_t field_ = none;  // the member whose value comes next, if one that is read
     bool root_is_object_ = false;
-    bool in_data_ = false;    // the object open at depth 2 is Data
-    std::optional<error> type_errors_[field_count];
+    bool in_data_ = false;                    // the object open at depth 2 is Data
+    std::optional<error> type_errors_[none];  // by field
     std::optional<error> error_;
 };
 
