@@ -7,9 +7,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using keyhook::attempt_outcome;
@@ -254,4 +256,47 @@ TEST_CASE("H11: no throttle (0) sends at once; a rate that does not divide a sec
     s = keyhook::throttle_delivery(s, {3}, t0).state;
     const auto d = keyhook::throttle_delivery(s, {3}, t0);
     CHECK(d.send_at == t0 + 333334us);
+}
+
+TEST_CASE("H10, H11: workers share one state per webhook through endpoint_registry", "[H10][H11]") {
+    keyhook::endpoint_registry registry;
+    // Four workers fail deliveries to one webhook, hour after hour for 8 days
+    // between them: the endpoint is disabled exactly once, as one shared
+    // state says (a copy per worker would announce it up to four times).
+    std::atomic<int> disabled_notices{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < 4; ++w)
+        workers.emplace_back([&registry, &disabled_notices, w] {
+            for (int hour = w; hour < 8 * 24; hour += 4) {
+                const auto d = registry.record(report(1, t0 + hour * 1h, attempt_outcome::http(500)), t0);
+                for (const auto& n : d.notices) disabled_notices += n.type == notice_type::endpoint_disabled ? 1 : 0;
+            }
+        });
+    for (auto& t : workers) t.join();
+    CHECK(disabled_notices == 1);
+    CHECK(registry.is_disabled("crm-sync"));
+    CHECK_FALSE(registry.is_disabled("audit"));
+    CHECK(registry.state("crm-sync").health.fail_since == t0);
+
+    // Dispatch asks the registry; enabling clears the health.
+    keyhook::dispatch_options options;
+    options.is_disabled = registry.disabled_predicate();
+    CHECK(options.is_disabled("crm-sync"));
+    registry.enable("crm-sync");
+    CHECK_FALSE(options.is_disabled("crm-sync"));
+    CHECK(registry.state("crm-sync").health == keyhook::endpoint_health{});
+
+    // Throttled deliveries from four workers at one instant: one goes, the
+    // rest are deferred, and the state records one send.
+    std::atomic<int> sent{0};
+    workers.clear();
+    for (int w = 0; w < 4; ++w)
+        workers.emplace_back([&registry, &sent] {
+            if (registry.throttle("crm-sync", {2}, t0).send_now) ++sent;
+        });
+    for (auto& t : workers) t.join();
+    CHECK(sent == 1);
+    CHECK(registry.state("crm-sync").throttle.tat == t0 + 500ms);
+    registry.set("audit", registry.state("crm-sync"));
+    CHECK(registry.state("audit") == registry.state("crm-sync"));
 }
