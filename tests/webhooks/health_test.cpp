@@ -7,8 +7,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <queue>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -299,4 +302,52 @@ TEST_CASE("H10, H11: workers share one state per webhook through endpoint_regist
     CHECK(registry.state("crm-sync").throttle.tat == t0 + 500ms);
     registry.set("audit", registry.state("crm-sync"));
     CHECK(registry.state("audit") == registry.state("crm-sync"));
+}
+
+TEST_CASE("H10 with B2: an endpoint failing for 6 virtual days is disabled once, then gets nothing", "[H10][B2]") {
+    // The composition a delivery worker runs: a new delivery every 6 hours,
+    // each retried by the plan (no jitter), every attempt answered 503, all
+    // folded into one state, in time order of the attempts.
+    struct pending {
+        timestamp due;
+        std::size_t delivery;
+        bool operator>(const pending& o) const { return due > o.due || (due == o.due && delivery > o.delivery); }
+    };
+    const auto no_jitter = [](unsigned char* out, std::size_t n) { std::fill(out, out + n, 0); };
+    std::priority_queue<pending, std::vector<pending>, std::greater<>> queue;
+    std::vector<std::vector<keyhook::delivery_attempt>> histories;
+    for (std::size_t i = 0; i * 6h <= 6 * 24h; ++i) {
+        queue.push({t0 + i * 6h, i});
+        histories.emplace_back();
+    }
+    endpoint_state s;
+    std::vector<keyhook::operational_notice> disabled;
+    std::size_t exhausted = 0, attempts_after_disable = 0;
+    while (!queue.empty()) {
+        const auto next = queue.top();
+        queue.pop();
+        if (s.disabled) {  // dispatch and the worker skip a disabled webhook
+            ++attempts_after_disable;
+            continue;
+        }
+        auto& history = histories[next.delivery];
+        history.push_back({next.due, attempt_outcome::http(503), std::nullopt});
+        const auto plan = keyhook::plan_next_attempt(history, no_jitter, next.due);
+        const bool gave_up = plan.what == keyhook::retry_decision::action::give_up;
+        const auto d =
+            keyhook::record_attempt(s, report(history.size(), next.due, attempt_outcome::http(503), gave_up), next.due);
+        s = d.state;
+        for (const auto& n : d.notices) {
+            if (n.type == notice_type::endpoint_disabled) disabled.push_back(n);
+            if (n.type == notice_type::attempt_exhausted) ++exhausted;
+        }
+        if (plan.what == keyhook::retry_decision::action::send) queue.push({plan.send_at, next.delivery});
+    }
+    REQUIRE(disabled.size() == 1);
+    CHECK(disabled[0].fail_since == t0);
+    // The first failed attempt at least 5 days in: the delivery made at 5 days.
+    CHECK(disabled[0].last_attempt_at == t0 + 120h);
+    CHECK(s.disabled);
+    CHECK(exhausted > 0);               // deliveries older than ~28 h gave up before
+    CHECK(attempts_after_disable > 0);  // later ones were due, and not sent
 }
