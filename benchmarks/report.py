@@ -242,6 +242,24 @@ def rows_for(medians, compile_result):
     rows.append(Row("key_index heap bytes per key / unordered_map's, 1M keys",
                     index_bytes / map_bytes if index_bytes and map_bytes else None, "<=", 1.0,
                     "index %.1f B, map %.1f B" % (index_bytes, map_bytes) if index_bytes and map_bytes else ""))
+    # K11 (issue 22 item 2): authorization from stored digests against one
+    #    HMAC-SHA-256 with a prepared context plus unordered_map::find on the
+    #    digest, the same run; allocations; heap against a map from the digest
+    #    to the same entry (id, tenant, permissions, period, status).
+    for probes, what in ((65536, "keys spread over the index"), (1024, "1,024 hot keys")):
+        auth = "BM_authorize_stored_1M_keys/%d" % probes
+        base = "BM_stored_floor_hmac_map_find/%d" % probes
+        rows.append(Row("authorize from stored digests / HMAC + map find, 1M keys, %s" % what,
+                        ratio(medians, auth, base), "<=", 1.2,
+                        "authorize %s, floor %s" % (per(medians, auth), per(medians, base))))
+    name = "BM_authorize_stored_1M_keys/65536"
+    rows.append(Row("heap allocations per check, index from stored digests",
+                    medians[name][1].get("allocs_per_check") if name in medians else None, "==", 0.0, ""))
+    index_bytes, map_bytes = (medians[n][1].get("heap_bytes_per_key") if n in medians else None
+                              for n in (name, "BM_stored_floor_hmac_map_find/65536"))
+    rows.append(Row("stored-digest index heap bytes per key / digest map's, 1M keys",
+                    index_bytes / map_bytes if index_bytes and map_bytes else None, "<=", 1.0,
+                    "index %.1f B, map %.1f B" % (index_bytes, map_bytes) if index_bytes and map_bytes else ""))
     # 8. Signing at the floor (issue 14 item 3): v1 against a bare HMAC-SHA256 with
     #    a reused OpenSSL context plus base64, v1a (B3) against a bare OpenSSL
     #    Ed25519 call with a prepared key plus base64.

@@ -45,6 +45,7 @@ targets=(keyhook_bench)
 build_targets="$(cmake --build "$build" --target help 2>/dev/null || true)"
 # Ninja lists "name: phony", Makefiles "... name".
 case "$build_targets" in *" keyhook_bench_signing"* | *keyhook_bench_signing:*) targets+=(keyhook_bench_signing) ;; esac
+case "$build_targets" in *" keyhook_bench_stored_key"* | *keyhook_bench_stored_key:*) targets+=(keyhook_bench_stored_key) ;; esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake --build "$build" --parallel "$jobs" --target "${targets[@]}"
 

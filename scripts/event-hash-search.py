@@ -7,7 +7,7 @@ find_event_type maps a name to its slot with detail::event_slot:
     slot = (key * event_slot_multiplier mod 2**32) >> (32 - event_slot_bits)
 
 and a static_assert refuses the build when two names share a slot. This script
-reads the names from the table the code uses (enum_names<event_type>::values
+reads the names from the table the code uses (detail::event_rows
 in events.hpp) and the current parameters, says whether they are still
 collision-free, and finds a multiplier that is: odd 32-bit values from a
 seeded generator, tried in turn (about one in 300,000 fits 53 names into 128
@@ -34,17 +34,14 @@ COUNT_RE = re.compile(r"inline constexpr std::size_t event_type_count = (\d+);")
 
 
 def read_names(text):
-    """The quoted strings of enum_names<event_type>::values, in table order."""
-    start = text.find("struct enum_names<event_type>")
+    """The wire names of detail::event_rows ({enumerator, name, meaning}), in table order."""
+    start = text.find("event_row event_rows[] = {")
     if start < 0:
-        sys.exit("event-hash-search: no enum_names<event_type> table in the header")
-    begin = text.find("values[] = {", start)
-    end = text.find("};", begin)
-    if begin < 0 or end < 0:
-        sys.exit("event-hash-search: cannot find the values of enum_names<event_type>")
-    names = re.findall(r'"((?:[^"\\]|\\.)*)"', text[begin:end])
+        sys.exit("event-hash-search: no event_rows table in the header")
+    end = text.find("};", start)
+    names = re.findall(r'\{event_type::\w+,\s*"((?:[^"\\]|\\.)*)"', text[start:end])
     if not names:
-        sys.exit("event-hash-search: the enum_names<event_type> table is empty")
+        sys.exit("event-hash-search: the event_rows table is empty")
     return names
 
 

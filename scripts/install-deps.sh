@@ -2,32 +2,36 @@
 # Installs, with apt-get, the Debian packages keyhook's build needs that are not
 # installed yet. Runs apt-get update once, and only when something is missing.
 #
-#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]
+#   scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]
 #
 #   (no flag)     compilers, CMake, Ninja, pkg-config, ccache, python3 (the hostile
 #                 stage drives the examples with it) and the libraries;
-#                 libcurl and cpp-httplib are for the examples' HTTP parts only
+#                 libcurl and Boost.Beast (libboost1.81-dev) are for the examples' HTTP parts only
 #                 (the core and the quick start build without them); GoogleTest
 #                 and gMock for tests/testing_gtest/
 #   --bench       Google Benchmark (benchmarks/)
 #   --sanitizers  clang's runtimes (LeakSanitizer and libFuzzer with clang)
 #   --valgrind    valgrind
-#   --interop     Node.js and npm, when `node` or `npm` is missing (tests/interop/)
+#   --stores      SQLite and libpq, for webhook_deliver --store (rule B6)
+#   --interop     Node.js and npm, when `node` or `npm` is missing, the stores'
+#                 libraries and the PostgreSQL server their crash test starts
+#                 (tests/interop/)
 set -euo pipefail
 
 interop=0
 packages=(cmake ninja-build g++ clang python3 nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config ccache
-          libcurl4-openssl-dev libcpp-httplib-dev libgtest-dev libgmock-dev)
+          libcurl4-openssl-dev libboost1.81-dev libgtest-dev libgmock-dev)
 for arg in "$@"; do
     case "$arg" in
         --bench) packages+=(libbenchmark-dev) ;;
         --sanitizers) packages+=(libclang-rt-14-dev) ;;
         --valgrind) packages+=(valgrind) ;;
-        --interop) interop=1 ;;
-        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind); interop=1 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        --stores) packages+=(libsqlite3-dev libpq-dev) ;;
+        --interop) packages+=(libsqlite3-dev libpq-dev postgresql-15); interop=1 ;;
+        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind libsqlite3-dev libpq-dev postgresql-15); interop=1 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
-           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--interop] [--all]" >&2
+           echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]" >&2
            exit 2 ;;
     esac
 done

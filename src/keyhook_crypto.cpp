@@ -6,3 +6,4 @@
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/crypto/signing.hpp"
+#include "keyhook/crypto/stored_key.hpp"

@@ -48,6 +48,8 @@ namespace key_audit::fetch {
 
 inline constexpr int exit_network = 3;
 inline constexpr int exit_usage_error = 2;
+// B7: however many pages the platform claims, key_audit makes at most this many requests.
+inline constexpr std::int64_t max_page_requests = 10000;
 
 inline constexpr std::string_view usage =
     "       key_audit --url BASE_URL --tenant TENANT [--page-size N] [--timeout S] [options] "
@@ -245,17 +247,29 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
 
     std::vector<keyhook::api_key> records;
     std::unordered_set<std::string> seen;
-    std::int64_t count = -1, page_size = o.page_size, total_pages = 1;
+    // B7: the first page's count and pageSize hold for the whole read; pages
+    // are numbered by the pageSize the platform answers.
+    std::int64_t count = -1, page_size = o.page_size, total_pages = 1, max_requests = 1, requests = 0;
     std::optional<keyhook::key_list_query> next = query;
     int status = 0;
+    const auto fail = [&](const std::string& why) {
+        err << "key_audit: " << where << ": " << why << '\n';
+        status = exit_network;
+    };
+    const auto said = [](std::int64_t page, std::int64_t c, std::int64_t size) {
+        return "page " + std::to_string(page) + " said count " + std::to_string(c) + ", pageSize " +
+               std::to_string(size);
+    };
     while (next) {
         const std::int64_t asked_page = next->page;
         const auto request = keyhook::try_list_keys_request(*next);
         if (!request) {
             err << "key_audit: --url: " << request.error() << '\n';
-            status = exit_usage_error;
+            // Past the first page the query holds the platform's pageSize: its answer is at fault.
+            status = asked_page == 1 ? exit_usage_error : exit_network;
             break;
         }
+        ++requests;
         examples::http::response r;
         static constexpr std::chrono::milliseconds backoff[] = {
             std::chrono::milliseconds(250), std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
@@ -306,8 +320,20 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         }
         if (count < 0) {
             count = page->count;
-            total_pages = page->total_pages();
             if (page->page_size > 0) page_size = page->page_size;
+            total_pages = std::max<std::int64_t>(1, count / page_size + (count % page_size != 0 ? 1 : 0));
+            if (total_pages > max_page_requests) {
+                fail("page 1 said count " + std::to_string(count) + ", pageSize " + std::to_string(page_size) +
+                     ": that is " + std::to_string(total_pages) + " pages, more than the " +
+                     std::to_string(max_page_requests) + " requests key_audit makes; not audited");
+                break;
+            }
+            // Two more than the pages count needs: room for keys the list moved across a page boundary.
+            max_requests = std::min(total_pages + 2, max_page_requests);
+        } else if (page->count != count || (page->page_size > 0 && page->page_size != page_size)) {
+            fail(said(1, count, page_size) + "; " + said(asked_page, page->count, page->page_size) +
+                 ": the list changed while it was read; run again");
+            break;
         }
         const std::size_t before = records.size();
         for (auto& k : page->records)
@@ -324,15 +350,26 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         if (progress && total_pages > 1)
             err << "\rkey_audit: page " << next->page << " of " << total_pages << ", " << records.size() << " keys"
                 << std::flush;
-        // Stop once the first page's count is covered, or at a page with no
-        // records (a service whose count overstates must not loop forever).
-        if (static_cast<std::int64_t>(records.size()) >= count || page->records.empty() || next->page >= total_pages)
+        const auto distinct = static_cast<std::int64_t>(records.size());
+        if (distinct >= count) break;  // every key counted was seen
+        const std::string short_of = std::to_string(distinct) + " of the " + std::to_string(count) +
+                                     " keys counted were seen (" + said(1, count, page_size) + ")";
+        // A page shorter than pageSize is the list's last.
+        if (static_cast<std::int64_t>(page->records.size()) < page_size) {
+            fail("the pages ended at page " + std::to_string(asked_page) + " (" + std::to_string(page->records.size()) +
+                 " keys) but " + short_of);
             break;
+        }
+        if (requests >= max_requests) {
+            fail("after " + std::to_string(requests) + " requests (pages 1 to " + std::to_string(asked_page) +
+                 ") only " + short_of);
+            break;
+        }
         // The next page follows the page asked for, not the page the service
-        // says it sent: a service that always answers "page 1" cannot hold
-        // key_audit on one page.
-        next = keyhook::next_page_query(*next, *page);
-        if (next) next->page = std::max(next->page, asked_page + 1);
+        // says it sent (a service that always answers "page 1" cannot hold
+        // key_audit on one page), at the pageSize the platform answered.
+        next->page = asked_page + 1;
+        next->size = page_size;
     }
     if (progress && total_pages > 1) err << '\n';
     curl_global_cleanup();

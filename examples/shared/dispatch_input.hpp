@@ -30,9 +30,10 @@ namespace examples {
 // and RequestTimeStamp are filled in by the program):
 //   {"tenant": {...}, "webhooks": [...],            as keyhook::webhook_settings_from_json
 //    "event": {"UserAction": string (required), "FolderName", "ServiceName",
-//              "EntityId", "AuditType", "FileName", "ServiceVersionId": strings (optional)}}
+//              "EntityId", "AuditType", "FileName", "ServiceVersionId": strings (optional),
+//              "RequestTimeStamp": timestamp (optional)}}
 // The notification's Tenant is the tenant's name and its RequestTimeStamp is
-// `now`. Errors carry the JSON path ("event.UserAction", "webhooks[1].endpoint"),
+// the one given, else `now`. Errors carry the JSON path ("event.UserAction", "webhooks[1].endpoint"),
 // worded by keyhook's own message builders.
 struct dispatch_input {
     keyhook::webhook_settings settings;
@@ -76,6 +77,13 @@ template <class Json = nlohmann::json>
         if (auto e = kd::read_member_string(*event, f.name, "event", false, *f.target)) return *e;
     in.event.tenant = in.settings.tenant.name;
     in.event.request_time = now;
+    // Given, the event's time makes its bodies, hence its delivery ids, the
+    // same on every run (B6: enqueueing a file again adds nothing).
+    std::string when;
+    if (auto e = kd::read_member_string(*event, "RequestTimeStamp", "event", false, when)) return *e;
+    if (kd::json_member(*event, "RequestTimeStamp") &&
+        !keyhook::detail::parse_timestamp_into(when, in.event.request_time))
+        return keyhook::detail::timestamp_error("event.RequestTimeStamp", when);
     return in;
 }
 template <class Json = nlohmann::json>

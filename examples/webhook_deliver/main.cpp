@@ -4,6 +4,9 @@
 // Usage:
 //   webhook_deliver [--allow-local] [--time-scale F] [--timeout S]
 //                   [--resolve HOST:PORT:ADDRESS]... [FILE | -]
+//   webhook_deliver --store S [options] FILE          enqueue FILE's deliveries, then work the store
+//   webhook_deliver --store S [options] --work [--until-empty]
+//   webhook_deliver --store S --list
 //
 // Reads the input of webhook_dispatch (a tenant, its webhooks, one event) from
 // FILE, or from standard input when FILE is "-" or absent. Every request of the
@@ -25,6 +28,24 @@
 // --resolve H:P:A  resolves host H, port P to address A (as curl's --resolve);
 //                  the address is still checked. For tests and pinning.
 //
+// With a store (rule B6; docs/embedding.md, "Past one machine"), every
+// delivery is recorded before its first attempt and each attempt's outcome
+// with the next due time in one transaction, so a worker killed at any moment
+// loses nothing:
+// --store S        "sqlite:PATH" (or a plain PATH): SQLite, one machine;
+//                  "postgresql://...": PostgreSQL, many workers claiming due
+//                  deliveries with FOR UPDATE SKIP LOCKED. Each needs its
+//                  library at build time (libsqlite3-dev, libpq-dev).
+//                  With FILE: its deliveries are added (by delivery id: a
+//                  file enqueued twice adds nothing, when its event carries
+//                  "RequestTimeStamp") and the store is worked until empty.
+// --work           works the store only; --until-empty stops once no
+//                  delivery is pending, else it polls for ever.
+// --lease S        how long a claimed delivery stays this worker's (default
+//                  30, real seconds); another worker takes over a stopped
+//                  one's deliveries after it, so a receiver may see an id twice.
+// --list           prints every stored delivery's state (JSON, without the body).
+//
 // One JSON line per attempt on standard output:
 //   {"deliveryId", "webhook", "attempt" (from 1), "sentAt" (on the run's
 //    timeline, see --time-scale), "status" (HTTP status or null), "error" (null or what failed in transport), "outcome"
@@ -32,7 +53,7 @@
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
-// disabled), 1 invalid input, 2 usage error.
+// disabled), 1 invalid input, 2 usage error, 3 the store failed.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -49,23 +70,27 @@
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
+#include "attempt.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
+#include "keyhook/delivery_state.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
 #include "shared/curl_client.hpp"
 #include "shared/dispatch_input.hpp"
+#include "store_mode.hpp"
 
 namespace {
 
 constexpr int exit_ok = 0;
 constexpr int exit_invalid = 1;
 constexpr int exit_usage = 2;
+constexpr int exit_store = 3;
 
 constexpr std::string_view usage_line =
     "usage: webhook_deliver [--allow-local] [--time-scale F] [--timeout S] [--resolve HOST:PORT:ADDRESS]... "
-    "[FILE | -]\n";
+    "[--store S [--work [--until-empty]] [--lease S] [--list]] [FILE | -]\n";
 
 int usage_error(std::string_view problem) {
     std::cerr << "webhook_deliver: " << problem << '\n' << usage_line;
@@ -79,6 +104,11 @@ struct arguments {
     std::vector<std::string> resolve;
     std::optional<std::string> file;
     bool help = false;
+    std::optional<std::string> store;
+    bool work = false;
+    bool until_empty = false;
+    bool list = false;
+    double lease_seconds = 30.0;
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -112,8 +142,11 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             args.help = true;
             return args;
         }
-        if (arg == "--allow-local") {
-            args.allow_local = true;
+        if (arg == "--allow-local" || arg == "--work" || arg == "--until-empty" || arg == "--list") {
+            (arg == "--allow-local"   ? args.allow_local
+             : arg == "--work"        ? args.work
+             : arg == "--until-empty" ? args.until_empty
+                                      : args.list) = true;
             continue;
         }
         std::string_view name = arg;
@@ -122,7 +155,8 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             name = arg.substr(0, eq);
             value = arg.substr(eq + 1);
         }
-        if (name != "--time-scale" && name != "--timeout" && name != "--resolve") {
+        if (name != "--time-scale" && name != "--timeout" && name != "--resolve" && name != "--store" &&
+            name != "--lease") {
             status = usage_error("unknown option " + quote_input(arg));
             return std::nullopt;
         }
@@ -145,7 +179,19 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             args.resolve.emplace_back(*value);
             continue;
         }
+        if (name == "--store") {
+            args.store = std::string(*value);
+            continue;
+        }
         const auto number = parse_non_negative(*value);
+        if (name == "--lease") {
+            if (!number || *number < 0.01 || *number > 86400) {
+                status = usage_error("--lease: expected seconds from 0.01 to 86400, got " + quote_input(*value));
+                return std::nullopt;
+            }
+            args.lease_seconds = *number;
+            continue;
+        }
         if (!number || (name == "--timeout" && (*number < 0.001 || *number > 86400))) {
             status = usage_error(std::string(name) + ": expected " +
                                  (name == "--timeout" ? "seconds from 0.001 to 86400" : "a number >= 0") + ", got " +
@@ -154,56 +200,68 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         }
         (name == "--timeout" ? args.timeout_seconds : args.time_scale) = *number;
     }
+    if (!args.store && (args.work || args.until_empty || args.list)) {
+        status = usage_error("--work, --until-empty and --list need --store");
+        return std::nullopt;
+    }
+    if (args.until_empty && !args.work) {
+        status = usage_error("--until-empty goes with --work");
+        return std::nullopt;
+    }
+    if (args.store && (args.work || args.list) && args.file) {
+        status = usage_error("--work and --list take no input file");
+        return std::nullopt;
+    }
+    if (args.store && !args.work && !args.list && !args.file) {
+        status = usage_error("--store needs an input FILE, --work or --list");
+        return std::nullopt;
+    }
     return args;
 }
 
-keyhook::timestamp clock_now() { return keyhook::to_timestamp(std::chrono::system_clock::now()); }
+}  // namespace
 
-// The run's clock. Plans are made on a virtual timeline that starts at the
-// real time; waiting for a planned instant sleeps the gap times the scale and
-// then jumps there, so with --time-scale 0.001 five minutes pass in 0.3 s.
-class run_clock {
-public:
-    explicit run_clock(double scale) : scale_(scale), now_(clock_now()) {}
-    [[nodiscard]] keyhook::timestamp now() const { return now_; }
-    void wait_until(keyhook::timestamp t) {
-        if (t <= now_) return;
-        const double real_us = static_cast<double>((t - now_).count()) * scale_;
-        if (real_us >= 1) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<std::int64_t>(real_us)));
-        now_ = t;
+namespace {
+
+// The in-memory worker: the deliveries of one dispatch, interleaved by their
+// next attempt time, one request at a time; lost if the process stops.
+void work_in_memory(std::vector<keyhook::crypto::signed_delivery>& signed_all,
+                    const examples::http::client_options& client, deliver::run_clock& clock) {
+    struct delivery {
+        keyhook::outbound_request request;
+        std::vector<keyhook::delivery_attempt> history;
+        keyhook::timestamp next_at{};
+        bool ended = false;
+    };
+    std::vector<delivery> deliveries;
+    deliveries.reserve(signed_all.size());
+    for (auto& d : signed_all) deliveries.push_back(delivery{std::move(d.outbound), {}, clock.now(), false});
+
+    std::set<std::string> disabled;  // webhooks that answered 410
+    for (;;) {
+        delivery* next = nullptr;
+        for (auto& d : deliveries)
+            if (!d.ended && (next == nullptr || d.next_at < next->next_at)) next = &d;
+        if (next == nullptr) break;
+        if (disabled.count(next->request.webhook_name()) != 0) {
+            next->ended = true;
+            continue;
+        }
+        clock.wait_until(next->next_at);
+        // The signature's timestamp is real time: the receiver checks it against its clock.
+        const auto report = deliver::attempt(keyhook::crypto::try_sign_outbound(next->request, deliver::clock_now()),
+                                             next->history, client, clock);
+        next->history.push_back(report.attempt);
+        const auto decision = deliver::decided(report);
+        if (decision.what == keyhook::retry_decision::action::send) {
+            next->next_at = decision.send_at;
+        } else {
+            next->ended = true;
+            if (decision.what == keyhook::retry_decision::action::disable_webhook)
+                disabled.insert(next->request.webhook_name());
+        }
+        deliver::print_attempt(next->request.id(), next->request.webhook_name(), next->history.size(), report);
     }
-    // Time spent in a transfer counts once, unscaled.
-    void advance(std::chrono::steady_clock::duration d) {
-        now_ += std::chrono::duration_cast<keyhook::timestamp::duration>(d);
-    }
-
-private:
-    double scale_;
-    keyhook::timestamp now_;
-};
-
-struct delivery {
-    keyhook::outbound_request request;
-    std::vector<keyhook::delivery_attempt> history;
-    keyhook::timestamp next_at{};
-    bool ended = false;
-};
-
-examples::http::response error_response(std::string message) {
-    examples::http::response r;
-    r.error = std::move(message);
-    return r;
-}
-
-std::string_view outcome_name(keyhook::retry_decision::action a) {
-    using action = keyhook::retry_decision::action;
-    switch (a) {
-        case action::send: return "retry";
-        case action::succeeded: return "delivered";
-        case action::give_up: return "gave_up";
-        case action::disable_webhook: return "disabled";
-    }
-    return "retry";
 }
 
 }  // namespace
@@ -215,29 +273,56 @@ int main(int argc, char** argv) {
     if (args->help) {
         std::cout << usage_line
                   << "Sends the requests webhook_dispatch would print, with the retry plan of rule B2,\n"
-                     "and prints one JSON line per attempt. See docs/embedding.md.\n";
+                     "and prints one JSON line per attempt; with --store, durably (rule B6).\n"
+                     "See docs/embedding.md.\n";
         return exit_ok;
     }
-    const std::optional<std::string> file = args->file.value_or("-");
-    const auto text = examples::read_input_text(file, {});
-    if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*file, 256));
-    const std::string source = examples::input_name(file);
-
     keyhook::endpoint_policy policy;
     policy.allow_http = args->allow_local;
     policy.allow_non_global_addresses = args->allow_local;
-    run_clock clock(args->time_scale);
-    const auto input = examples::parse_dispatch_input(*text, clock.now(), policy);
-    if (!input) {
-        std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
-        return exit_invalid;
+    deliver::run_clock clock(args->time_scale);
+
+    std::unique_ptr<examples::store::delivery_store> store;
+    if (args->store) {
+        try {
+            store = deliver::open_store(*args->store);
+        } catch (const std::exception& e) {
+            // The message is the library's or ours; it never holds the URI's password (libpq leaves it out).
+            std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
+            return exit_store;
+        }
+        if (args->list) {
+            try {
+                deliver::list_store(*store);
+            } catch (const std::exception& e) {
+                std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
+                return exit_store;
+            }
+            return exit_ok;
+        }
     }
-    // Signing every request once up front checks every secret before anything is sent.
-    auto signed_all = keyhook::crypto::try_dispatch_signed(input->settings.tenant, input->settings.webhooks,
-                                                           input->event, clock_now());
-    if (!signed_all) {
-        std::cerr << "webhook_deliver: " << source << ": " << signed_all.error() << '\n';
-        return exit_invalid;
+
+    std::vector<keyhook::crypto::signed_delivery> signed_all;
+    std::vector<std::pair<std::string, std::string>> settings;
+    if (!args->work) {
+        const std::optional<std::string> file = args->file.value_or("-");
+        const auto text = examples::read_input_text(file, {});
+        if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*file, 256));
+        const std::string source = examples::input_name(file);
+        const auto input = examples::parse_dispatch_input(*text, clock.now(), policy);
+        if (!input) {
+            std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
+            return exit_invalid;
+        }
+        // Signing every request once up front checks every secret before anything is sent.
+        auto signed_requests = keyhook::crypto::try_dispatch_signed(input->settings.tenant, input->settings.webhooks,
+                                                                    input->event, deliver::clock_now());
+        if (!signed_requests) {
+            std::cerr << "webhook_deliver: " << source << ": " << signed_requests.error() << '\n';
+            return exit_invalid;
+        }
+        signed_all = std::move(*signed_requests);
+        if (store) settings = deliver::webhook_settings_of(*text);
     }
 
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -251,65 +336,30 @@ int main(int argc, char** argv) {
     client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
     client.resolve = args->resolve;
 
-    std::vector<delivery> deliveries;
-    deliveries.reserve(signed_all->size());
-    for (auto& d : *signed_all) deliveries.push_back(delivery{std::move(d.outbound), {}, clock.now(), false});
-
-    const keyhook::crypto::openssl_random random;
-    std::set<std::string> disabled;  // webhooks that answered 410
-    for (;;) {
-        delivery* next = nullptr;
-        for (auto& d : deliveries)
-            if (!d.ended && (next == nullptr || d.next_at < next->next_at)) next = &d;
-        if (next == nullptr) break;
-        if (disabled.count(next->request.webhook_name()) != 0) {
-            next->ended = true;
-            continue;
+    if (!store) {
+        work_in_memory(signed_all, client, clock);
+        curl_global_cleanup();
+        return exit_ok;
+    }
+    try {
+        // B6: recorded before the first attempt.
+        if (!args->work) {
+            std::vector<keyhook::delivery_state> states;
+            states.reserve(signed_all.size());
+            for (const auto& d : signed_all) states.push_back(keyhook::make_delivery_state(d.outbound, clock.now()));
+            signed_all.clear();
+            const auto added = store->enqueue(settings, states);
+            std::cerr << "webhook_deliver: " << added << " of " << states.size() << " deliveries added to the store\n";
         }
-        clock.wait_until(next->next_at);
-
-        // The signature's timestamp is real time: the receiver checks it against its clock.
-        const auto request = keyhook::crypto::try_sign_outbound(next->request, clock_now());
-        const auto started = std::chrono::steady_clock::now();
-        const auto sent_at = clock.now();
-        const auto answer = request ? examples::http::send(*request, client) : error_response(request.error().message);
-        clock.advance(std::chrono::steady_clock::now() - started);
-
-        keyhook::delivery_attempt attempt{sent_at, keyhook::attempt_outcome::transport_failure(), std::nullopt};
-        if (answer.status)
-            attempt.outcome = keyhook::attempt_outcome::http(*answer.status);
-        else if (answer.timed_out)
-            attempt.outcome = keyhook::attempt_outcome::timed_out();
-        if (answer.retry_after)
-            if (auto ra = keyhook::try_parse_retry_after(*answer.retry_after)) attempt.retry_after = *ra;
-        next->history.push_back(attempt);
-
-        auto decision = keyhook::try_plan_next_attempt(next->history, random, clock.now());
-        nlohmann::ordered_json line;
-        line["deliveryId"] = to_string(next->request.id());
-        line["webhook"] = next->request.webhook_name();
-        line["attempt"] = next->history.size();
-        line["sentAt"] = keyhook::format_timestamp(sent_at);
-        line["status"] = answer.status ? nlohmann::ordered_json(*answer.status) : nlohmann::ordered_json(nullptr);
-        line["error"] = answer.status ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(answer.error);
-        if (!decision) {
-            // Cannot happen with the default policy and ordered attempts; end the delivery.
-            line["outcome"] = "gave_up";
-            line["planError"] = decision.error().message;
-            next->ended = true;
-        } else {
-            line["outcome"] = outcome_name(decision->what);
-            if (decision->what == keyhook::retry_decision::action::send) {
-                line["retryAt"] = keyhook::format_timestamp(decision->send_at);
-                next->next_at = decision->send_at;
-            } else {
-                next->ended = true;
-                if (decision->what == keyhook::retry_decision::action::disable_webhook)
-                    disabled.insert(next->request.webhook_name());
-            }
-        }
-        // ensure_ascii: names cannot carry control or bidi characters to a terminal (P1).
-        std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
+        deliver::work_options options;
+        options.until_empty = args->until_empty || !args->work;
+        options.lease = std::chrono::microseconds(static_cast<std::int64_t>(args->lease_seconds * 1e6));
+        options.policy = policy;
+        deliver::work_store(*store, options, client, clock);
+    } catch (const std::exception& e) {
+        std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
+        curl_global_cleanup();
+        return exit_store;
     }
     curl_global_cleanup();
     return exit_ok;

@@ -15,6 +15,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/detail/json_members.hpp"
+#include "keyhook/detail/members.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -96,7 +97,8 @@ struct api_key {
     friend bool operator!=(const api_key& a, const api_key& b) { return !(a == b); }
 };
 
-// Member names of the list call, in the order of spec 2.1.
+// Member names of the list call, in the order of spec 2.1 (for error paths
+// elsewhere; the member table below is what reads and writes them).
 namespace member {
 inline constexpr std::string_view id = "id";
 inline constexpr std::string_view user_id = "userId";
@@ -114,128 +116,48 @@ inline constexpr std::string_view expire_at = "expireAt";
 inline constexpr std::string_view last_used_at = "lastUsedAt";
 }  // namespace member
 
+// The record's one member table (detail/members.hpp): the readers (DOM and the
+// list call's SAX decoder), the writer, equality, heap accounting and the test
+// builder all come from it. Its order is the order both readers check members
+// in: when a record has several faults, the first in this order is reported.
+// Adding a member is two edits: the struct above and its row here.
 namespace detail {
 
-template <class Json>
-void put_optional_string(Json& j, std::string_view name, const std::optional<std::string>& v) {
-    if (v)
-        j[std::string(name)] = *v;
-    else
-        j[std::string(name)] = nullptr;
-}
-
-template <class Json>
-void put_optional_time(Json& j, std::string_view name, const std::optional<timestamp>& v) {
-    if (v)
-        j[std::string(name)] = format_timestamp(*v);
-    else
-        j[std::string(name)] = nullptr;
-}
-
-}  // namespace detail
-
-namespace detail {
-
-// The one table of the record's members (name, JSON form, required or not),
-// for try_api_key_from_json and the list call's SAX decoder
-// (impl/key_list_sax.ipp, which also has the conversion of a member's text).
-
-// The record's members, in the order both readers check them: when a record
-// has several faults, the first in this order is the one reported.
-enum class list_field : unsigned char {
-    id,
-    user_id,
-    name,
-    description,
-    masked,
-    status,
-    type,
-    groups,
-    created_at,
-    created_by,
-    updated_at,
-    active_from,
-    expire_at,
-    last_used_at,
-    none,
+// `masked` is read as text and masked again when written (P2): a well-formed
+// mask is unchanged, a record that wrongly holds a full key never writes it (M3).
+struct masked_text_form : text_form {
+    static std::string write(const std::string& v) { return mask_key(v); }
 };
 
-// How a member is written in JSON.
-enum class field_form : unsigned char { text, status, time, groups };
+inline std::string_view key_status_text(key_status s) noexcept { return to_string(s); }
+using key_status_form = enum_form<key_status, read_key_status, unknown_key_status, key_status_text>;
 
-struct field_spec {
-    std::string_view name;  // a string literal: name.data() is NUL-terminated
-    field_form form;
-    bool required;
+template <>
+struct members_of<api_key> {
+    static constexpr auto rows = std::make_tuple(  //
+        row<text_form>(member::id, &api_key::id, presence::required),
+        row<text_form>(member::user_id, &api_key::user_id, presence::optional),
+        row<text_form>(member::name, &api_key::name, presence::required),
+        row<text_form>(member::description, &api_key::description, presence::optional),
+        row<masked_text_form>(member::masked, &api_key::masked, presence::optional),
+        row<key_status_form>(member::status, &api_key::status, presence::required),
+        row<text_form>(member::type, &api_key::type, presence::optional),
+        row<string_list_form>(member::groups, &api_key::groups, presence::optional),
+        row<time_form>(member::created_at, &api_key::created_at, presence::optional),
+        row<text_form>(member::created_by, &api_key::created_by, presence::optional),
+        row<time_form>(member::updated_at, &api_key::updated_at, presence::optional),
+        row<time_form>(member::active_from, &api_key::active_from, presence::required),
+        row<time_form>(member::expire_at, &api_key::expire_at, presence::required),
+        row<time_form>(member::last_used_at, &api_key::last_used_at, presence::optional));
 };
-
-inline constexpr field_spec list_fields[] = {
-    {member::id, field_form::text, true},          {member::user_id, field_form::text, false},
-    {member::name, field_form::text, true},        {member::description, field_form::text, false},
-    {member::masked, field_form::text, false},     {member::status, field_form::status, true},
-    {member::type, field_form::text, false},       {member::groups, field_form::groups, false},
-    {member::created_at, field_form::time, false}, {member::created_by, field_form::text, false},
-    {member::updated_at, field_form::time, false}, {member::active_from, field_form::time, true},
-    {member::expire_at, field_form::time, true},   {member::last_used_at, field_form::time, false},
-};
-inline constexpr std::size_t list_field_count = static_cast<std::size_t>(list_field::none);
-static_assert(sizeof list_fields / sizeof list_fields[0] == list_field_count, "one row per list_field");
-
-constexpr const field_spec& spec_of(list_field f) noexcept { return list_fields[static_cast<std::size_t>(f)]; }
-
-// What a member of the wrong JSON type is told it should be.
-constexpr std::string_view expected_for(list_field f) noexcept {
-    switch (spec_of(f).form) {
-        case field_form::groups: return "an array of strings";
-        case field_form::time: return "an ISO 8601 timestamp string";
-        case field_form::text:
-        case field_form::status: break;
-    }
-    return "a string";
-}
-
-// Stores the text of member f (any form but groups) in k. A text that is no
-// valid value gives its error, the path left empty for the caller to fill.
-KEYHOOK_INLINE std::optional<error> store_field(api_key& k, list_field f, const std::string& text);
-
-// `groups`: an array of strings; the first element that is not one is reported.
-template <class Json>
-std::optional<error> read_groups(const Json& m, const std::string& path, std::vector<std::string>& out) {
-    if (!m.is_array()) return wrong_type(path, "an array of strings", m);
-    out.reserve(m.size());
-    for (std::size_t i = 0; i < m.size(); ++i) {
-        const auto& g = m[i];
-        if (!g.is_string()) return wrong_type(path_index(path, i), "a string", g);
-        out.push_back(g.template get<std::string>());
-    }
-    return std::nullopt;
-}
+static_assert(members_complete<api_key>());
 
 // try_api_key_from_json's body. Result is a parameter so that result<api_key>
 // is compiled only where a record is read, not where this header is read.
 template <class Json, class Result = result<api_key>>
 Result read_api_key(const Json& j, const std::string& path) {
-    if (!j.is_object()) return detail::wrong_type(path, "an object", j);
     api_key k;
-    for (std::size_t i = 0; i < detail::list_field_count; ++i) {
-        const auto f = static_cast<detail::list_field>(i);
-        const auto& spec = detail::list_fields[i];
-        const auto* m = detail::json_member(j, spec.name.data());
-        if (!m) {
-            if (spec.required) return detail::missing_member_error(detail::path_member(path, spec.name));
-            continue;
-        }
-        if (spec.form == detail::field_form::groups) {
-            if (auto e = detail::read_groups(*m, detail::path_member(path, spec.name), k.groups)) return std::move(*e);
-            continue;
-        }
-        if (!m->is_string())
-            return detail::wrong_type(detail::path_member(path, spec.name), detail::expected_for(f), *m);
-        if (auto e = detail::store_field(k, f, m->template get_ref<const std::string&>())) {
-            e->path = detail::path_member(path, spec.name);
-            return std::move(*e);
-        }
-    }
+    if (auto e = read_members(j, path, k)) return std::move(*e);
     return k;
 }
 
@@ -261,29 +183,11 @@ void from_json(const Json& j, api_key& k) {
 }
 
 // Writes every member with the list call's names, in spec order; absent
-// optional members are written as null, timestamps as T4. `masked` is masked
-// again (P2): a well-formed mask is unchanged, a record that wrongly holds a
-// full key there never writes it (M3).
+// optional members are written as null, timestamps as T4, `masked` masked
+// again (P2, M3).
 template <class Json>
 void to_json(Json& j, const api_key& k) {
-    j = Json::object();
-    j[std::string(member::id)] = k.id.str();
-    detail::put_optional_string(j, member::user_id, k.user_id);
-    j[std::string(member::name)] = k.name;
-    detail::put_optional_string(j, member::description, k.description);
-    if (k.masked)
-        j[std::string(member::masked)] = mask_key(*k.masked);
-    else
-        j[std::string(member::masked)] = nullptr;
-    j[std::string(member::status)] = std::string(to_string(k.status));
-    detail::put_optional_string(j, member::type, k.type);
-    j[std::string(member::groups)] = k.groups;
-    detail::put_optional_time(j, member::created_at, k.created_at);
-    detail::put_optional_string(j, member::created_by, k.created_by);
-    detail::put_optional_time(j, member::updated_at, k.updated_at);
-    j[std::string(member::active_from)] = format_timestamp(k.active_from);
-    j[std::string(member::expire_at)] = format_timestamp(k.expire_at);
-    detail::put_optional_time(j, member::last_used_at, k.last_used_at);
+    detail::write_members(j, k);
 }
 
 // Readable one-line form for logs and test failures: id and masked escaped,

@@ -71,6 +71,9 @@ public:
     // copy read from the index (which keeps each id once), so the index must
     // not have changed since the check.
     [[nodiscard]] KEYHOOK_INLINE std::optional<key_id> key() const;
+    // K11: the key was found through a stored digest that should be stored
+    // again under the current pepper (keyhook::crypto::try_rehash_answer).
+    [[nodiscard]] bool digest_outdated() const noexcept { return entry_ && index_->digest_outdated(*entry_); }
     // The key's status at `now` (meaningful once the key was found).
     [[nodiscard]] key_status status() const noexcept { return status_; }
     // The level the key has on the resource, and the level the call needed

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -38,6 +39,28 @@
 #include "keyhook/timestamps.hpp"
 
 namespace keyhook {
+
+// K11: the 32-byte digest a key is kept as at rest (HMAC-SHA-256 under a
+// pepper, or a legacy plain SHA-256), as raw bytes.
+using key_fingerprint = std::array<unsigned char, 32>;
+
+// K11: how an index built from stored digests digests a presented key, one
+// scheme at a time (keyhook::crypto's pepper sets implement it: scheme 1 is
+// the legacy SHA-256, the others their peppers). Shared, never changed once
+// an index holds it, and called from concurrent checks: const and noexcept.
+class key_digester {
+public:
+    key_digester() = default;
+    key_digester(const key_digester&) = delete;
+    key_digester& operator=(const key_digester&) = delete;
+    virtual ~key_digester() = default;
+    // The digest of `key` under `scheme` (1 to 255); false when it cannot be
+    // computed (the caller then treats the key as not found).
+    virtual bool digest(std::uint8_t scheme, std::string_view key, key_fingerprint& out) const noexcept = 0;
+    // Whether a key found under `scheme` should be stored again under the
+    // current one (legacy form, older pepper).
+    [[nodiscard]] virtual bool outdated(std::uint8_t scheme) const noexcept = 0;
+};
 
 class key_index {
 public:
@@ -59,6 +82,8 @@ public:
 
     private:
         friend class key_index;
+        // How the key was indexed: 0 from its plaintext, else the digester's scheme.
+        std::uint8_t scheme_ = 0;
         // Where the id is: a chunk of the index's id bytes, and the offset in it.
         std::uint16_t id_offset_ = 0;
         std::uint32_t id_chunk_ = 0;
@@ -74,6 +99,15 @@ public:
     }
     // A fixed hashing key, for tests and for hosts that derive it themselves.
     KEYHOOK_INLINE explicit key_index(const std::array<unsigned char, 16>& hashing_key);
+
+    // Copies are independent; a moved-from index is empty (same hashing key)
+    // and keeps every function's contract (issue 22 item 5).
+    key_index(const key_index&) = default;
+    key_index& operator=(const key_index&) = default;
+    KEYHOOK_INLINE key_index(key_index&& other) noexcept;
+    KEYHOOK_INLINE key_index& operator=(key_index&& other) noexcept;
+    KEYHOOK_INLINE void swap(key_index& other) noexcept;
+    friend void swap(key_index& a, key_index& b) noexcept { a.swap(b); }
 
     [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
     [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
@@ -93,6 +127,16 @@ public:
     KEYHOOK_INLINE void add(std::string_view tenant, const api_key& record, const secret& key,
                             const permission_policy& policy);
 
+    // K11: adds `record` by the digest its key is stored as (the key itself is
+    // not at hand), under `scheme` of `digester`, which then digests every
+    // presented key (see find). keyhook::crypto::try_add_stored is the usual
+    // caller. Errors as try_add, and invalid_value (path "storedKey") for
+    // scheme 0 or a digester other than the one the index already uses.
+    [[nodiscard]] KEYHOOK_INLINE result<std::size_t> try_add_digest(std::string_view tenant, const api_key& record,
+                                                                    const key_fingerprint& digest, std::uint8_t scheme,
+                                                                    std::shared_ptr<const key_digester> digester,
+                                                                    const permission_policy& policy);
+
     // Refreshes the entry of record.id after a lifecycle change (deactivate,
     // update): tenant, status, period and permissions. False if not indexed.
     KEYHOOK_INLINE bool update(std::string_view tenant, const api_key& record, const permission_policy& policy);
@@ -101,11 +145,19 @@ public:
     KEYHOOK_INLINE bool remove(const key_id& id);
 
     // The entry whose key is `plaintext`, or nullptr. Allocates nothing. The
-    // pointer stays valid until the index is next changed.
+    // pointer stays valid until the index is next changed. An index holding
+    // stored digests (K11) digests `plaintext` once per scheme in use.
     [[nodiscard]] const entry* find(std::string_view plaintext) const noexcept {
         if (entries_.empty()) return nullptr;
+        if (digester_) return find_digested(plaintext);
         const auto s = find_key_slot(hash(plaintext));
         return s == npos ? nullptr : &entries_[by_key_[s] & position_mask];
+    }
+
+    // K11: whether the key of `e` was indexed from a stored digest that should
+    // be stored again under the current pepper (legacy form, older pepper).
+    [[nodiscard]] bool digest_outdated(const entry& e) const noexcept {
+        return e.scheme_ != 0 && digester_ && digester_->outdated(e.scheme_);
     }
 
     [[nodiscard]] const entry* find_id(const key_id& id) const noexcept {
@@ -181,6 +233,17 @@ private:
     [[nodiscard]] detail::sip_digest hash(std::string_view s) const noexcept {
         return detail::siphash13_128(k0_, k1_, s);
     }
+    // A stored digest is hashed again under the index's own key: its table
+    // place and the entry then depend on a key drawn by this process only.
+    [[nodiscard]] detail::sip_digest hash(const key_fingerprint& f) const noexcept {
+        return detail::siphash13_128(k0_, k1_, std::string_view(reinterpret_cast<const char*>(f.data()), f.size()));
+    }
+
+    KEYHOOK_INLINE const entry* find_digested(std::string_view plaintext) const noexcept;
+    // try_add's and try_add_digest's common part, once the key's digest is known.
+    KEYHOOK_INLINE result<std::size_t> insert(std::string_view tenant, const api_key& record,
+                                              const detail::sip_digest& digest, std::uint8_t scheme,
+                                              const permission_policy& policy);
 
     // Equality of two short public names: the length, then at most two
     // (overlapping) loads a side up to 16 bytes, memcmp beyond.
@@ -258,12 +321,21 @@ private:
 
     KEYHOOK_INLINE void store_id(entry& e, std::string_view id);
 
-    KEYHOOK_INLINE void fill(entry& e, std::string_view tenant, const api_key& record, const permission_policy& policy);
+    // Sets the entry's fields from the record; `replacing`: e already holds a
+    // tenant and a permission set, released once the new ones are held.
+    KEYHOOK_INLINE void fill(entry& e, std::string_view tenant, const api_key& record, const permission_policy& policy,
+                             bool replacing);
 
     KEYHOOK_INLINE std::uint32_t intern_tenant(std::string_view tenant);
 
     // Keys with the same groups share one merged set.
     KEYHOOK_INLINE std::uint32_t intern_permissions(key_permissions p);
+
+    // Drop one use of a tenant name / merged set; the last use frees it, and
+    // its place is reused (issue 22 item 5: memory follows the live entries).
+    KEYHOOK_INLINE void release_tenant(std::uint32_t t) noexcept;
+    KEYHOOK_INLINE void release_permissions(std::uint32_t p) noexcept;
+    KEYHOOK_INLINE void release_entry(const entry& e) noexcept;
 
     // Bytes an id of n bytes takes in a chunk: its length (7 bits a byte) and itself.
     static std::size_t stored_size(std::size_t n) noexcept {
@@ -275,6 +347,31 @@ private:
     // The ids' bytes, each once: its length, then the id, in chunks of
     // growing size. An id longer than a chunk gets a chunk of its own.
     struct id_chunks {
+        id_chunks() = default;
+        id_chunks(const id_chunks&) = default;
+        id_chunks& operator=(const id_chunks&) = default;
+        // A moved-from set of chunks is empty, `open` included (issue 22
+        // item 5: keeping it let the next store write into a chunk gone).
+        id_chunks(id_chunks&& o) noexcept
+            : chunks(std::move(o.chunks)),
+              open(std::exchange(o.open, npos)),
+              used(std::exchange(o.used, 0)),
+              live(std::exchange(o.live, 0)),
+              dead(std::exchange(o.dead, 0)) {
+            o.chunks.clear();
+        }
+        id_chunks& operator=(id_chunks&& o) noexcept {
+            if (this != &o) {
+                chunks = std::move(o.chunks);
+                o.chunks.clear();
+                open = std::exchange(o.open, npos);
+                used = std::exchange(o.used, 0);
+                live = std::exchange(o.live, 0);
+                dead = std::exchange(o.dead, 0);
+            }
+            return *this;
+        }
+
         std::vector<std::vector<char>> chunks;
         std::size_t open = npos;  // the chunk being filled
         std::size_t used = 0;     // bytes of it in use
@@ -292,8 +389,16 @@ private:
     id_chunks ids_;
     std::vector<std::string> tenants_;
     std::map<std::string, std::uint32_t, std::less<>> tenant_ids_;
+    std::vector<std::uint32_t> tenant_uses_;   // per tenant name: entries naming it
+    std::vector<std::uint32_t> free_tenants_;  // places of released names
     std::vector<key_permissions> permission_sets_;
     std::map<key_permissions, std::uint32_t> permission_ids_;
+    std::vector<std::uint32_t> permission_uses_;
+    std::vector<std::uint32_t> free_permissions_;
+    // K11: what digests presented keys (null for an index built from keys
+    // only), and per scheme the entries indexed under it (0: from plaintext).
+    std::shared_ptr<const key_digester> digester_;
+    std::vector<std::uint32_t> scheme_uses_;
     std::vector<std::uint64_t> family_bits_;  // per merged set: its families' numbers
     std::vector<std::string> family_names_;   // the numbered family names, at most 64
     bool family_overflow_ = false;            // a 65th name: allows() falls back to the sets

@@ -22,7 +22,9 @@
 namespace keyhook {
 
 // K12: an IPv4 or IPv6 CIDR range. The address is kept with its host bits
-// cleared, so "10.1.2.3/8" and "10.0.0.0/8" are the same range.
+// cleared, so "10.1.2.3/8" and "10.0.0.0/8" are the same range; a range
+// inside the IPv4-mapped block (::ffff:10.0.0.0/104) is kept as the IPv4
+// range it names (10.0.0.0/8).
 class address_range {
 public:
     address_range() = default;  // 0.0.0.0/0
@@ -32,8 +34,9 @@ public:
     [[nodiscard]] const ip_address& network() const noexcept { return network_; }
     [[nodiscard]] unsigned prefix_length() const noexcept { return prefix_; }
 
-    // Whether `ip` is in the range; an IPv4-mapped IPv6 address (::ffff:a.b.c.d)
-    // is read as the IPv4 address it carries.
+    // Whether `ip` is in the range. An IPv4-mapped IPv6 address (::ffff:a.b.c.d)
+    // is in an IPv4 range when the address it carries is, and in an IPv6 range
+    // (such as ::/0) by its own form.
     [[nodiscard]] KEYHOOK_INLINE bool contains(const ip_address& ip) const noexcept;
 
     friend bool operator==(const address_range& a, const address_range& b) noexcept {

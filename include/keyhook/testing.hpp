@@ -127,26 +127,23 @@ public:
 
     // Every optional member absent (and no groups): the least a record may carry (L2).
     key_builder& minimal() {
-        key_.user_id.reset();
-        key_.description.reset();
-        key_.masked.reset();
-        key_.type.reset();
-        key_.groups.clear();
-        key_.created_at.reset();
-        key_.created_by.reset();
-        key_.updated_at.reset();
-        key_.last_used_at.reset();
+        detail::clear_optional_members(key_);
+        return *this;
+    }
+
+    // Any member, named by its pointer: a member added to api_key needs no setter here.
+    template <class M, class V>
+    key_builder& with(M api_key::*member, V&& v) {
+        key_.*member = std::forward<V>(v);
         return *this;
     }
 
     [[nodiscard]] api_key build() const { return key_; }
 
 private:
-    // Every one-member setter: assigns and returns the builder for chaining.
     template <class M, class V>
     key_builder& set(M api_key::*member, V&& v) {
-        key_.*member = std::forward<V>(v);
-        return *this;
+        return with(member, std::forward<V>(v));
     }
 
     // A 36-character key's masked form (3 + 30 '*' + 3), derived from the id.

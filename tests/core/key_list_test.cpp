@@ -1120,6 +1120,18 @@ TEST_CASE("L3: filters by status, type, group and name substring", "[L3][key_lis
         f.name_contains = "alphabet";
         CHECK(keyhook::select_keys(records, f, fixed_now).empty());
     }
+    SECTION("name substring: the reviewer's worst case (a 64 KiB name, a 32 KiB needle), both sides") {
+        // Quadratic before issue 22 item 5 (1.1 s for one key); a linear search now.
+        keyhook::api_key k = records.front();
+        k.name = std::string(65536, 'a');
+        keyhook::key_filter g;
+        g.name_contains = std::string(32767, 'A') + "b";
+        CHECK_FALSE(g.matches(k, fixed_now));
+        k.name.back() = 'B';  // the needle now ends the name
+        CHECK(g.matches(k, fixed_now));
+        g.name_contains = std::string(65537, 'a');  // longer than the name
+        CHECK_FALSE(g.matches(k, fixed_now));
+    }
     SECTION("combined, and the refs and move forms agree") {
         f.status = key_status::active;
         f.name_contains = "a";  // golf (8) is Active but has no "a"

@@ -9,6 +9,7 @@
 # a named test of tests/printing/ other than its table.
 set(_printed_elsewhere
     key_list_page outbound_request validated_webhook ip_address retry_after delivery_id event_type
+    delivery_state operational_notice
     signing_secret verified_webhook signed_delivery asymmetric_signing_key public_key result<T>)
 # Enumerations and types that print only constants, numbers, times or masks.
 # E is the one operator<< of every keyhook enum (detail/enum_names.hpp): it
@@ -16,7 +17,11 @@ set(_printed_elsewhere
 set(_constants_only
     E access_level address_class attempt_outcome auth_location delivery_attempt denial_reason errc ip_family
     key_list_mode key_list_options key_source key_status key_transition key_warning_kind notice_kind
-    retry_decision rotation_policy tenant_kind warning_band escaped_text one_time_secret own_key)
+    retry_decision rotation_policy tenant_kind warning_band escaped_text one_time_secret own_key
+    # K11: masks and pepper ids, which only A-Z a-z 0-9 _ - can spell (refused otherwise)
+    stored_digest pepper_set stored_key_match
+    # numbers and times only (K12, H10, H11); B5 and H12 keys print as masks
+    address_range endpoint_state signing_key_set delivery_id_key)
 
 file(GLOB_RECURSE _headers "${SOURCE_DIR}/include/keyhook/*.hpp")
 set(_types)

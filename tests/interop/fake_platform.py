@@ -10,7 +10,12 @@ Writes the port it listens on to PORT_FILE, then serves until killed.
 | slow (answers after 60 s)
 | overlap (each page repeats the last record of the page before it)
 | stuck (every answer is page 1, whatever page was asked for)
-| echo (not success, its message quoting the Authorization header).
+| echo (not success, its message quoting the Authorization header)
+B7 (issue 24, finding 5), each request logged to stderr as "fake_platform: page P size S":
+| inventing (count --claim, default 10^12; each page one new key, the rest of it
+  key 0 again) | growing (count N on page 1, 2N after) | larger_page (pageSize
+  at least 2, whatever is asked) | shifting_size (pageSize one more than asked)
+| overcount (count 50 more than the keys there are).
 A request that breaks L1 is answered 400 and logged to stderr."""
 import argparse, json, sys, time, threading
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
@@ -23,6 +28,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--keys", type=int, default=250)
 ap.add_argument("--fail-page", type=int, default=0)
 ap.add_argument("--mode", default="normal")
+ap.add_argument("--claim", type=int, default=10**12)
 ap.add_argument("port_file")
 args = ap.parse_args()
 
@@ -81,11 +87,25 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, json.dumps({"status": "error", "message": "bad " + self.headers["Authorization"]}))
         if args.mode == "stuck":
             page = 1
+        count = len(KEYS)
+        if args.mode in ("inventing", "growing", "larger_page", "shifting_size", "overcount"):
+            sys.stderr.write(f"fake_platform: page {page} size {size}\n")
+            sys.stderr.flush()
+        if args.mode == "larger_page":
+            size = max(size, 2)
+        elif args.mode == "shifting_size":
+            size += 1
+        elif args.mode == "growing" and page > 1:
+            count *= 2
+        elif args.mode == "overcount":
+            count += 50
         start = (page - 1) * size
         records = KEYS[start:start + size]
         if args.mode == "overlap" and page > 1:
             records = [KEYS[start - 1]] + records
-        body = {"status": "success", "data": {"count": len(KEYS), "page": page, "pageSize": size,
+        if args.mode == "inventing":
+            count, records = args.claim, [key(0)] * (size - 1) + [key(page)]
+        body = {"status": "success", "data": {"count": count, "page": page, "pageSize": size,
                                               "result": records}}
         self.send(200, json.dumps(body))
 

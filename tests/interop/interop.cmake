@@ -10,14 +10,19 @@
 #                      (standardwebhooks, pinned by package-lock.json): with
 #                      -DKEYHOOK_INTEROP=ON, which needs Node.js, npm and the
 #                      npm registry (.ci/run's interop stage turns it on)
+#   interop.store_sqlite, interop.store_postgresql
+#                      rule B6: webhook_deliver --store killed and restarted
+#                      against the same receiver (tests/interop/store_crash.js);
+#                      with KEYHOOK_INTEROP, when webhook_deliver has the store
+#                      (and for PostgreSQL, the server is installed)
 option(KEYHOOK_INTEROP "Run the interop tests that need Node.js and the npm registry (tests/interop)" OFF)
 
 set(_interop_src "${PROJECT_SOURCE_DIR}/tests/interop")
 if(NOT TARGET key_audit OR NOT TARGET webhook_deliver OR NOT TARGET webhook_receiver
-   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_HTTPLIB)
-    message(STATUS "keyhook: interop tests skipped (they need libcurl, cpp-httplib and keyhook::crypto)")
+   OR NOT KEYHOOK_EXAMPLES_HAVE_CURL OR NOT KEYHOOK_EXAMPLES_HAVE_BEAST)
+    message(STATUS "keyhook: interop tests skipped (they need libcurl, Boost.Beast and keyhook::crypto)")
     if(KEYHOOK_INTEROP)
-        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, cpp-httplib or OpenSSL is missing: "
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON, but libcurl, Boost.Beast or OpenSSL is missing: "
                             "run scripts/install-deps.sh")
     endif()
     return()
@@ -71,3 +76,23 @@ add_test(NAME interop.rotation
     COMMAND "${KEYHOOK_NODE}" "${_interop_src}/rotation_interop.js" $<TARGET_FILE:keyhook_rotation_interop>)
 set_tests_properties(interop.rotation PROPERTIES LABELS interop FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
                      ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
+
+# B6's crash tests (tests/interop/store_crash.js), a few seconds each.
+set(_store_cases)
+if(KEYHOOK_EXAMPLES_HAVE_SQLITE)
+    list(APPEND _store_cases sqlite)
+endif()
+if(KEYHOOK_EXAMPLES_HAVE_LIBPQ)
+    if(EXISTS /usr/lib/postgresql/15/bin/postgres)
+        list(APPEND _store_cases postgresql)
+    else()
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON with libpq needs the PostgreSQL 15 server: "
+                            "run scripts/install-deps.sh --interop")
+    endif()
+endif()
+foreach(_store IN LISTS _store_cases)
+    add_test(NAME interop.store_${_store}
+        COMMAND "${KEYHOOK_NODE}" "${_interop_src}/store_crash.js" ${_store} $<TARGET_FILE:webhook_deliver>)
+    set_tests_properties(interop.store_${_store} PROPERTIES LABELS "interop;B6" FIXTURES_REQUIRED keyhook_npm
+                         TIMEOUT 120 ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
+endforeach()

@@ -101,6 +101,48 @@ p.stop()
 check(r.returncode == 3 and TOKEN[:8] not in r.stdout + r.stderr and "[redacted]" in r.stderr,
       f"[L2] a message echoing the bearer token: the token is not printed ({r.stderr.strip()})")
 
+# B7 (issue 24, finding 5): exit 0 only when every key counted was audited;
+# the pages and counts seen are named; the requests are bounded.
+def pages_asked(stderr):
+    return stderr.count("fake_platform: page ")
+
+
+p = Platform("--mode", "inventing")  # count 10^12, one new key a page
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW)
+asked = pages_asked(p.stop())
+check(r.returncode == 3 and "count 1000000000000" in r.stderr and "more than the 10000 requests" in r.stderr
+      and asked == 1, f"[B7] count 10^12: exit 3 after {asked} request(s) ({r.stderr.strip()})")
+p = Platform("--mode", "inventing", "--claim", "20")  # 10 pages of 2 needed, one new key a page
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--page-size", "2", "--now", NOW)
+asked = pages_asked(p.stop())
+check(r.returncode == 3 and "after 12 requests (pages 1 to 12) only 13 of the 20 keys" in r.stderr and asked == 12,
+      f"[B7] one new key a page: exit 3 after the 10 pages count needs + 2 ({asked} requests; {r.stderr.strip()})")
+p = Platform("--keys", "2", "--mode", "growing")  # count 2 on page 1, 4 on page 2
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--page-size", "1", "--now", NOW)
+p.stop()
+check(r.returncode == 3 and "page 1 said count 2, pageSize 1; page 2 said count 4, pageSize 1" in r.stderr,
+      f"[B7] count growing between pages: exit 3, both pages named ({r.stderr.strip()})")
+p = Platform("--keys", "4", "--mode", "larger_page")  # asked 1 a page, answered 2
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--page-size", "1", "--now", NOW, "--format", "json",
+                 "--status", "all")
+asked = p.stop()
+check(r.returncode == 0 and json.loads(r.stdout)["records"] == 4 and "page 2 size 2" in asked,
+      f"[B7] pageSize larger than asked: pages numbered by it, all 4 keys audited ({r.stderr.strip()})")
+p = Platform("--keys", "4", "--mode", "shifting_size")  # pageSize 2 when asked 1, 3 when asked 2
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--page-size", "1", "--now", NOW)
+p.stop()
+check(r.returncode == 3 and "page 1 said count 4, pageSize 2; page 2 said count 4, pageSize 3" in r.stderr,
+      f"[B7] pageSize changing between pages: exit 3, both pages named ({r.stderr.strip()})")
+p = Platform("--keys", "250", "--mode", "overcount")  # count 300, 250 keys there
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW)
+asked = pages_asked(p.stop())
+check(r.returncode == 3 and "the pages ended at page 3 (50 keys) but 250 of the 300 keys counted" in r.stderr
+      and asked == 3, f"[B7] pages ending before count is covered: exit 3 ({r.stderr.strip()})")
+p = Platform("--keys", "200")  # the other side: a count covered exactly by full pages
+r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--format", "json", "--status", "all")
+p.stop()
+check(r.returncode == 0 and json.loads(r.stdout)["records"] == 200, f"[B7] 200 keys on 2 full pages: exit 0")
+
 # Failure paths: exit 3, a clear message, quickly.
 p = Platform("--mode", "unauthorized")
 r, _ = key_audit("--url", p.url, "--tenant", "acme lending")
@@ -195,6 +237,16 @@ r, lines, _ = deliver([hook("local", "/ok")], "--time-scale", "0")
 check(r.returncode == 1 and "http" in r.stderr and not lines, "[B4] plain http without --allow-local: exit 1")
 r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
 check(r.returncode == 2, "a negative --time-scale: exit 2")
+# B6's options: what each needs, said before anything is sent.
+for argv, what in ((["--work"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
+                   (["--store", "s.db", "--lease", "0"], "--lease"), (["--store", "s.db", "--work", "f.json"],
+                                                                     "no input file")):
+    r = subprocess.run([DELIVER, *argv], capture_output=True, text=True, timeout=BOUND)
+    check(r.returncode == 2 and what in r.stderr, f"[B6] webhook_deliver {' '.join(argv)}: exit 2, says {what!r}")
+r = subprocess.run([DELIVER, "--store", "postgresql://nobody:hunter2-secret@127.0.0.1:9/none", "--work"],
+                   capture_output=True, text=True, timeout=BOUND)
+check(r.returncode == 3 and ("PostgreSQL" in r.stderr or "libpq" in r.stderr) and "hunter2" not in r.stderr,
+      "[B6] a store that cannot be reached: exit 3, the password not shown")
 server.shutdown()
 
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed")

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""webhook_receiver --listen refuses, before reading a byte of the body, what
-cpp-httplib would read without its size limit (outside review): a compressed
-body (415), a chunked or unsized body (411), more than 100 header fields (431).
+"""webhook_receiver --listen refuses, before reading a byte of the body, what it
+cannot read within its size limit (outside review): a compressed body (415), a
+chunked or unsized body (411), more than 100 header fields (431).
 A plain request of the right shape is still answered 200.
     receiver_framing.py WEBHOOK_RECEIVER"""
 import os, re, socket, subprocess, sys, time
 from waits import BOUND, exit_status, read_http_status_line, stop
 
 KEY = "the-receiver-key-1234567890"
-rx = subprocess.Popen([sys.argv[1], "--listen", "127.0.0.1:0", "--read-timeout", "1"],
+rx = subprocess.Popen([sys.argv[1], "--listen", "127.0.0.1:0", "--request-timeout", "1"],
                       env={**os.environ, "KEYHOOK_RECEIVER_KEY": KEY}, stdout=subprocess.PIPE,
                       stderr=subprocess.PIPE, text=True)
 # The line is flushed (std::endl) once the socket listens; readline waits for it.

@@ -40,7 +40,7 @@ async function post(port, path, body, headers, method = "POST") {
 }
 
 (async () => {
-  const child = spawn(receiver, ["--listen", "127.0.0.1:0", "--read-timeout", "1"], {
+  const child = spawn(receiver, ["--listen", "127.0.0.1:0", "--request-timeout", "1"], {
     env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: `${shortSecret} ${longSecret}` },
   });
   const closed = closing(child);  // made now, so that the exit cannot pass unseen
@@ -96,12 +96,11 @@ async function post(port, path, body, headers, method = "POST") {
         "[H9] malformed JSON: 400");
 
   // A slow client (headers never finished) neither blocks others nor stays
-  // connected past the read timeout (1 s here): it is answered 400 after 1 s
-  // and closed 1 s later (the keep-alive wait, also 1 s), so about 2 s in all.
-  // Its close is awaited from the connect on (it may come while the other
-  // request is still under way), up to BOUND_MS, and must come within 5 s:
-  // room for a loaded machine, and short of the 6 s or more that either of
-  // cpp-httplib's default timeouts (5 s) left in place would give.
+  // connected past the request deadline (1 s here): it is answered 408 at 1 s
+  // and closed (H13). Its close is awaited from the connect on (it may come
+  // while the other request is still under way), up to BOUND_MS, and must come
+  // within 5 s: room for a loaded machine, and short of what a limit per read
+  // instead of per request would give a client that keeps sending.
   const slow = net.connect(port, "127.0.0.1");
   slow.on("error", () => {});
   const slowClosed = new Promise((r) => slow.once("close", () => r(Date.now())));

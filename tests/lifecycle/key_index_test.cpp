@@ -442,3 +442,41 @@ TEST_CASE("issue 14 item 5: access_to searches a map only where a grant could ra
             for (const auto& b : refs) CHECK((a < b) == (a.tie() < b.tie()));
     }
 }
+
+TEST_CASE("issue 22 item 5: a moved-from key index keeps every function's contract", "[K10][index]") {
+    const permission_policy policy;
+    for (int how = 0; how < 2; ++how) {
+        key_index source(std::array<unsigned char, 16>{9});
+        // Enough ids to open a second chunk, so the open chunk's number is not 0.
+        for (int i = 0; i < 40; ++i)
+            source.add("acme", record_with_id("id-" + std::string(20, 'x') + std::to_string(i)),
+                       secret("key-" + std::to_string(i)), policy);
+        key_index target(std::array<unsigned char, 16>{8});
+        if (how == 0)
+            target = std::move(source);
+        else
+            key_index(std::move(source)).swap(target);
+        // NOLINTBEGIN(bugprone-use-after-move): the contract after a move is the subject
+        CHECK(source.empty());
+        CHECK(source.find("key-1") == nullptr);
+        CHECK(source.find_id(key_id("id-1")) == nullptr);
+        CHECK_FALSE(source.remove(key_id("id-1")));
+        CHECK_FALSE(source.update("acme", record_with_id("id-1"), policy));
+        // The reported crash: the next add wrote into a chunk that had moved away.
+        for (int i = 0; i < 40; ++i)
+            source.add("beta", record_with_id("new-" + std::to_string(i)), secret("new-key-" + std::to_string(i)),
+                       policy);
+        CHECK(source.size() == 40);
+        const auto* e = source.find("new-key-7");
+        REQUIRE(e);
+        CHECK(source.id_of(*e) == "new-7");
+        CHECK(source.tenant_is(*e, "beta"));
+        CHECK(authorize(source, "new-key-7", "beta", api_family::execute(), resource_ref::in_folder("F"),
+                        access_level::none, at("2026-01-01T00:00:00Z"))
+                  .reason() != denial_reason::unknown_key);
+        // NOLINTEND(bugprone-use-after-move)
+        CHECK(target.size() == 40);
+        CHECK(target.find("key-39"));
+        CHECK(target.id_of(*target.find("key-0")) == "id-" + std::string(20, 'x') + "0");
+    }
+}

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "helpers.hpp"
 #include "keyhook/authorization.hpp"
@@ -46,6 +48,10 @@ TEST_CASE("K12: IPv6 ranges; an IPv4-mapped IPv6 address matches IPv4 ranges", "
     const auto r = parse_address_range("2001:db8::/32");
     CHECK(r.contains(parse_ip_address("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff")));
     CHECK_FALSE(r.contains(parse_ip_address("2001:db9::")));
+    CHECK(r.contains(parse_ip_address("2001:db8::")));
+    CHECK_FALSE(r.contains(parse_ip_address("2001:db7:ffff:ffff:ffff:ffff:ffff:ffff")));
+    CHECK_FALSE(parse_address_range("::1/128").contains(parse_ip_address("::")));
+    CHECK_FALSE(parse_address_range("::/0").contains(parse_ip_address("10.0.0.1")));
     CHECK(parse_address_range("::1/128").contains(parse_ip_address("::1")));
     CHECK_FALSE(parse_address_range("::1/128").contains(parse_ip_address("::2")));
     CHECK(parse_address_range("::/0").contains(parse_ip_address("ff02::1")));
@@ -53,9 +59,27 @@ TEST_CASE("K12: IPv6 ranges; an IPv4-mapped IPv6 address matches IPv4 ranges", "
     const auto v4 = parse_address_range("203.0.113.0/24");
     CHECK(v4.contains(parse_ip_address("::ffff:203.0.113.9")));
     CHECK_FALSE(v4.contains(parse_ip_address("::ffff:203.0.114.9")));
+    // A mapped caller is also in IPv6 ranges by its own form, and a range
+    // written in the mapped block is the IPv4 range it names.
+    CHECK(parse_address_range("::/0").contains(parse_ip_address("::ffff:1.2.3.4")));
+    CHECK(parse_address_range("::ffff:0:0/96").contains(parse_ip_address("::ffff:1.2.3.4")));
+    CHECK(parse_address_range("::ffff:10.0.0.0/104") == parse_address_range("10.0.0.0/8"));
+    CHECK(parse_address_range("::ffff:10.0.0.0/104").contains(parse_ip_address("10.1.2.3")));
+    CHECK(parse_address_range("::ffff:10.0.0.0/104").contains(parse_ip_address("::ffff:10.1.2.3")));
+    CHECK(to_string(parse_address_range("::ffff:192.0.2.1")) == "192.0.2.1/32");
+    CHECK_FALSE(parse_address_range("::/0").contains(parse_ip_address("1.2.3.4")));
     // Only the mapped form: an IPv4-compatible or NAT64 address is IPv6.
     CHECK_FALSE(v4.contains(parse_ip_address("::203.0.113.9")));
     CHECK_FALSE(v4.contains(parse_ip_address("64:ff9b::203.0.113.9")));
+    // A range in the mapped block: both forms of its ends, and just outside it.
+    const auto mapped = parse_address_range("::ffff:203.0.113.0/120");
+    CHECK(mapped == parse_address_range("203.0.113.0/24"));
+    CHECK(mapped.contains(parse_ip_address("::ffff:203.0.113.255")));
+    CHECK(mapped.contains(parse_ip_address("203.0.113.0")));
+    CHECK_FALSE(mapped.contains(parse_ip_address("::ffff:203.0.114.0")));
+    CHECK_FALSE(mapped.contains(parse_ip_address("203.0.112.255")));
+    CHECK(parse_address_range("::ffff:0:0/96").contains(parse_ip_address("::ffff:0.0.0.0")));
+    CHECK_FALSE(parse_address_range("::ffff:0:0/96").contains(parse_ip_address("::fffe:ffff:ffff")));
 }
 
 TEST_CASE("K12: malformed ranges are refused with the input named", "[K12][policy]") {
@@ -127,6 +151,12 @@ TEST_CASE("K13: costs: exactly the burst, above the burst, and 0", "[K13][policy
     CHECK_FALSE(above.allowed);
     CHECK_FALSE(above.retry_at);  // never fits
     CHECK(above.state == rate_state{});
+    // ... and still reports the room there is.
+    CHECK(above.remaining == 4);
+    CHECK(above.reset == t0);
+    const auto above_later = check_rate(limit, rate_state{t0 + seconds{1}}, 5, t0);
+    CHECK(above_later.remaining == 3);
+    CHECK(above_later.reset == t0 + seconds{1});
 
     // Cost 0 checks without spending: allowed while the state has room, the state unchanged.
     const auto peek = check_rate(limit, whole.state, 0, t0);
@@ -160,6 +190,46 @@ TEST_CASE("K13: period not divisible by limit spends the rounded-up interval", "
     CHECK(*d.retry_at == t0 + us(333334));
     CHECK_FALSE(check_rate(limit, s, 1, t0 + us(333333)).allowed);
     CHECK(check_rate(limit, s, 1, t0 + us(333334)).allowed);
+}
+
+TEST_CASE("K13: over random calls, no window lets more through than burst + elapsed / T", "[K13][policy]") {
+    // The GCRA's promise, checked on every pair of allowed calls; and every
+    // retry time is exact: one microsecond earlier is denied, at it allowed.
+    const rate_limit limit{7, seconds{2}, 4};  // T = 285,715 us (rounded up), burst 4
+    const auto t = limit.emission_interval().count();
+    std::mt19937_64 random(13);
+    auto now = at("2024-05-01T00:00:00Z");
+    rate_state s;
+    struct call {
+        timestamp at;
+        std::uint64_t cost;
+    };
+    std::vector<call> allowed;
+    for (int i = 0; i < 600; ++i) {
+        now += microseconds{static_cast<std::int64_t>(random() % 400000)};
+        const auto cost = random() % 4;
+        const auto d = check_rate(limit, s, cost, now);
+        if (d.allowed) {
+            s = d.state;
+            allowed.push_back({now, cost});
+            continue;
+        }
+        CHECK(d.state == s);
+        REQUIRE(d.retry_at);
+        CHECK(*d.retry_at > now);
+        CHECK_FALSE(check_rate(limit, s, cost, *d.retry_at - microseconds{1}).allowed);
+        CHECK(check_rate(limit, s, cost, *d.retry_at).allowed);
+    }
+    CHECK(allowed.size() > 100);
+    CHECK(allowed.size() < 600);
+    for (std::size_t i = 0; i < allowed.size(); ++i) {
+        std::uint64_t spent = 0;
+        for (std::size_t j = i; j < allowed.size(); ++j) {
+            spent += allowed[j].cost;
+            const auto elapsed = (allowed[j].at - allowed[i].at).count();
+            REQUIRE(spent <= 4 + static_cast<std::uint64_t>(elapsed / t));
+        }
+    }
 }
 
 TEST_CASE("K13: unusable limits are reported and deny without a retry time", "[K13][policy]") {
@@ -216,6 +286,12 @@ TEST_CASE("K14: a daily refill sets (does not add) the amount at 00:00:00 UTC", 
     const auto week_later = spend_credits(daily, s, 1, at("2024-05-09T12:00:00Z"));
     CHECK(week_later.state.remaining == 4);
     CHECK(week_later.state.last_refill == at("2024-05-09T00:00:00Z"));
+    // A last refill a skewed clock put after now: the retry time is the refill after it.
+    const credit_state ahead{0, at("2024-05-02T00:00:00Z")};
+    const auto skewed = spend_credits(daily, ahead, 1, at("2024-05-01T23:59:59Z"));
+    REQUIRE(skewed.retry_at);
+    CHECK(*skewed.retry_at == at("2024-05-03T00:00:00Z"));
+    CHECK(spend_credits(daily, ahead, 1, *skewed.retry_at).allowed);
     // The same day again: no second refill.
     CHECK(spend_credits(daily, at_midnight.state, 3, at("2024-05-02T23:00:00Z")).state.remaining == 0);
     CHECK_FALSE(spend_credits(daily, at_midnight.state, 4, at("2024-05-02T23:00:00Z")).allowed);
@@ -242,6 +318,15 @@ TEST_CASE("K14: monthly refills on day d, clamped to a shorter month's last day"
     CHECK_FALSE(spend_credits(on30, s, 1, at("2024-02-28T23:59:59Z")).allowed);
     CHECK(*spend_credits(on30, s, 1, at("2024-02-28T23:59:59Z")).retry_at == at("2024-02-29T00:00:00Z"));
     CHECK(spend_credits(on30, s, 1, at("2024-02-29T00:00:00Z")).state.remaining == 6);
+
+    // The ends of the calendar keyhook knows (years 1 to 9999) stay inside it.
+    const credit_refill on15{refill_period::monthly, 1, 15};
+    CHECK(last_refill_at_or_before(on15, at("0001-01-14T23:59:59Z")) == min_timestamp);
+    CHECK(last_refill_at_or_before(on15, at("0001-01-15T00:00:00Z")) == at("0001-01-15T00:00:00Z"));
+    CHECK(next_refill_after(on15, at("9999-12-15T00:00:00Z")) == max_timestamp);
+    CHECK(next_refill_after(on15, at("9999-12-14T23:59:59Z")) == at("9999-12-15T00:00:00Z"));
+    CHECK(next_refill_after(credit_refill{}, at("9999-12-31T12:00:00Z")) == max_timestamp);
+    CHECK(next_refill_after(credit_refill{}, at("9999-12-30T12:00:00Z")) == at("9999-12-31T00:00:00Z"));
 
     // A new key's last refill is its creation: no refill before the first instant after it.
     const credit_state fresh{5, at("2024-02-29T12:00:00Z")};
@@ -397,4 +482,26 @@ TEST_CASE("K15: a cost above the burst is denied with no retry time; cost 0 spen
     CHECK(peek.usage()->credits.remaining == 3);
     CHECK_FALSE(peek.usage()->rate.tat);
     CHECK(peek.usage()->last_used_at == f.now);
+}
+
+TEST_CASE("K15: a credit denial reports the figures with nothing spent", "[K15][K13][K14][policy]") {
+    policy_fixture f;
+    auto& limits = f.limits.begin()->second;
+    limits.policy.refill = credit_refill{refill_period::daily, 1, 1};
+    limits.usage.credits.remaining = 0;
+    const auto before = limits.usage;
+    // Rate allows a cost of 2 (burst 2); the refill due today sets 1 credit, short of 2.
+    const auto a = f.call(access_level::read, api_family::execute(), {}, 2);
+    CHECK(a.reason() == denial_reason::usage_exceeded);
+    REQUIRE(a.retry_at());
+    CHECK(*a.retry_at() == at("2024-03-16T00:00:00Z"));
+    CHECK(a.credits_remaining() == std::uint64_t{1});  // after the refill due now
+    CHECK(a.rate_remaining() == std::uint64_t{2});     // the rate state did not move
+    CHECK(a.rate_reset() == f.now);
+    CHECK(limits.usage == before);
+    // A cost the refill covers passes.
+    const auto one = f.call();
+    REQUIRE(one.allowed());
+    CHECK(one.credits_remaining() == std::uint64_t{0});
+    CHECK(one.usage()->credits.last_refill == at("2024-03-15T00:00:00Z"));
 }

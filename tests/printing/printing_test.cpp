@@ -256,6 +256,18 @@ std::vector<printer> printers() {
          [](const std::string& s) {
              return printed(deletion_receipt{key_id(s), s});
          }},
+        {"delivery_state",
+         [](const std::string& s) {
+             delivery_state d;
+             d.webhook = d.body = s;
+             return printed(d);
+         }},
+        {"operational_notice",
+         [](const std::string& s) {
+             operational_notice n;
+             n.webhook_name = s;
+             return printed(n);
+         }},
         {"authorization",
          [](const std::string& s) {
              struct fixed_random {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 
 using keyhook::errc;
@@ -55,4 +56,33 @@ TEST_CASE("reading a dispatch input from JSON", "[H3][dispatch]") {
         now);
     REQUIRE_FALSE(typo);
     CHECK(typo.error().message.find("did you mean \"AddProduct\"") != std::string::npos);
+}
+
+TEST_CASE("a dispatch input's RequestTimeStamp fixes the bodies and ids", "[B6][dispatch]") {
+    const auto now = keyhook::parse_timestamp("2026-01-02T03:04:05.678Z");
+    const std::string head = R"({"tenant": {"name": "acme", "webhooksEnabled": true},
+        "webhooks": [{"name": "a", "endpoint": "https://a.example.com/", "saved": true}], "event": )";
+    const auto given = examples::dispatch_input_from_json(
+        nlohmann::json::parse(head +
+                              R"({"UserAction": "AddProduct", "RequestTimeStamp": "2026-03-14T09:26:53.589Z"}})"),
+        now);
+    CHECK(given.event.request_time == keyhook::parse_timestamp("2026-03-14T09:26:53.589Z"));
+    // Read at two instants, the same event gives the same delivery id (B6: enqueueing twice adds nothing).
+    const auto later = examples::dispatch_input_from_json(
+        nlohmann::json::parse(head +
+                              R"({"UserAction": "AddProduct", "RequestTimeStamp": "2026-03-14T09:26:53.589Z"}})"),
+        now + std::chrono::hours(1));
+    CHECK(keyhook::dispatch(given.settings.tenant, given.settings.webhooks, given.event)[0].id() ==
+          keyhook::dispatch(later.settings.tenant, later.settings.webhooks, later.event)[0].id());
+    const auto absent =
+        examples::dispatch_input_from_json(nlohmann::json::parse(head + R"({"UserAction": "AddProduct"}})"), now);
+    CHECK(absent.event.request_time == now);
+
+    for (const char* bad : {R"("")", R"("yesterday")", R"(12)", R"("2026-02-30T00:00:00Z")"}) {
+        INFO(bad);
+        const auto r = examples::try_dispatch_input_from_json(
+            nlohmann::json::parse(head + R"({"UserAction": "AddProduct", "RequestTimeStamp": )" + bad + "}}"), now);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().path == "event.RequestTimeStamp");
+    }
 }

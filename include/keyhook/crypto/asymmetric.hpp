@@ -79,6 +79,18 @@ public:
     // What to_json (signing.hpp) writes: the written form in full.
     friend std::string json_form(const public_key& k) { return k.to_string(); }
 
+    // The state is shared and never changed, so a move copies it: a
+    // moved-from key keeps its value and every function's contract (issue 22
+    // item 5: an emptied one crashed in printing, ==, signing, verifying).
+    public_key(const public_key&) = default;
+    public_key& operator=(const public_key&) = default;
+    public_key(public_key&& other) noexcept : state_(other.state_) {}
+    public_key& operator=(public_key&& other) noexcept {
+        state_ = other.state_;
+        return *this;
+    }
+    ~public_key() = default;
+
 private:
     explicit public_key(std::shared_ptr<const detail::ed25519_public_state> s) noexcept : state_(std::move(s)) {}
     std::shared_ptr<const detail::ed25519_public_state> state_;
@@ -130,6 +142,18 @@ public:
     friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& k);
     // What to_json (signing.hpp) writes: the masked form.
     friend std::string json_form(const asymmetric_signing_key& k) { return k.masked(); }
+
+    // The state is shared and never changed, so a move copies it: a
+    // moved-from key keeps its value and every function's contract (issue 22
+    // item 5: an emptied one crashed in printing, ==, signing, verifying).
+    asymmetric_signing_key(const asymmetric_signing_key&) = default;
+    asymmetric_signing_key& operator=(const asymmetric_signing_key&) = default;
+    asymmetric_signing_key(asymmetric_signing_key&& other) noexcept : state_(other.state_) {}
+    asymmetric_signing_key& operator=(asymmetric_signing_key&& other) noexcept {
+        state_ = other.state_;
+        return *this;
+    }
+    ~asymmetric_signing_key() = default;
 
 private:
     explicit asymmetric_signing_key(std::shared_ptr<const detail::ed25519_private_state> s) noexcept

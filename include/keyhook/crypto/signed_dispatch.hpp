@@ -42,6 +42,15 @@ namespace keyhook::crypto {
 [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_outbound(const outbound_request& r, timestamp now);
 [[nodiscard]] KEYHOOK_CRYPTO_INLINE http_request sign_outbound(const outbound_request& r, timestamp now);
 
+// B6: a stored delivery (its id and body, delivery_state.hpp) to webhook `w`
+// as configured at this attempt: POST to w's URL with w's headers, signed as
+// try_sign_outbound signs, with w's keys now (a store keeps no signed request,
+// so keys rotated since the delivery was enqueued sign it). Errors as
+// try_sign_outbound's.
+[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_delivery(const validated_webhook& w,
+                                                                           const delivery_id& id,
+                                                                           const std::string& body, timestamp now);
+
 // One delivery ready to go: what dispatch made (kept for retries, which are
 // signed again with sign_outbound(outbound, later)) and the request to send now.
 struct signed_delivery {

@@ -14,7 +14,8 @@
 namespace keyhook::detail {
 
 template <class E>
-struct enum_names;  // specialized next to each enum: static constexpr std::string_view values[]; optional first
+struct enum_names;  // specialized next to each enum: static constexpr std::string_view values[] (or a
+                    // std::array); optional first
 
 template <class E, class = void>
 struct is_named_enum : std::false_type {};
@@ -32,7 +33,7 @@ struct enum_first<E, std::void_t<decltype(enum_names<E>::first)>>
 template <class E>
 [[nodiscard]] constexpr std::string_view enum_name(E e) noexcept {
     const auto i = static_cast<long long>(e) - enum_first<E>::value;
-    constexpr auto n = static_cast<long long>(std::extent_v<decltype(enum_names<E>::values)>);
+    constexpr auto n = static_cast<long long>(std::size(enum_names<E>::values));  // a C array or std::array
     return i >= 0 && i < n ? enum_names<E>::values[static_cast<std::size_t>(i)] : std::string_view("unknown");
 }
 

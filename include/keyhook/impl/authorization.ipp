@@ -126,7 +126,13 @@ KEYHOOK_INLINE authorization detail::authorizer::check(const key_index& index, c
         if (!c.allowed) {
             a.reason_ = denial_reason::usage_exceeded;
             a.retry_at_ = c.retry_at;
-            a.credits_remaining_ = next.credits.remaining;
+            // The figures as they stand with nothing spent: credits after a refill due now, the rate state unmoved.
+            a.credits_remaining_ = spend_credits(lim->policy.refill, next.credits, 0, now).state.remaining;
+            if (a.has_rate_) {
+                const auto unspent = check_rate(*lim->policy.rate, lim->usage.rate, 0, now);
+                a.rate_remaining_ = unspent.remaining;
+                a.rate_reset_ = unspent.reset;
+            }
             return a;
         }
         next.credits = c.state;

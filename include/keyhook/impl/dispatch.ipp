@@ -72,7 +72,8 @@ KEYHOOK_INLINE result<delivery_id_key> delivery_id_key::try_from_hex(std::string
             return error{errc::invalid_value, "deliveryIdKey",
                          "expected 32 hex digits, character " + std::to_string(i + 1) + " is not one"};
         }
-        k[i / 2] = static_cast<unsigned char>(static_cast<unsigned>(k[i / 2]) << 4u | detail::hex_value(hex[i]));
+        k[i / 2] = static_cast<unsigned char>(static_cast<unsigned>(k[i / 2]) << 4U |
+                                              static_cast<unsigned>(detail::hex_value(hex[i])));
     }
     delivery_id_key key(k);
     detail::secure_wipe(k.data(), k.size());

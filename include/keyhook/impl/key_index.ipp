@@ -10,6 +10,43 @@ namespace keyhook {
 
 KEYHOOK_INLINE key_index::key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
 
+KEYHOOK_INLINE key_index::key_index(key_index&& other) noexcept : k0_(other.k0_), k1_(other.k1_) { swap(other); }
+
+KEYHOOK_INLINE key_index& key_index::operator=(key_index&& other) noexcept {
+    if (this != &other) {
+        key_index taken(std::move(other));
+        swap(taken);
+    }
+    return *this;
+}
+
+KEYHOOK_INLINE void key_index::swap(key_index& o) noexcept {
+    using std::swap;
+    swap(k0_, o.k0_);
+    swap(k1_, o.k1_);
+    entries_.swap(o.entries_);
+    by_key_.swap(o.by_key_);
+    by_id_.swap(o.by_id_);
+    swap(ids_.chunks, o.ids_.chunks);
+    swap(ids_.open, o.ids_.open);
+    swap(ids_.used, o.ids_.used);
+    swap(ids_.live, o.ids_.live);
+    swap(ids_.dead, o.ids_.dead);
+    tenants_.swap(o.tenants_);
+    tenant_ids_.swap(o.tenant_ids_);
+    tenant_uses_.swap(o.tenant_uses_);
+    free_tenants_.swap(o.free_tenants_);
+    permission_sets_.swap(o.permission_sets_);
+    permission_ids_.swap(o.permission_ids_);
+    permission_uses_.swap(o.permission_uses_);
+    free_permissions_.swap(o.free_permissions_);
+    family_bits_.swap(o.family_bits_);
+    family_names_.swap(o.family_names_);
+    swap(family_overflow_, o.family_overflow_);
+    digester_.swap(o.digester_);
+    scheme_uses_.swap(o.scheme_uses_);
+}
+
 KEYHOOK_INLINE void key_index::add(std::string_view tenant, const api_key& record, const secret& key,
                                    const permission_policy& policy) {
     (void)try_add(tenant, record, key, policy).value();
@@ -107,36 +144,80 @@ KEYHOOK_INLINE void key_index::reserve(std::size_t n) {
 KEYHOOK_INLINE result<std::size_t> key_index::try_add(std::string_view tenant, const api_key& record, const secret& key,
                                                       const permission_policy& policy) {
     if (key.empty()) return error{errc::invalid_key, "key", "an indexed key must not be empty"};
+    return insert(tenant, record, hash(key.reveal()), 0, policy);
+}
+
+KEYHOOK_INLINE result<std::size_t> key_index::try_add_digest(std::string_view tenant, const api_key& record,
+                                                             const key_fingerprint& digest, std::uint8_t scheme,
+                                                             std::shared_ptr<const key_digester> digester,
+                                                             const permission_policy& policy) {
+    if (scheme == 0 || !digester)
+        return error{errc::invalid_value, "storedKey", "a stored digest needs a digester and a scheme from 1 to 255"};
+    if (digester_ && digester_ != digester)
+        return error{errc::invalid_value, "storedKey",
+                     "the index already digests presented keys with another pepper set"};
+    const bool attached = !digester_;
+    if (attached) digester_ = std::move(digester);
+    auto added = insert(tenant, record, hash(digest), scheme, policy);
+    if (!added && attached && entries_.empty()) digester_.reset();
+    return added;
+}
+
+KEYHOOK_INLINE result<std::size_t> key_index::insert(std::string_view tenant, const api_key& record,
+                                                     const detail::sip_digest& digest, std::uint8_t scheme,
+                                                     const permission_policy& policy) {
+    const char* key_path = scheme == 0 ? "key" : "storedKey";
     if (entries_.size() >= max_entries || ids_.chunks.size() >= std::numeric_limits<std::uint32_t>::max())
-        return error{errc::limit_exceeded, "key", "the index is full"};
+        return error{errc::limit_exceeded, key_path, "the index is full"};
     const std::string_view id = record.id.str();
     if (find_id_slot(id) != npos)
         return error{errc::invalid_value, "id", "a key with the id " + detail::quote_input(id) + " is already indexed"};
-    const auto digest = hash(key.reveal());
     if (find_key_slot(digest) != npos)
-        return error{errc::invalid_key, "key",
+        return error{errc::invalid_key, key_path,
                      "the key of " + detail::quote_input(id) + " is already indexed for another record"};
     if (capacity_for(entries_.size() + 1) > by_key_.size()) rehash(capacity_for(entries_.size() + 1));
+    if (scheme_uses_.size() <= scheme) scheme_uses_.resize(std::size_t{scheme} + 1, 0);
+    entries_.reserve(entries_.size() + 1);
     entry e;
     e.digest = digest;
-    fill(e, tenant, record, policy);
-    entries_.push_back(e);
+    e.scheme_ = scheme;
+    fill(e, tenant, record, policy, false);
+    entries_.push_back(e);  // reserved: cannot throw
     try {
         store_id(entries_.back(), id);
     } catch (...) {
+        release_entry(entries_.back());
         entries_.pop_back();
         throw;
     }
+    ++scheme_uses_[scheme];
     const auto position = static_cast<std::uint32_t>(entries_.size() - 1);
     place(by_key_, key_probe(digest), position);
     place(by_id_, id_probe(id), position);
     return entries_.size();
 }
 
+KEYHOOK_INLINE const key_index::entry* key_index::find_digested(std::string_view plaintext) const noexcept {
+    const auto found = [this](const detail::sip_digest& d) -> const entry* {
+        const auto s = find_key_slot(d);
+        return s == npos ? nullptr : &entries_[by_key_[s] & position_mask];
+    };
+    if (!scheme_uses_.empty() && scheme_uses_[0] != 0)
+        if (const auto* e = found(hash(plaintext))) return e;
+    key_fingerprint f{};
+    const entry* hit = nullptr;
+    for (std::size_t s = 1; s < scheme_uses_.size() && hit == nullptr; ++s) {
+        if (scheme_uses_[s] == 0 || !digester_->digest(static_cast<std::uint8_t>(s), plaintext, f)) continue;
+        hit = found(hash(f));
+    }
+    detail::secure_wipe(f.data(), f.size());  // what a key is stored as
+    return hit;
+}
+
 KEYHOOK_INLINE bool key_index::update(std::string_view tenant, const api_key& record, const permission_policy& policy) {
     const auto s = find_id_slot(record.id.str());
     if (s == npos) return false;
-    fill(entries_[by_id_[s] & position_mask], tenant, record, policy);
+    fill(entries_[by_id_[s] & position_mask], tenant, record, policy, true);
     return true;
 }
 
@@ -144,6 +225,8 @@ KEYHOOK_INLINE bool key_index::remove(const key_id& id) {
     const auto s = find_id_slot(id.str());
     if (s == npos) return false;
     const std::uint32_t position = by_id_[s] & position_mask;
+    release_entry(entries_[position]);
+    --scheme_uses_[entries_[position].scheme_];
     erase_slot(by_id_, s, [this](std::uint32_t p) { return id_probe(id_of(entries_[p])).home; });
     erase_slot(by_key_, find_key_slot(entries_[position].digest),
                [this](std::uint32_t p) { return key_probe(entries_[p].digest).home; });
@@ -194,9 +277,18 @@ KEYHOOK_INLINE void key_index::compact_ids() {
 }
 
 KEYHOOK_INLINE void key_index::fill(entry& e, std::string_view tenant, const api_key& record,
-                                    const permission_policy& policy) {
-    e.tenant = intern_tenant(tenant);
-    e.permissions = intern_permissions(merge_permissions(record.groups, policy));
+                                    const permission_policy& policy, bool replacing) {
+    const std::uint32_t t = intern_tenant(tenant);
+    std::uint32_t p = 0;
+    try {
+        p = intern_permissions(merge_permissions(record.groups, policy));
+    } catch (...) {
+        release_tenant(t);
+        throw;
+    }
+    if (replacing) release_entry(e);
+    e.tenant = t;
+    e.permissions = p;
     e.revoked = record.status == key_status::revoked;
     e.active_from = record.active_from;
     e.expire_at = record.expire_at;
@@ -204,17 +296,61 @@ KEYHOOK_INLINE void key_index::fill(entry& e, std::string_view tenant, const api
 
 KEYHOOK_INLINE std::uint32_t key_index::intern_tenant(std::string_view tenant) {
     const auto it = tenant_ids_.find(tenant);
-    if (it != tenant_ids_.end()) return it->second;
-    const auto id = static_cast<std::uint32_t>(tenants_.size());
-    tenants_.emplace_back(tenant);
-    tenant_ids_.emplace(std::string(tenant), id);
+    if (it != tenant_ids_.end()) {
+        ++tenant_uses_[it->second];
+        return it->second;
+    }
+    std::string name(tenant);
+    free_tenants_.reserve(tenants_.size() + 1);  // release_tenant then cannot throw
+    const bool reuse = !free_tenants_.empty();
+    const auto id = reuse ? free_tenants_.back() : static_cast<std::uint32_t>(tenants_.size());
+    if (!reuse) {
+        tenants_.reserve(tenants_.size() + 1);
+        tenant_uses_.reserve(tenant_uses_.size() + 1);
+    }
+    tenant_ids_.emplace(name, id);  // the one step that may throw after this point
+    if (reuse) {
+        free_tenants_.pop_back();
+        tenants_[id] = std::move(name);
+        tenant_uses_[id] = 1;
+    } else {
+        tenants_.push_back(std::move(name));
+        tenant_uses_.push_back(1);
+    }
     return id;
+}
+
+KEYHOOK_INLINE void key_index::release_tenant(std::uint32_t t) noexcept {
+    if (--tenant_uses_[t] != 0) return;
+    const auto it = tenant_ids_.find(std::string_view(tenants_[t]));
+    if (it != tenant_ids_.end()) tenant_ids_.erase(it);
+    std::string().swap(tenants_[t]);
+    free_tenants_.push_back(t);  // reserved by intern_tenant
+}
+
+KEYHOOK_INLINE void key_index::release_permissions(std::uint32_t p) noexcept {
+    if (--permission_uses_[p] != 0) return;
+    const auto it = permission_ids_.find(permission_sets_[p]);
+    if (it != permission_ids_.end()) permission_ids_.erase(it);
+    permission_sets_[p] = key_permissions();
+    family_bits_[p] = 0;
+    free_permissions_.push_back(p);  // reserved by intern_permissions
+}
+
+KEYHOOK_INLINE void key_index::release_entry(const entry& e) noexcept {
+    release_tenant(e.tenant);
+    release_permissions(e.permissions);
 }
 
 KEYHOOK_INLINE std::uint32_t key_index::intern_permissions(key_permissions p) {
     const auto it = permission_ids_.find(p);
-    if (it != permission_ids_.end()) return it->second;
-    const auto id = static_cast<std::uint32_t>(permission_sets_.size());
+    if (it != permission_ids_.end()) {
+        ++permission_uses_[it->second];
+        return it->second;
+    }
+    free_permissions_.reserve(permission_sets_.size() + 1);
+    const bool reuse = !free_permissions_.empty();
+    const auto id = reuse ? free_permissions_.back() : static_cast<std::uint32_t>(permission_sets_.size());
     std::uint64_t bits = 0;
     for (const auto& family : p.families()) {
         const std::string_view name = family.name();
@@ -229,10 +365,32 @@ KEYHOOK_INLINE std::uint32_t key_index::intern_permissions(key_permissions p) {
         }
         bits |= std::uint64_t{1} << i;
     }
-    family_bits_.reserve(permission_sets_.size() + 1);
-    permission_sets_.push_back(p);
-    family_bits_.push_back(bits);
-    permission_ids_.emplace(std::move(p), id);
+    if (!reuse) {
+        family_bits_.reserve(permission_sets_.size() + 1);
+        permission_uses_.reserve(permission_sets_.size() + 1);
+        permission_sets_.reserve(permission_sets_.size() + 1);
+    }
+    const auto placed = permission_ids_.emplace(p, id).first;  // the last step that may throw
+    if (reuse) {
+        try {
+            permission_sets_[id] = std::move(p);
+        } catch (...) {
+            permission_ids_.erase(placed);
+            throw;
+        }
+        free_permissions_.pop_back();
+        family_bits_[id] = bits;
+        permission_uses_[id] = 1;
+    } else {
+        try {
+            permission_sets_.push_back(std::move(p));
+        } catch (...) {
+            permission_ids_.erase(placed);
+            throw;
+        }
+        family_bits_.push_back(bits);
+        permission_uses_.push_back(1);
+    }
     return id;
 }
 

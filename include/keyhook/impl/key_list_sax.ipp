@@ -1,6 +1,8 @@
 // keyhook: the list call's SAX decoder (rules L2, J1 to J3), which reads a
 // response straight into api_key records. Used by key_list.hpp's definitions
-// only (impl/key_list.ipp includes it); the member table is in impl/api_key.ipp.
+// only (impl/key_list.ipp includes it). The record's members come from its
+// table (api_key.hpp, detail/members.hpp); this file has the envelope and the
+// record flow.
 #pragma once
 
 #include <algorithm>
@@ -112,6 +114,7 @@ inline std::string with_overflows_zeroed(std::string_view json, const std::vecto
 class key_list_sax {
 public:
     using json = nlohmann::json;
+    using fields = member_index<api_key>;  // the record's member table, by row
 
     // `exact_capacity`: the number of valid records, when a first pass found
     // more than it had room for (see try_parse_key_list).
@@ -197,9 +200,7 @@ public:
     bool start_array(std::size_t) {
         if (const auto o = enter(false); o != opened::read) return o == opened::skipped;
         switch (slot_) {
-            case slot::root:
-                root_not_object(kind::array);
-                return skip_container(kind::array);
+            case slot::root: root_not_object(kind::array); return skip_container(kind::array);
             case slot::result:
                 result_seen_ = true;
                 where_ = place::result;
@@ -208,8 +209,9 @@ public:
                 plan_records();
                 return true;
             case slot::field:
-                if (field_ == list_field::groups) {
-                    rec().groups.clear();
+                if (fields::kinds[field_] == form_kind::string_list) {
+                    list_ = field_;
+                    fields::list(rec(), list_).clear();
                     group_bytes_ = 0;
                     where_ = place::groups;
                     slot_ = slot::group;
@@ -231,8 +233,8 @@ public:
         if (skip_ > 0) return true;
         switch (where_) {
             case place::record:
-                field_ = list_field_of(k);
-                slot_ = field_ == list_field::none ? slot::ignore : slot::field;
+                field_ = fields::find(k);
+                slot_ = field_ == fields::none ? slot::ignore : slot::field;
                 return true;
             case place::envelope: slot_ = slot_of(k, envelope_members); return true;
             case place::data: slot_ = slot_of(k, data_members); return true;
@@ -337,11 +339,11 @@ public:
             index_ = next_index_++;
             reject(std::move(e));
         } else if (skip_ == 0 && slot_ == slot::group) {
-            if (!group_failed_) field_error(list_field::groups, e.code, std::move(e.path), std::move(e.message));
+            if (!group_failed_) field_error(list_, e.code, std::move(e.path), std::move(e.message));
             group_failed_ = true;
             ++group_index_;
         } else {
-            field_error(skip_ == 0 && slot_ == slot::field ? field_ : list_field::none, e.code, std::move(e.path),
+            field_error(skip_ == 0 && slot_ == slot::field ? field_ : fields::none, e.code, std::move(e.path),
                         std::move(e.message));
         }
         return true;
@@ -490,7 +492,7 @@ private:
             case place::data: return "data";
             case place::result: return "data.result";
             case place::record: return record_path();
-            case place::groups: return path_member(record_path(), member::groups);
+            case place::groups: return path_member(record_path(), fields::names[list_]);
         }
         return {};
     }
@@ -673,24 +675,12 @@ private:
         const std::size_t cap = plan_from_page_size_
                                     ? std::min(can_hold, std::max(single_pass_records, input_bytes_ / sizeof(api_key)))
                                     : std::min(can_hold, single_pass_records);
-        std::size_t plan = std::min(cap, page_size_ ? static_cast<std::size_t>(*page_size_)
-                                                     : static_cast<std::size_t>(default_list_page_size));
+        std::size_t plan = std::min(
+            cap, page_size_ ? static_cast<std::size_t>(*page_size_) : static_cast<std::size_t>(default_list_page_size));
         if (exact_capacity_) plan = *exact_capacity_;
         records_.reserve(plan);
         capacity_ = plan;
         kept_bytes_ += plan * sizeof(api_key);
-    }
-
-    static std::size_t heap_bytes(const std::string& s) noexcept { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
-    static std::size_t heap_bytes(const std::optional<std::string>& s) noexcept { return s ? heap_bytes(*s) : 0; }
-
-    // Heap bytes a record holds besides its own size.
-    static std::size_t heap_bytes(const api_key& k) noexcept {
-        std::size_t n = heap_bytes(k.id.str()) + heap_bytes(k.name) + heap_bytes(k.user_id) +
-                        heap_bytes(k.description) + heap_bytes(k.masked) + heap_bytes(k.type) +
-                        heap_bytes(k.created_by) + k.groups.capacity() * sizeof(std::string);
-        for (const auto& g : k.groups) n += heap_bytes(g);
-        return n;
     }
 
     // J3: would the page, with `extra` bytes more, pass 4 bytes an input byte
@@ -738,99 +728,90 @@ private:
             overflowed_ = true;  // counted; the second pass keeps it
             return;
         }
-        kept_bytes_ += heap_bytes(*rec_);
+        kept_bytes_ += members_heap_bytes(*rec_);
         // J3 by construction: refuse an input whose records would take more.
         if (over_budget(0))
             refuse_over_budget(error{errc::limit_exceeded, record_path(),
                                      "the records would take more than 4 times the input's size in memory (rule J3)"});
     }
 
-    void field_error(list_field f, errc code, std::string path, std::string message) {
+    // The JSON name of row f, or none's empty name.
+    static std::string_view field_name(std::size_t f) noexcept {
+        return f < fields::count ? fields::names[f] : std::string_view();
+    }
+
+    void field_error(std::size_t f, errc code, std::string path, std::string message) {
         field_errors_.push_back({f, error{code, std::move(path), std::move(message)}});
     }
 
-    void field_error(list_field f, errc code, std::string message) {
-        field_error(f, code, path_member(record_path(), list_field_name(f)), std::move(message));
+    void field_error(std::size_t f, errc code, std::string message) {
+        field_error(f, code, path_member(record_path(), field_name(f)), std::move(message));
     }
 
     void field_wrong_type(kind k) {
         if (k == kind::null) return field_null();
-        field_error(field_, errc::wrong_type, wrong_type_error({}, expected_for(field_), kind_name(k)).message);
+        field_error(field_, errc::wrong_type, wrong_type_error({}, fields::expected[field_], kind_name(k)).message);
     }
 
     void field_scalar(kind k) { field_wrong_type(k); }
 
+    // null stands for a missing member (L2): a required one is reported when the record ends.
     void field_null() {
-        auto& r = rec();
-        present_ = static_cast<std::uint16_t>(present_ & ~field_bit(field_));
-        switch (field_) {
-            case list_field::user_id: r.user_id.reset(); break;
-            case list_field::description: r.description.reset(); break;
-            case list_field::masked: r.masked.reset(); break;
-            case list_field::type: r.type.reset(); break;
-            case list_field::created_by: r.created_by.reset(); break;
-            case list_field::groups: r.groups.clear(); break;
-            case list_field::created_at: r.created_at.reset(); break;
-            case list_field::updated_at: r.updated_at.reset(); break;
-            case list_field::last_used_at: r.last_used_at.reset(); break;
-            default: break;  // required: reported as missing when the record ends
-        }
+        present_ &= ~fields::bit(field_);
+        fields::reset(rec(), field_);
     }
 
-    void too_long(list_field f, std::string path, std::string_view val) {
+    void too_long(std::size_t f, std::string path, std::string_view val) {
         field_error(f, errc::limit_exceeded, std::move(path),
                     "a string of " + std::to_string(val.size()) + " bytes, more than the limit of " +
                         std::to_string(options_.max_string_bytes));
     }
 
     // A string kept in the record must respect max_string_bytes.
-    bool keepable(list_field f, const std::string& val) {
+    bool keepable(std::size_t f, const std::string& val) {
         if (val.size() <= options_.max_string_bytes) return true;
-        too_long(f, path_member(record_path(), list_field_name(f)), val);
+        too_long(f, path_member(record_path(), field_name(f)), val);
         return false;
     }
 
     void field_string(const std::string& val) {
-        const auto f = field_;
-        if (f == list_field::none) return;
-        switch (spec_of(f).form) {
-            case field_form::groups:
-                field_error(f, errc::wrong_type,
-                            wrong_type_error({}, expected_for(f), kind_name(kind::string)).message);
-                return;
-            case field_form::text:
-                if (!keepable(f, val)) return;
-                break;
-            case field_form::status:
-            case field_form::time: break;
+        const std::size_t f = field_;
+        if (fields::kinds[f] == form_kind::string_list) {
+            field_error(f, errc::wrong_type,
+                        wrong_type_error({}, fields::expected[f], kind_name(kind::string)).message);
+            return;
         }
-        if (auto e = store_field(rec(), f, val))
+        if (fields::keeps_text[f] && !keepable(f, val)) return;
+        if (auto e = fields::store(rec(), f, val))
             field_error(f, e->code, std::move(e->message));
         else
-            present_ = static_cast<std::uint16_t>(present_ | field_bit(f));
+            present_ |= fields::bit(f);
     }
 
-    std::string group_path() const { return path_index(path_member(record_path(), member::groups), group_index_); }
+    std::string group_path() const {
+        return path_index(path_member(record_path(), fields::names[list_]), group_index_);
+    }
 
     void group_string(const std::string& val) {
         if (val.size() > options_.max_string_bytes) {
-            if (!group_failed_) too_long(list_field::groups, group_path(), val);
+            if (!group_failed_) too_long(list_, group_path(), val);
             group_failed_ = true;
         } else {
-            auto& groups = rec().groups;
+            auto& groups = fields::list(rec(), list_);
             // J3: 32 bytes a group for as few as 3 bytes of input (""): checked
             // before growing (the new buffer, twice the old, and the old).
             if (groups.size() == groups.capacity() &&
                 over_budget(3 * std::max<std::size_t>(groups.capacity(), 2) * sizeof(std::string) + group_bytes_ +
                             val.size())) {
-                refuse_over_budget(error{errc::limit_exceeded, group_path(),
-                                         "the groups would take more than 4 times the input's size in memory (rule J3)"});
+                refuse_over_budget(
+                    error{errc::limit_exceeded, group_path(),
+                          "the groups would take more than 4 times the input's size in memory (rule J3)"});
                 return;
             }
             // Records carry one to a few groups: one allocation instead of growing.
             if (groups.empty()) groups.reserve(4);
             groups.push_back(val);
-            group_bytes_ += heap_bytes(groups.back());
+            group_bytes_ += string_heap_bytes(groups.back());
         }
         ++group_index_;
     }
@@ -838,21 +819,19 @@ private:
     void group_wrong_type(kind k) {
         // The first bad element is the one reported, as try_api_key_from_json does.
         if (!group_failed_)
-            field_error(list_field::groups, errc::wrong_type, group_path(),
-                        wrong_type_error({}, "a string", kind_name(k)).message);
+            field_error(list_, errc::wrong_type, group_path(), wrong_type_error({}, "a string", kind_name(k)).message);
         group_failed_ = true;
         ++group_index_;
     }
 
     void end_record() {
-        if ((present_ & required_mask) != required_mask) {
-            for (std::size_t i = 0; i < std::size(list_fields); ++i) {
-                const auto f = static_cast<list_field>(i);
-                if (!list_fields[i].required || (present_ & field_bit(f)) != 0) continue;
+        if ((present_ & fields::required_mask) != fields::required_mask) {
+            for (std::size_t f = 0; f < fields::count; ++f) {
+                if (!fields::required(f) || (present_ & fields::bit(f)) != 0) continue;
                 const bool reported = std::any_of(field_errors_.begin(), field_errors_.end(),
                                                   [f](const auto& fe) { return fe.first == f; });
                 if (!reported)
-                    field_errors_.push_back({f, missing_member_error(path_member(record_path(), list_field_name(f)))});
+                    field_errors_.push_back({f, missing_member_error(path_member(record_path(), field_name(f)))});
             }
         }
         if (field_errors_.empty()) return keep_record();
@@ -864,8 +843,6 @@ private:
         reject(std::move(worst->second));
     }
 
-    static constexpr std::uint16_t required_mask = required_field_mask();
-
     const key_list_options& options_;
     std::size_t input_bytes_;
     std::optional<std::size_t> exact_capacity_;
@@ -875,9 +852,10 @@ private:
 
     place where_ = place::root;
     slot slot_ = slot::root;
-    list_field field_ = list_field::none;
-    std::size_t depth_ = 0;  // open containers, skipped ones included
-    std::size_t skip_ = 0;   // open containers inside a value being skipped
+    std::size_t field_ = fields::none;  // the row of the member being read
+    std::size_t list_ = fields::none;   // the row of the array member being read
+    std::size_t depth_ = 0;             // open containers, skipped ones included
+    std::size_t skip_ = 0;              // open containers inside a value being skipped
 
     // envelope
     bool status_seen_ = false;
@@ -891,10 +869,10 @@ private:
     std::optional<error> status_error_, envelope_error_, fatal_, root_error_;
 
     // records
-    std::vector<api_key> records_;               // the first block
+    std::vector<api_key> records_;              // the first block
     std::vector<std::vector<api_key>> chunks_;  // the blocks after it
     api_key scratch_;
-    api_key* rec_ = nullptr;                  // the record being read: in block_, or scratch_
+    api_key* rec_ = nullptr;                 // the record being read: in block_, or scratch_
     std::vector<api_key>* block_ = nullptr;  // where rec_ is, if not scratch_
     std::vector<error> rejected_;
     std::size_t rejected_count_ = 0;
@@ -906,11 +884,11 @@ private:
     std::size_t group_bytes_ = 0;              // heap bytes of the group names of the record being read
     std::optional<error> first_record_error_;  // strict mode
     std::size_t next_index_ = 0;
-    std::size_t index_ = 0;  // of the element being read
-    std::uint16_t present_ = 0;
+    std::size_t index_ = 0;      // of the element being read
+    std::uint64_t present_ = 0;  // one bit per row that came
     std::size_t group_index_ = 0;
     bool group_failed_ = false;
-    std::vector<std::pair<list_field, error>> field_errors_;  // of the record being read
+    std::vector<std::pair<std::size_t, error>> field_errors_;  // of the record being read, by row
 
     const std::vector<overflowing_number>* overflows_ = nullptr;
     std::size_t numbers_seen_ = 0;

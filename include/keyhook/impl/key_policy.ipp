@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include <date/date.h>
+
 #include "keyhook/escape.hpp"
 #include "keyhook/key_policy.hpp"
 
@@ -34,15 +36,10 @@ inline bool same_prefix(const ip_address& a, const ip_address& b, unsigned prefi
     return (a.octets[i] & mask) == (b.octets[i] & mask);
 }
 
-constexpr std::int64_t day_of(timestamp t) noexcept {
-    const auto us = t.time_since_epoch().count();
-    return us >= 0 ? us / micros_per_day : -((-us + micros_per_day - 1) / micros_per_day);
-}
-constexpr timestamp start_of_day(std::int64_t day) noexcept { return timestamp{microseconds{day * micros_per_day}}; }
-
-// The monthly refill of year y, month m (1-12): day d, or the month's last day.
-constexpr std::int64_t monthly_day(unsigned y, unsigned m, unsigned d) noexcept {
-    return days_from_civil(y, m, std::min(d, days_in_month(y, m)));
+// The monthly refill of month `ym`: day d, or the month's last day when it is shorter.
+inline date::sys_days monthly_refill(date::year_month ym, unsigned d) noexcept {
+    const auto last = date::year_month_day_last{ym.year(), date::month_day_last{ym.month()}}.day();
+    return date::sys_days{ym / std::min(date::day{d}, last)};
 }
 
 }  // namespace detail::policy
@@ -56,6 +53,14 @@ KEYHOOK_INLINE result<address_range> address_range::try_make(const ip_address& a
     address_range r;
     r.prefix_ = prefix;
     r.network_ = address;
+    if (prefix >= 96) {
+        const auto v4 = detail::policy::unmapped(address);
+        if (v4.family == ip_family::v4 && address.family == ip_family::v6) {
+            r.network_ = v4;
+            r.prefix_ = prefix - 96;
+            prefix = r.prefix_;
+        }
+    }
     std::size_t i = prefix / 8;
     if (i < 16 && prefix % 8) r.network_.octets[i++] &= static_cast<std::uint8_t>(0xFF << (8 - prefix % 8));
     for (; i < 16; ++i) r.network_.octets[i] = 0;
@@ -63,8 +68,12 @@ KEYHOOK_INLINE result<address_range> address_range::try_make(const ip_address& a
 }
 
 KEYHOOK_INLINE bool address_range::contains(const ip_address& ip) const noexcept {
-    const auto a = detail::policy::unmapped(ip);
-    return a.family == network_.family && detail::policy::same_prefix(a, network_, prefix_);
+    // A mapped caller is in an IPv4 range by the address it carries, and in an
+    // IPv6 range (such as ::/0) by its own form; ::ffff:0:0/96 is made an IPv4 range.
+    const auto in = [this](const ip_address& a) {
+        return a.family == network_.family && detail::policy::same_prefix(a, network_, prefix_);
+    };
+    return in(ip) || in(detail::policy::unmapped(ip));
 }
 
 KEYHOOK_INLINE result<address_range> try_parse_address_range(std::string_view text) {
@@ -106,29 +115,28 @@ KEYHOOK_INLINE bool address_allowed(const std::vector<address_range>& ranges, co
 }
 
 KEYHOOK_INLINE timestamp last_refill_at_or_before(const credit_refill& refill, timestamp t) noexcept {
-    using namespace detail::policy;
-    t = std::clamp(t, min_timestamp, max_timestamp);
-    const auto day = day_of(t);
-    if (refill.period == refill_period::daily) return start_of_day(day);
-    const auto c = detail::civil_from_days(day);
+    const auto day = date::floor<date::days>(std::clamp(t, min_timestamp, max_timestamp));
+    if (refill.period == refill_period::daily) return day;
+    const date::year_month_day ymd{day};
+    const auto month = ymd.year() / ymd.month();
     const unsigned d = std::clamp(refill.day, 1u, 31u);
-    const auto this_month = monthly_day(c.year, c.month, d);
-    if (this_month <= day) return start_of_day(this_month);
-    if (c.year == 1 && c.month == 1) return min_timestamp;  // before the first instant keyhook knows
-    return start_of_day(c.month == 1 ? monthly_day(c.year - 1, 12, d) : monthly_day(c.year, c.month - 1, d));
+    const auto this_month = detail::policy::monthly_refill(month, d);
+    if (this_month <= day) return this_month;
+    if (month == date::year{1} / date::January) return min_timestamp;  // before the first instant keyhook knows
+    return detail::policy::monthly_refill(month - date::months{1}, d);
 }
 
 KEYHOOK_INLINE timestamp next_refill_after(const credit_refill& refill, timestamp t) noexcept {
-    using namespace detail::policy;
     t = std::clamp(t, min_timestamp, max_timestamp);
-    const auto day = day_of(t);
-    if (refill.period == refill_period::daily) return start_of_day(day + 1);
-    const auto c = detail::civil_from_days(day);
+    const auto day = date::floor<date::days>(t);
+    if (refill.period == refill_period::daily) return std::min<timestamp>(day + date::days{1}, max_timestamp);
+    const date::year_month_day ymd{day};
+    const auto month = ymd.year() / ymd.month();
     const unsigned d = std::clamp(refill.day, 1u, 31u);
-    const auto this_month = monthly_day(c.year, c.month, d);
-    if (start_of_day(this_month) > t) return start_of_day(this_month);
-    if (c.year == 9999 && c.month == 12) return max_timestamp;  // past the last instant keyhook knows
-    return start_of_day(c.month == 12 ? monthly_day(c.year + 1, 1, d) : monthly_day(c.year, c.month + 1, d));
+    const auto this_month = detail::policy::monthly_refill(month, d);
+    if (this_month > t) return this_month;
+    if (month == date::year{9999} / date::December) return max_timestamp;  // past the last instant keyhook knows
+    return detail::policy::monthly_refill(month + date::months{1}, d);
 }
 
 KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>& refill, const credit_state& state,
@@ -148,7 +156,8 @@ KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>&
         s.remaining -= cost;
         out.state = s;
     } else if (refill) {
-        out.retry_at = next_refill_after(*refill, now);
+        // After now and after the last refill (which a skewed clock may have put later).
+        out.retry_at = next_refill_after(*refill, std::max(now, s.last_refill));
     }
     return out;
 }

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/utf8.hpp"
@@ -109,19 +110,16 @@ KEYHOOK_INLINE char* write_raw(char* p, std::string_view s) noexcept {
     return p;
 }
 
-// The body's fixed text, in order; each piece is followed by one value.
-inline constexpr std::string_view notification_pieces[] = {
-    R"({"FolderName":")",      R"(","ServiceName":")",         R"(","EntityId":")",   R"(","UserAction":")",
-    R"(","AuditType":")",      R"(","Data":{"ProductName":")", R"(","EngineName":")", R"(","FileName":")",
-    R"(","ProductId":")",      R"(","ServiceVersionId":")",    R"("},"Tenant":")",    R"(","RequestTimeStamp":")",
-    R"(","RevisionId":null})",
-};
-
 constexpr std::size_t notification_fixed_length() noexcept {
-    std::size_t n = 0;
-    for (auto piece : notification_pieces) n += piece.size();
+    std::size_t n = notification_end.size();
+    for (const auto& slot : notification_layout) n += slot.before.size();
     return n;
 }
+
+// A member's text as the body holds it (the time is written apart).
+inline std::string_view body_text(const std::string& s) noexcept { return s; }
+inline std::string_view body_text(event_type e) noexcept { return to_string(e); }
+inline std::string_view body_text(timestamp) noexcept { return {}; }
 
 inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM:SS.mmmZ"
 
@@ -130,57 +128,43 @@ inline constexpr std::size_t millis_timestamp_length = 24;  // "YYYY-MM-DDTHH:MM
 KEYHOOK_INLINE result<std::size_t> try_write_notification(std::string& out, const notification& n) {
     // H6: a UserAction outside the 53 (a cast from an integer) has no name to write.
     if (auto e = detail::event_value_error(n.user_action, "UserAction")) return std::move(*e);
-    struct field {
-        std::string_view path;
-        std::string_view value;
-    };
-    const std::array<field, 8> fields{{
-        {"FolderName", n.folder_name},
-        {"ServiceName", n.service_name},
-        {"EntityId", n.entity_id},
-        {"AuditType", n.audit_type},
-        {"Data.FileName", n.file_name},
-        {"Data.ServiceVersionId", n.service_version_id},
-        {"Tenant", n.tenant},
-        {"UserAction", to_string(n.user_action)},
-    }};
-    std::array<std::size_t, 8> lengths{};
-    for (std::size_t i = 0; i < fields.size(); ++i) {
+    using fields = detail::notification_fields;
+    constexpr std::size_t time_row = detail::notification_row("RequestTimeStamp");
+    std::array<std::string_view, fields::count> texts{};
+    std::apply(
+        [&](const auto&... r) {
+            std::size_t i = 0;
+            ((texts[i++] = detail::body_text(n.*(r.ptr))), ...);
+        },
+        detail::members_of<notification>::rows);
+    // The escaped length of each member, checking UTF-8 in table order.
+    std::array<std::size_t, fields::count> lengths{};
+    for (std::size_t i = 0; i < fields::count; ++i) {
+        if (i == time_row) {
+            lengths[i] = detail::millis_timestamp_length;
+            continue;
+        }
         std::size_t bad_at = 0;
-        const auto length = detail::escaped_json_length(fields[i].value, bad_at);
+        const auto length = detail::escaped_json_length(texts[i], bad_at);
         if (!length)
-            return error{errc::invalid_utf8, std::string(fields[i].path),
+            return error{errc::invalid_utf8, std::string(fields::names[i]),
                          "invalid UTF-8 at byte " + std::to_string(bad_at)};
         lengths[i] = *length;
     }
-    // Folder, service and entity id appear twice (their Data twins).
-    const std::size_t total = detail::notification_fixed_length() + 2 * (lengths[0] + lengths[1] + lengths[2]) +
-                              lengths[3] + lengths[4] + lengths[5] + lengths[6] + lengths[7] +
-                              detail::millis_timestamp_length;
+    std::size_t total = detail::notification_fixed_length();
+    for (const auto& slot : detail::notification_layout) total += lengths[slot.row];
     // Sized once, then written through a pointer: the size is exact.
     const std::size_t start = out.size();
     out.resize(start + total);
     char* p = &out[start];
-    const auto* piece = detail::notification_pieces;
-    auto put = [&](std::string_view value) {
-        p = detail::write_raw(p, *piece++);
-        p = detail::write_escaped_json(p, value);
-    };
-    put(n.folder_name);
-    put(n.service_name);
-    put(n.entity_id);
-    p = detail::write_raw(p, *piece++);
-    p = detail::write_raw(p, to_string(n.user_action));  // a known name: nothing to escape
-    put(n.audit_type);
-    put(n.folder_name);   // Data.ProductName
-    put(n.service_name);  // Data.EngineName
-    put(n.file_name);
-    put(n.entity_id);  // Data.ProductId
-    put(n.service_version_id);
-    put(n.tenant);
-    p = detail::write_raw(p, *piece++);
-    p = detail::write_timestamp(p, detail::clamp_to_range(n.request_time), 3);
-    detail::write_raw(p, *piece);
+    for (const auto& slot : detail::notification_layout) {
+        p = detail::write_raw(p, slot.before);
+        if (slot.row == time_row)
+            p = detail::write_timestamp(p, detail::clamp_to_range(n.request_time), 3);
+        else
+            p = detail::write_escaped_json(p, texts[slot.row]);  // an event name has nothing to escape
+    }
+    detail::write_raw(p, detail::notification_end);
     return total;
 }
 
@@ -200,11 +184,7 @@ KEYHOOK_INLINE std::string notification_body(const notification& n) {
     return body;
 }
 
-KEYHOOK_INLINE bool operator==(const notification& a, const notification& b) {
-    return a.folder_name == b.folder_name && a.service_name == b.service_name && a.entity_id == b.entity_id &&
-           a.user_action == b.user_action && a.audit_type == b.audit_type && a.file_name == b.file_name &&
-           a.service_version_id == b.service_version_id && a.tenant == b.tenant && a.request_time == b.request_time;
-}
+KEYHOOK_INLINE bool operator==(const notification& a, const notification& b) { return detail::members_equal(a, b); }
 
 KEYHOOK_INLINE bool operator!=(const notification& a, const notification& b) { return !(a == b); }
 

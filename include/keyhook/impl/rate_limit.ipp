@@ -33,8 +33,8 @@ KEYHOOK_INLINE rate_decision check_rate(const rate_limit& limit, const rate_stat
                                         timestamp now) noexcept {
     rate_decision d;
     d.state = state;
+    if (!detail::rate_window_fits(limit)) return d;
     const std::uint64_t burst = limit.effective_burst();
-    if (!detail::rate_window_fits(limit) || cost > burst) return d;
     const auto t = limit.emission_interval();
     const auto window = t * static_cast<microseconds::rep>(burst);  // fits: rate_window_fits
     const timestamp base = state.tat ? std::max(*state.tat, now) : now;
@@ -42,17 +42,18 @@ KEYHOOK_INLINE rate_decision check_rate(const rate_limit& limit, const rate_stat
     constexpr auto lowest = timestamp::min() + 2 * max_rate_window;
     constexpr auto highest = timestamp::max() - 2 * max_rate_window;
     if (now < lowest || base > highest) return d;
-    const timestamp next = base + t * static_cast<microseconds::rep>(cost);  // cost <= burst
+    const bool fits = cost <= burst;
+    const timestamp next = fits ? base + t * static_cast<microseconds::rep>(cost) : base;  // cost <= burst
     const timestamp allowed_at = next - window;
-    const timestamp tat = allowed_at <= now && cost != 0 ? next : base;
+    d.allowed = fits && allowed_at <= now;
+    const timestamp tat = d.allowed && cost != 0 ? next : base;
     // Calls of cost 1 left at `now`: how many intervals fit between tat and now + window.
     const auto room = (now + window) - tat;
     d.remaining = room.count() <= 0 ? 0 : static_cast<std::uint64_t>(room.count() / t.count());
     d.reset = std::max(tat, now);
-    if (allowed_at <= now) {
-        d.allowed = true;
+    if (d.allowed) {
         if (cost != 0) d.state.tat = next;
-    } else {
+    } else if (fits) {
         d.retry_at = allowed_at;
     }
     return d;

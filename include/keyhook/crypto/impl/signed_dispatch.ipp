@@ -79,6 +79,19 @@ KEYHOOK_CRYPTO_INLINE http_request sign_outbound(const outbound_request& r, time
     return try_sign_outbound(r, now).value();
 }
 
+KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_delivery(const validated_webhook& w, const delivery_id& id,
+                                                             const std::string& body, timestamp now) {
+    http_request request{"POST", w.target_url(), w.headers(), body};
+    if (!w.signing_secret()) return request;
+    auto keys = detail::keys_of(w);
+    if (!keys) {
+        error e = keys.error();
+        e.message = "webhook " + keyhook::detail::quote_input(w.name()) + ": " + e.message;
+        return e;
+    }
+    return try_sign_request(std::move(request), *keys, to_string(id), now);
+}
+
 KEYHOOK_CRYPTO_INLINE bool operator==(const signed_delivery& a, const signed_delivery& b) {
     return a.outbound == b.outbound && a.request == b.request && a.is_signed == b.is_signed;
 }

@@ -1,0 +1,121 @@
+// Where webhook_deliver keeps its deliveries (rule B6): the interface a store
+// gives the worker, and open_delivery_store, which picks SQLite or PostgreSQL
+// from the --store argument. Each backend is compiled in only when CMake found
+// its library (KEYHOOK_EXAMPLES_HAVE_SQLITE, KEYHOOK_EXAMPLES_HAVE_LIBPQ).
+//
+// Two tables, the same in both stores:
+//   keyhook_webhooks    one row per webhook, shared by every worker: its
+//                       settings as configured (JSON, secrets included: guard
+//                       the store as the configuration file) and whether a
+//                       410 disabled it
+//   keyhook_deliveries  one row per delivery id: its state (delivery_state's
+//                       JSON form), when it is due (null once it has ended),
+//                       and the lease of the worker working it
+// Times are microseconds since 1970. Due times are on the workers' timeline
+// (--time-scale); leases on the real clock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "keyhook/delivery_state.hpp"
+#include "keyhook/timestamps.hpp"
+
+namespace examples::store {
+
+struct webhook_row {
+    std::string settings;  // the webhook's JSON as configured
+    bool disabled = false;
+};
+
+// A delivery the worker claimed: its state, and the row's text as read.
+class delivery_store {
+public:
+    virtual ~delivery_store() = default;
+
+    // In one transaction: each webhook's settings (name, JSON; a newer
+    // configuration replaces the row's settings, its disabled flag stays) and
+    // each delivery not already stored (by id: enqueueing twice adds nothing).
+    // Returns how many deliveries were added.
+    virtual std::size_t enqueue(const std::vector<std::pair<std::string, std::string>>& webhooks,
+                                const std::vector<keyhook::delivery_state>& deliveries) = 0;
+
+    virtual std::optional<webhook_row> webhook(const std::string& name) = 0;
+
+    // Deliveries not yet ended, leased or not.
+    virtual std::uint64_t pending() = 0;
+
+    // The earliest due time of a delivery no live lease holds (real_now).
+    virtual std::optional<std::int64_t> next_due(std::int64_t real_now) = 0;
+
+    // Claims up to `limit` deliveries due by `due_by`, the earliest first,
+    // that no live lease holds, leasing them to `owner` until `lease_until`.
+    virtual std::vector<keyhook::delivery_state> claim(std::int64_t due_by, std::int64_t real_now,
+                                                       std::int64_t lease_until, const std::string& owner,
+                                                       std::size_t limit) = 0;
+
+    // Extends every lease `owner` holds.
+    virtual void renew(const std::string& owner, std::int64_t lease_until) = 0;
+
+    // In one transaction: the delivery's new state and due time (its lease
+    // released), and the webhook disabled when `disable_webhook`. False, and
+    // nothing written, when `owner` no longer holds the delivery's lease.
+    virtual bool record(const keyhook::delivery_state& s, const std::string& owner, bool disable_webhook) = 0;
+
+    // Every delivery's state in id order, read in batches.
+    virtual void for_each(const std::function<void(const keyhook::delivery_state&)>& f) = 0;
+};
+
+inline std::int64_t micros(keyhook::timestamp t) { return t.time_since_epoch().count(); }
+inline keyhook::timestamp from_micros(std::int64_t us) { return keyhook::timestamp{std::chrono::microseconds{us}}; }
+
+// The state a row holds; a row that does not read back is a store fault.
+inline keyhook::delivery_state state_of_row(const std::string& text) {
+    auto s = keyhook::try_parse_delivery_state(text);
+    if (!s) throw std::runtime_error("a stored delivery does not read back: " + s.error().what());
+    return std::move(*s);
+}
+
+// SQL both stores run. Placeholders are written ?N and turned into $N for PostgreSQL.
+namespace sql {
+inline constexpr const char* create_webhooks =
+    "CREATE TABLE IF NOT EXISTS keyhook_webhooks (name TEXT PRIMARY KEY, settings TEXT NOT NULL, "
+    "disabled INTEGER NOT NULL DEFAULT 0)";
+inline constexpr const char* create_deliveries =
+    "CREATE TABLE IF NOT EXISTS keyhook_deliveries (id TEXT PRIMARY KEY, due_at BIGINT, lease_owner TEXT, "
+    "lease_until BIGINT NOT NULL DEFAULT 0, state TEXT NOT NULL)";
+inline constexpr const char* create_due_index =
+    "CREATE INDEX IF NOT EXISTS keyhook_deliveries_due ON keyhook_deliveries (due_at) WHERE due_at IS NOT NULL";
+inline constexpr const char* upsert_webhook =
+    "INSERT INTO keyhook_webhooks (name, settings) VALUES (?1, ?2) "
+    "ON CONFLICT (name) DO UPDATE SET settings = excluded.settings";
+inline constexpr const char* insert_delivery =
+    "INSERT INTO keyhook_deliveries (id, due_at, state) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO NOTHING";
+inline constexpr const char* select_webhook = "SELECT settings, disabled FROM keyhook_webhooks WHERE name = ?1";
+inline constexpr const char* count_pending = "SELECT COUNT(*) FROM keyhook_deliveries WHERE due_at IS NOT NULL";
+inline constexpr const char* next_due =
+    "SELECT MIN(due_at) FROM keyhook_deliveries WHERE due_at IS NOT NULL AND lease_until < ?1";
+// %s: PostgreSQL's row locks (" FOR UPDATE SKIP LOCKED"), nothing for SQLite,
+// whose write transaction already excludes every other writer.
+inline constexpr const char* claim_format =
+    "UPDATE keyhook_deliveries SET lease_owner = ?1, lease_until = ?2 WHERE id IN ("
+    "SELECT id FROM keyhook_deliveries WHERE due_at IS NOT NULL AND due_at <= ?3 AND lease_until < ?4 "
+    "ORDER BY due_at LIMIT ?5%s) RETURNING state";
+inline constexpr const char* renew =
+    "UPDATE keyhook_deliveries SET lease_until = ?2 WHERE lease_owner = ?1 AND due_at IS NOT NULL";
+inline constexpr const char* record =
+    "UPDATE keyhook_deliveries SET state = ?3, due_at = ?4, lease_owner = NULL, lease_until = 0 "
+    "WHERE id = ?1 AND lease_owner = ?2";
+inline constexpr const char* disable_webhook = "UPDATE keyhook_webhooks SET disabled = 1 WHERE name = ?1";
+inline constexpr const char* page = "SELECT id, state FROM keyhook_deliveries WHERE id > ?1 ORDER BY id LIMIT ?2";
+}  // namespace sql
+
+inline constexpr std::size_t read_batch = 256;
+
+}  // namespace examples::store

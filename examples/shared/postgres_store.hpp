@@ -1,0 +1,158 @@
+// The PostgreSQL store of webhook_deliver (B6, many workers): due deliveries
+// are claimed with FOR UPDATE SKIP LOCKED, so workers never wait on each
+// other's rows, and leased; a worker that stops leaves its rows to the others
+// once the lease runs out. Needs libpq (Debian libpq-dev).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <libpq-fe.h>
+
+#include "shared/delivery_store.hpp"
+
+namespace examples::store {
+
+class postgres_store final : public delivery_store {
+public:
+    // `conninfo`: a postgresql:// URI or key=value string, as libpq reads it.
+    explicit postgres_store(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
+        if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
+            // libpq's message names the host and the reason, never the password.
+            const std::string why = conn_ ? PQerrorMessage(conn_) : "out of memory";
+            PQfinish(conn_);
+            throw std::runtime_error("cannot connect to the PostgreSQL store: " + why);
+        }
+        run("SET client_min_messages = warning", {});
+        // Workers starting together must not race to create the tables.
+        run("SELECT pg_advisory_lock(724461)", {});
+        run(sql::create_webhooks, {});
+        run(sql::create_deliveries, {});
+        run(sql::create_due_index, {});
+        run("SELECT pg_advisory_unlock(724461)", {});
+    }
+    postgres_store(const postgres_store&) = delete;
+    postgres_store& operator=(const postgres_store&) = delete;
+    ~postgres_store() override { PQfinish(conn_); }
+
+    std::size_t enqueue(const std::vector<std::pair<std::string, std::string>>& webhooks,
+                        const std::vector<keyhook::delivery_state>& deliveries) override {
+        run("BEGIN", {});
+        std::size_t added = 0;
+        try {
+            for (const auto& [name, settings] : webhooks) run(sql::upsert_webhook, {name, settings});
+            for (const auto& d : deliveries) {
+                const auto r = run(sql::insert_delivery, {to_string(d.id), std::to_string(micros(*d.next_due)),
+                                                          keyhook::write_delivery_state(d)});
+                added += static_cast<std::size_t>(std::stoul(PQcmdTuples(r.get())));
+            }
+            run("COMMIT", {});
+        } catch (...) {
+            rollback();
+            throw;
+        }
+        return added;
+    }
+
+    std::optional<webhook_row> webhook(const std::string& name) override {
+        const auto r = run(sql::select_webhook, {name});
+        if (PQntuples(r.get()) == 0) return std::nullopt;
+        return webhook_row{PQgetvalue(r.get(), 0, 0), std::string(PQgetvalue(r.get(), 0, 1)) != "0"};
+    }
+
+    std::uint64_t pending() override {
+        const auto r = run(sql::count_pending, {});
+        return std::stoull(PQgetvalue(r.get(), 0, 0));
+    }
+
+    std::optional<std::int64_t> next_due(std::int64_t real_now) override {
+        const auto r = run(sql::next_due, {std::to_string(real_now)});
+        if (PQgetisnull(r.get(), 0, 0)) return std::nullopt;
+        return std::stoll(PQgetvalue(r.get(), 0, 0));
+    }
+
+    std::vector<keyhook::delivery_state> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
+                                               const std::string& owner, std::size_t limit) override {
+        char text[512];
+        std::snprintf(text, sizeof text, sql::claim_format, " FOR UPDATE SKIP LOCKED");
+        const auto r = run(text, {owner, std::to_string(lease_until), std::to_string(due_by), std::to_string(real_now),
+                                  std::to_string(limit)});
+        std::vector<keyhook::delivery_state> out;
+        for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(state_of_row(PQgetvalue(r.get(), i, 0)));
+        return out;
+    }
+
+    void renew(const std::string& owner, std::int64_t lease_until) override {
+        run(sql::renew, {owner, std::to_string(lease_until)});
+    }
+
+    bool record(const keyhook::delivery_state& d, const std::string& owner, bool disable_webhook) override {
+        run("BEGIN", {});
+        try {
+            const std::vector<std::optional<std::string>> params{
+                to_string(d.id), owner, keyhook::write_delivery_state(d),
+                d.next_due ? std::optional<std::string>(std::to_string(micros(*d.next_due))) : std::nullopt};
+            const auto r = run_nullable(sql::record, params);
+            if (std::string(PQcmdTuples(r.get())) == "0") {
+                rollback();
+                return false;
+            }
+            if (disable_webhook) run(sql::disable_webhook, {d.webhook});
+            run("COMMIT", {});
+        } catch (...) {
+            rollback();
+            throw;
+        }
+        return true;
+    }
+
+    void for_each(const std::function<void(const keyhook::delivery_state&)>& f) override {
+        std::string after;
+        for (;;) {
+            const auto r = run(sql::page, {after, std::to_string(read_batch)});
+            const int n = PQntuples(r.get());
+            if (n == 0) return;
+            for (int i = 0; i < n; ++i) f(state_of_row(PQgetvalue(r.get(), i, 1)));
+            after = PQgetvalue(r.get(), n - 1, 0);
+        }
+    }
+
+private:
+    struct result_free {
+        void operator()(PGresult* r) const noexcept { PQclear(r); }
+    };
+    using result_ptr = std::unique_ptr<PGresult, result_free>;
+
+    // ?N placeholders become $N.
+    static std::string dialect(const char* text) {
+        std::string s(text);
+        for (auto& c : s)
+            if (c == '?') c = '$';
+        return s;
+    }
+
+    result_ptr run(const char* text, const std::vector<std::string>& params) {
+        std::vector<std::optional<std::string>> p(params.begin(), params.end());
+        return run_nullable(text, p);
+    }
+
+    result_ptr run_nullable(const char* text, const std::vector<std::optional<std::string>>& params) {
+        std::vector<const char*> values;
+        for (const auto& v : params) values.push_back(v ? v->c_str() : nullptr);
+        result_ptr r(PQexecParams(conn_, dialect(text).c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                                  nullptr, nullptr, 0));
+        const auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+        if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+            throw std::runtime_error(std::string("PostgreSQL store: ") + PQerrorMessage(conn_));
+        return r;
+    }
+
+    void rollback() noexcept { PQclear(PQexec(conn_, "ROLLBACK")); }
+
+    PGconn* conn_;
+};
+
+}  // namespace examples::store

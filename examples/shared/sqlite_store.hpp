@@ -1,0 +1,201 @@
+// The SQLite store of webhook_deliver (B6, one machine): a file in WAL mode,
+// each change in a write transaction (BEGIN IMMEDIATE), so workers on one
+// machine may share it. Needs libsqlite3 (Debian libsqlite3-dev) 3.35 or
+// later for RETURNING.
+#pragma once
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include <sqlite3.h>
+
+#include "shared/delivery_store.hpp"
+
+namespace examples::store {
+
+class sqlite_store final : public delivery_store {
+public:
+    explicit sqlite_store(const std::string& path) {
+        if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                            nullptr) != SQLITE_OK) {
+            const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+            sqlite3_close(db_);
+            throw std::runtime_error("cannot open the SQLite store: " + why);
+        }
+        sqlite3_busy_timeout(db_, 10000);  // another worker's transaction is short
+        exec("PRAGMA journal_mode=WAL");
+        exec("PRAGMA synchronous=NORMAL");  // WAL: a committed transaction survives the process's crash
+        exec(sql::create_webhooks);
+        exec(sql::create_deliveries);
+        exec(sql::create_due_index);
+    }
+    sqlite_store(const sqlite_store&) = delete;
+    sqlite_store& operator=(const sqlite_store&) = delete;
+    ~sqlite_store() override { sqlite3_close(db_); }
+
+    std::size_t enqueue(const std::vector<std::pair<std::string, std::string>>& webhooks,
+                        const std::vector<keyhook::delivery_state>& deliveries) override {
+        transaction t(*this);
+        for (const auto& [name, settings] : webhooks)
+            statement(*this, sql::upsert_webhook).text(1, name).text(2, settings).done();
+        std::size_t added = 0;
+        for (const auto& d : deliveries) {
+            statement s(*this, sql::insert_delivery);
+            s.text(1, to_string(d.id)).integer(2, micros(*d.next_due)).text(3, keyhook::write_delivery_state(d)).done();
+            added += static_cast<std::size_t>(sqlite3_changes(db_));
+        }
+        t.commit();
+        return added;
+    }
+
+    std::optional<webhook_row> webhook(const std::string& name) override {
+        statement s(*this, sql::select_webhook);
+        s.text(1, name);
+        if (!s.step()) return std::nullopt;
+        return webhook_row{s.column_text(0), sqlite3_column_int64(s.get(), 1) != 0};
+    }
+
+    std::uint64_t pending() override {
+        statement s(*this, sql::count_pending);
+        s.step();
+        return static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
+    }
+
+    std::optional<std::int64_t> next_due(std::int64_t real_now) override {
+        statement s(*this, sql::next_due);
+        s.integer(1, real_now);
+        if (!s.step() || sqlite3_column_type(s.get(), 0) == SQLITE_NULL) return std::nullopt;
+        return sqlite3_column_int64(s.get(), 0);
+    }
+
+    std::vector<keyhook::delivery_state> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
+                                               const std::string& owner, std::size_t limit) override {
+        char text[512];
+        std::snprintf(text, sizeof text, sql::claim_format, "");
+        std::vector<keyhook::delivery_state> out;
+        transaction t(*this);
+        {
+            statement s(*this, text);
+            s.text(1, owner).integer(2, lease_until).integer(3, due_by).integer(4, real_now);
+            s.integer(5, static_cast<std::int64_t>(limit));
+            while (s.step()) out.push_back(state_of_row(s.column_text(0)));
+        }
+        t.commit();
+        return out;
+    }
+
+    void renew(const std::string& owner, std::int64_t lease_until) override {
+        transaction t(*this);
+        statement(*this, sql::renew).text(1, owner).integer(2, lease_until).done();
+        t.commit();
+    }
+
+    bool record(const keyhook::delivery_state& d, const std::string& owner, bool disable_webhook) override {
+        transaction t(*this);
+        statement s(*this, sql::record);
+        s.text(1, to_string(d.id)).text(2, owner).text(3, keyhook::write_delivery_state(d));
+        if (d.next_due)
+            s.integer(4, micros(*d.next_due));
+        else
+            s.null(4);
+        s.done();
+        if (sqlite3_changes(db_) == 0) return false;  // the rollback leaves the row to its new owner
+        if (disable_webhook) statement(*this, sql::disable_webhook).text(1, d.webhook).done();
+        t.commit();
+        return true;
+    }
+
+    void for_each(const std::function<void(const keyhook::delivery_state&)>& f) override {
+        std::string after;
+        for (;;) {
+            std::vector<keyhook::delivery_state> batch;
+            {
+                statement s(*this, sql::page);
+                s.text(1, after).integer(2, static_cast<std::int64_t>(read_batch));
+                while (s.step()) {
+                    after = s.column_text(0);
+                    batch.push_back(state_of_row(s.column_text(1)));
+                }
+            }
+            if (batch.empty()) return;
+            for (const auto& d : batch) f(d);
+        }
+    }
+
+private:
+    [[noreturn]] void fail(const char* what) const {
+        throw std::runtime_error(std::string("SQLite store: ") + what + ": " + sqlite3_errmsg(db_));
+    }
+    void exec(const char* text) {
+        if (sqlite3_exec(db_, text, nullptr, nullptr, nullptr) != SQLITE_OK) fail(text);
+    }
+
+    class statement {
+    public:
+        statement(sqlite_store& store, const char* text) : store_(store) {
+            if (sqlite3_prepare_v2(store.db_, text, -1, &stmt_, nullptr) != SQLITE_OK) store.fail("prepare");
+        }
+        statement(const statement&) = delete;
+        statement& operator=(const statement&) = delete;
+        ~statement() { sqlite3_finalize(stmt_); }
+        statement& text(int i, const std::string& v) {
+            check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+            return *this;
+        }
+        statement& integer(int i, std::int64_t v) {
+            check(sqlite3_bind_int64(stmt_, i, v));
+            return *this;
+        }
+        statement& null(int i) {
+            check(sqlite3_bind_null(stmt_, i));
+            return *this;
+        }
+        // True while there is a row.
+        bool step() {
+            const int rc = sqlite3_step(stmt_);
+            if (rc == SQLITE_ROW) return true;
+            if (rc != SQLITE_DONE) store_.fail("step");
+            return false;
+        }
+        void done() {
+            while (step()) {
+            }
+        }
+        std::string column_text(int i) {
+            const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));
+            return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i))) : std::string();
+        }
+        sqlite3_stmt* get() const { return stmt_; }
+
+    private:
+        void check(int rc) {
+            if (rc != SQLITE_OK) store_.fail("bind");
+        }
+        sqlite_store& store_;
+        sqlite3_stmt* stmt_ = nullptr;
+    };
+
+    // A write transaction, rolled back unless committed.
+    class transaction {
+    public:
+        explicit transaction(sqlite_store& store) : store_(store) { store_.exec("BEGIN IMMEDIATE"); }
+        transaction(const transaction&) = delete;
+        transaction& operator=(const transaction&) = delete;
+        ~transaction() {
+            if (open_) sqlite3_exec(store_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        }
+        void commit() {
+            store_.exec("COMMIT");
+            open_ = false;
+        }
+
+    private:
+        sqlite_store& store_;
+        bool open_ = true;
+    };
+
+    sqlite3* db_ = nullptr;
+};
+
+}  // namespace examples::store

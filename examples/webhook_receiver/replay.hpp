@@ -1,0 +1,87 @@
+// H9's replay table: the webhook-ids accepted within the tolerance window.
+// The receiver talks to it through `replay_table`, so a store shared by
+// several receivers (B6) can stand in for the in-memory one.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "keyhook/timestamps.hpp"
+
+namespace webhook_receiver {
+
+class replay_table {
+public:
+    enum class outcome {
+        accepted,  // not seen before: now recorded
+        replay,    // accepted before within the window: answer 2xx, process nothing
+        full,      // not seen, and no room: answer 503 (nothing recorded)
+    };
+    replay_table() = default;
+    replay_table(const replay_table&) = delete;
+    replay_table& operator=(const replay_table&) = delete;
+    virtual ~replay_table() = default;
+
+    // One step, atomic for concurrent callers (and, in a store, for
+    // concurrent receivers): two claims of one id never both see `accepted`.
+    virtual outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now) = 0;
+};
+
+// In memory, O(log n) per claim: the ids in a hash map, and an index by the
+// time each is forgotten, so pruning visits only ids that have expired. An id
+// is kept until two windows past its signing time (a delivery signed up to a
+// window in the future is still fresh a window later); older ones would be
+// refused as stale anyway. A full table answers `full` rather than forget an
+// id early (which would let a replay through).
+class memory_replay_table final : public replay_table {
+public:
+    memory_replay_table(std::chrono::seconds window, std::size_t capacity) : window_(window), capacity_(capacity) {}
+
+    outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        prune(now);
+        if (ids_.count(id) != 0) return outcome::replay;
+        if (ids_.size() >= capacity_) return outcome::full;
+        // Saturating: a window of seconds::max() keeps every id, never wraps.
+        const auto forget_after =
+            keyhook::detail::add_saturating(keyhook::detail::add_saturating(signed_at, window_), window_);
+        const auto at = ids_.emplace(id, forget_after).first;
+        by_expiry_.emplace(forget_after, &at->first);
+        return outcome::accepted;
+    }
+
+    [[nodiscard]] std::size_t size() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return ids_.size();
+    }
+    // Ids examined by pruning since construction: each is examined once, when
+    // it is forgotten (tests check that filling the table is not quadratic).
+    [[nodiscard]] std::size_t examined() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return examined_;
+    }
+
+private:
+    void prune(keyhook::timestamp now) {
+        while (!by_expiry_.empty() && by_expiry_.begin()->first < now) {
+            ++examined_;
+            ids_.erase(ids_.find(*by_expiry_.begin()->second));
+            by_expiry_.erase(by_expiry_.begin());
+        }
+    }
+
+    std::chrono::seconds window_;
+    std::size_t capacity_;
+    mutable std::mutex mutex_;
+    // Keys of an unordered_map stay where they are until erased: the index
+    // points at them rather than copying each id.
+    std::unordered_map<std::string, keyhook::timestamp> ids_;
+    std::multimap<keyhook::timestamp, const std::string*> by_expiry_;
+    std::size_t examined_ = 0;
+};
+
+}  // namespace webhook_receiver

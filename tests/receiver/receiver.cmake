@@ -1,0 +1,26 @@
+# Tests of webhook_receiver --listen and of the server under it
+# (examples/shared/http_server, rule H13; the replay table, H9). Included from
+# examples/CMakeLists.txt once the programs and Boost.Beast are known.
+#
+#   keyhook_receiver_tests   Catch2: the raw header checks, the server over
+#                            loopback sockets, the replay table
+#   receiver.h13             the program over loopback (findings 1 to 3 of
+#                            issue 24): slow clients, header floods, framing,
+#                            pipelining (Python 3)
+if(NOT KEYHOOK_EXAMPLES_HAVE_BEAST OR NOT KEYHOOK_HAS_CRYPTO)
+    message(STATUS "keyhook: receiver tests skipped (they need Boost.Beast and keyhook::crypto)")
+    return()
+endif()
+set(_receiver_tests "${PROJECT_SOURCE_DIR}/tests/receiver")
+keyhook_add_test_suite(keyhook_receiver_tests
+    SOURCES "${_receiver_tests}/http_server_test.cpp" "${_receiver_tests}/replay_test.cpp"
+    LIBRARIES keyhook_examples_http_server)
+target_include_directories(keyhook_receiver_tests PRIVATE "${PROJECT_SOURCE_DIR}/examples"
+                           "${PROJECT_SOURCE_DIR}/examples/webhook_receiver")
+
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+    add_test(NAME receiver.h13
+        COMMAND "${Python3_EXECUTABLE}" "${_receiver_tests}/receiver_h13.py" $<TARGET_FILE:webhook_receiver>)
+    set_tests_properties(receiver.h13 PROPERTIES TIMEOUT 120)
+endif()

@@ -1,0 +1,73 @@
+// H9's in-memory replay table (examples/webhook_receiver/replay.hpp): a
+// replayed id is recognised, a full table refuses rather than forget, ids are
+// forgotten exactly two windows after signing, and filling the table costs
+// O(log n) per id (issue 24, finding 4: it used to scan every id per claim).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "replay.hpp"
+
+namespace {
+
+using webhook_receiver::memory_replay_table;
+using outcome = webhook_receiver::replay_table::outcome;
+const keyhook::timestamp t0 = keyhook::parse_timestamp("2026-11-22T12:00:00Z");
+
+}  // namespace
+
+TEST_CASE("replay table: a second claim of an id is a replay", "[H9]") {
+    memory_replay_table table(std::chrono::seconds(300), 10);
+    CHECK(table.claim("msg_1", t0, t0) == outcome::accepted);
+    CHECK(table.claim("msg_1", t0, t0) == outcome::replay);
+    CHECK(table.claim("msg_2", t0, t0) == outcome::accepted);
+    CHECK(table.size() == 2);
+}
+
+TEST_CASE("replay table: full at capacity, not one id before", "[H9]") {
+    memory_replay_table table(std::chrono::seconds(300), 3);
+    CHECK(table.claim("a", t0, t0) == outcome::accepted);
+    CHECK(table.claim("b", t0, t0) == outcome::accepted);
+    CHECK(table.claim("c", t0, t0) == outcome::accepted);  // the 3rd fits
+    CHECK(table.claim("d", t0, t0) == outcome::full);      // the 4th does not, and is not recorded
+    CHECK(table.claim("a", t0, t0) == outcome::replay);    // a full table still knows its ids
+    CHECK(table.size() == 3);
+}
+
+TEST_CASE("replay table: an id is kept two windows after signing, then forgotten", "[H9]") {
+    const std::chrono::seconds window(300);
+    memory_replay_table table(window, 1);
+    REQUIRE(table.claim("a", t0, t0) == outcome::accepted);
+    const auto last = t0 + 2 * window;
+    CHECK(table.claim("b", t0, last) == outcome::full);  // at exactly two windows "a" is still held
+    CHECK(table.claim("a", t0, last) == outcome::replay);
+    const auto after = last + std::chrono::microseconds(1);
+    CHECK(table.claim("b", t0, after) == outcome::accepted);  // one microsecond later it is gone
+    CHECK(table.size() == 1);
+}
+
+TEST_CASE("replay table: a window of seconds::max() keeps every id (no wrap)", "[H9]") {
+    memory_replay_table table(std::chrono::seconds::max(), 2);
+    REQUIRE(table.claim("a", t0, t0) == outcome::accepted);
+    CHECK(table.claim("a", t0, keyhook::timestamp::max()) == outcome::replay);
+}
+
+TEST_CASE("replay table: filling 65,536 ids examines none twice (finding 4)", "[H9]") {
+    constexpr std::size_t n = 65536;
+    const std::chrono::seconds window(300);
+    memory_replay_table table(window, n);
+    // Signed a microsecond apart: none expires while the table fills.
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto at = t0 + std::chrono::microseconds(i);
+        REQUIRE(table.claim("msg_" + std::to_string(i), at, at) == outcome::accepted);
+    }
+    CHECK(table.claim("one more", t0, t0 + std::chrono::microseconds(n)) == outcome::full);
+    // The old table scanned every held id at each claim: n * (n - 1) / 2 visits.
+    CHECK(table.examined() == 0);
+    // Past the first half's two windows, exactly that half is examined, once.
+    const auto half = t0 + 2 * window + std::chrono::microseconds(n / 2 - 1);
+    CHECK(table.claim("late", half, half + std::chrono::microseconds(1)) == outcome::accepted);
+    CHECK(table.examined() == n / 2);
+    CHECK(table.size() == n / 2 + 1);
+}

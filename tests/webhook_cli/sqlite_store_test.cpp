@@ -1,0 +1,131 @@
+// webhook_deliver's SQLite store (examples/shared/sqlite_store.hpp, rule B6):
+// enqueueing is idempotent, a claim takes only due and unleased deliveries,
+// a lease is a worker's until it runs out, and an attempt's outcome is
+// written only by the worker that holds the lease. Each boundary on both sides.
+#include "shared/sqlite_store.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "keyhook/delivery_state.hpp"
+
+namespace {
+
+using examples::store::micros;
+
+const keyhook::timestamp t0 = keyhook::parse_timestamp("2026-03-01T12:00:00Z");
+
+keyhook::delivery_state delivery(int i, keyhook::timestamp due) {
+    keyhook::delivery_state d;
+    d.webhook = "hook-" + std::to_string(i % 2);
+    d.body = R"({"n":)" + std::to_string(i) + "}";
+    d.id = keyhook::make_delivery_id(d.webhook, d.body);
+    d.next_due = due;
+    return d;
+}
+
+// A store file of its own, removed at the end.
+struct temp_store {
+    std::string path = "keyhook-sqlite-store-test-" + std::to_string(::getpid()) + ".db";
+    temp_store() { remove(); }
+    ~temp_store() { remove(); }
+    void remove() const {
+        for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("SQLite store: enqueueing twice adds nothing, a newer configuration replaces the settings", "[B6]") {
+    temp_store file;
+    examples::store::sqlite_store store(file.path);
+    const std::vector<keyhook::delivery_state> ds{delivery(1, t0), delivery(2, t0)};
+    CHECK(store.enqueue({{"hook-0", R"({"v":1})"}, {"hook-1", "{}"}}, ds) == 2);
+    CHECK(store.enqueue({{"hook-0", R"({"v":2})"}}, ds) == 0);
+    CHECK(store.pending() == 2);
+    const auto row = store.webhook("hook-0");
+    REQUIRE(row);
+    CHECK(row->settings == R"({"v":2})");
+    CHECK_FALSE(row->disabled);
+    CHECK_FALSE(store.webhook("hook-9"));
+
+    // Reopened (a restart): the same rows.
+    examples::store::sqlite_store again(file.path);
+    CHECK(again.pending() == 2);
+}
+
+TEST_CASE("SQLite store: a claim takes due deliveries that no live lease holds", "[B6]") {
+    temp_store file;
+    examples::store::sqlite_store store(file.path);
+    const auto a = delivery(1, t0), b = delivery(2, t0 + std::chrono::seconds(10));
+    store.enqueue({}, {a, b});
+    const std::int64_t now = 1000, lease = 500;
+
+    CHECK(store.claim(micros(t0) - 1, now, now + lease, "w1", 10).empty());  // not yet due
+    auto got = store.claim(micros(t0), now, now + lease, "w1", 10);          // due exactly now
+    REQUIRE(got.size() == 1);
+    CHECK(got[0] == a);
+    CHECK(store.next_due(now) == micros(t0) + 10000000);  // a is leased: b's due time is next
+
+    // The lease holds up to and including its last microsecond, and not after.
+    CHECK(store.claim(micros(t0), now + lease - 1, now + 2 * lease, "w2", 10).empty());
+    CHECK(store.claim(micros(t0), now + lease, now + 2 * lease, "w2", 10).empty());
+    CHECK(store.claim(micros(t0), now + lease + 1, now + 3 * lease, "w2", 10).size() == 1);
+
+    // w1's lease ran out and w2 has the delivery: w1's outcome is refused, w2's recorded.
+    keyhook::delivery_state done = a;
+    keyhook::record_attempt(done, {t0, keyhook::attempt_outcome::http(410), std::nullopt},
+                            keyhook::retry_decision{keyhook::retry_decision::action::disable_webhook, {}, 1});
+    CHECK_FALSE(store.record(done, "w1", true));
+    CHECK_FALSE(store.webhook("hook-1"));  // nothing of w1's transaction was written
+    CHECK(store.pending() == 2);
+    store.enqueue({{"hook-1", "{}"}}, {});
+    CHECK(store.record(done, "w2", true));
+    CHECK(store.webhook("hook-1")->disabled);  // in the same transaction as the outcome
+    CHECK(store.pending() == 1);
+    CHECK(store.claim(micros(t0) + 20000000, now + 10 * lease, now + 11 * lease, "w3", 10).size() == 1);  // b only
+}
+
+TEST_CASE("SQLite store: a claim takes at most its limit, the earliest first; a renewal extends every lease", "[B6]") {
+    temp_store file;
+    examples::store::sqlite_store store(file.path);
+    std::vector<keyhook::delivery_state> ds;
+    for (int i = 0; i < 5; ++i) ds.push_back(delivery(i, t0 + std::chrono::seconds(5 - i)));
+    store.enqueue({}, ds);
+    const auto got = store.claim(micros(t0) + 100000000, 1, 100, "w1", 2);
+    REQUIRE(got.size() == 2);
+    // The two due first (RETURNING gives no order).
+    const auto first = std::min(*got[0].next_due, *got[1].next_due),
+               second = std::max(*got[0].next_due, *got[1].next_due);
+    CHECK(first == t0 + std::chrono::seconds(1));
+    CHECK(second == t0 + std::chrono::seconds(2));
+    store.renew("w1", 1000);
+    CHECK(store.claim(micros(t0) + 100000000, 500, 5000, "w2", 10).size() == 3);  // w1's two stay leased
+    CHECK(store.claim(micros(t0) + 100000000, 1000, 5000, "w3", 10).empty());
+    CHECK(store.claim(micros(t0) + 100000000, 1001, 5000, "w3", 10).size() == 2);
+}
+
+TEST_CASE("SQLite store: every delivery listed, in batches", "[B6]") {
+    temp_store file;
+    examples::store::sqlite_store store(file.path);
+    std::vector<keyhook::delivery_state> ds;
+    const std::size_t n = examples::store::read_batch * 2 + 1;
+    for (std::size_t i = 0; i < n; ++i) ds.push_back(delivery(static_cast<int>(i), t0));
+    store.enqueue({}, ds);
+    std::size_t seen = 0;
+    std::string last;
+    bool ordered = true;
+    store.for_each([&](const keyhook::delivery_state& d) {
+        ++seen;
+        ordered = ordered && to_string(d.id) > last;
+        last = to_string(d.id);
+    });
+    CHECK(seen == n);
+    CHECK(ordered);
+}
