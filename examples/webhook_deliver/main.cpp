@@ -27,11 +27,6 @@
 //                  connection must be made within min(S, 10)).
 // --resolve H:P:A  resolves host H, port P to address A (as curl's --resolve);
 //                  the address is still checked. For tests and pinning.
-// --delivery-id-key HEX  the key delivery ids are made under (H12; 32 hex
-//                  digits), also read from KEYHOOK_DELIVERY_ID_KEY (which keeps
-//                  it out of process listings). Every producer of one store
-//                  must use the same key; without one, ids come from a random
-//                  key of this run, so a file enqueued again is added again.
 //
 // With a store (rule B6; docs/embedding.md, "Past one machine"), every
 // delivery is recorded before its first attempt and each attempt's outcome
@@ -95,7 +90,7 @@ constexpr int exit_store = 3;
 
 constexpr std::string_view usage_line =
     "usage: webhook_deliver [--allow-local] [--time-scale F] [--timeout S] [--resolve HOST:PORT:ADDRESS]... "
-    "[--delivery-id-key HEX] [--store S [--work [--until-empty]] [--lease S] [--list]] [FILE | -]\n";
+    "[--store S [--work [--until-empty]] [--lease S] [--list]] [FILE | -]\n";
 
 int usage_error(std::string_view problem) {
     std::cerr << "webhook_deliver: " << problem << '\n' << usage_line;
@@ -114,7 +109,6 @@ struct arguments {
     bool until_empty = false;
     bool list = false;
     double lease_seconds = 30.0;
-    std::optional<keyhook::delivery_id_key> id_key;
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -162,7 +156,7 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             value = arg.substr(eq + 1);
         }
         if (name != "--time-scale" && name != "--timeout" && name != "--resolve" && name != "--store" &&
-            name != "--lease" && name != "--delivery-id-key") {
+            name != "--lease") {
             status = usage_error("unknown option " + quote_input(arg));
             return std::nullopt;
         }
@@ -189,15 +183,6 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             args.store = std::string(*value);
             continue;
         }
-        if (name == "--delivery-id-key") {
-            auto key = keyhook::delivery_id_key::try_from_hex(*value);
-            if (!key) {  // never quotes the key
-                status = usage_error("--delivery-id-key: " + key.error().message);
-                return std::nullopt;
-            }
-            args.id_key = *key;
-            continue;
-        }
         const auto number = parse_non_negative(*value);
         if (name == "--lease") {
             if (!number || *number < 0.01 || *number > 86400) {
@@ -214,14 +199,6 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             return std::nullopt;
         }
         (name == "--timeout" ? args.timeout_seconds : args.time_scale) = *number;
-    }
-    if (const char* env = std::getenv("KEYHOOK_DELIVERY_ID_KEY"); env && !args.id_key) {
-        auto key = keyhook::delivery_id_key::try_from_hex(env);
-        if (!key) {
-            status = usage_error("KEYHOOK_DELIVERY_ID_KEY: " + key.error().message);
-            return std::nullopt;
-        }
-        args.id_key = *key;
     }
     if (!args.store && (args.work || args.until_empty || args.list)) {
         status = usage_error("--work, --until-empty and --list need --store");
@@ -338,13 +315,8 @@ int main(int argc, char** argv) {
             return exit_invalid;
         }
         // Signing every request once up front checks every secret before anything is sent.
-        keyhook::dispatch_options options;
-        options.id_key = args->id_key;
-        if (store && !options.id_key)
-            std::cerr << "webhook_deliver: no --delivery-id-key: ids come from a random key of this run, so "
-                         "enqueueing this file again adds its deliveries again (H12)\n";
         auto signed_requests = keyhook::crypto::try_dispatch_signed(input->settings.tenant, input->settings.webhooks,
-                                                                    input->event, deliver::clock_now(), options);
+                                                                    input->event, deliver::clock_now());
         if (!signed_requests) {
             std::cerr << "webhook_deliver: " << source << ": " << signed_requests.error() << '\n';
             return exit_invalid;

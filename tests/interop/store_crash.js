@@ -26,9 +26,6 @@ const { BOUND_MS, check, closing, done, jsonLines, need, serve, within } = requi
 const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_deliver");
 const deliver = need(process.argv[3], "sqlite|postgresql PATH/TO/webhook_deliver");
 const secret = "whsec_" + Buffer.alloc(32, 9).toString("base64");
-// H12: every worker of one store makes ids under the same key (children
-// inherit it), so enqueueing the same file again adds nothing.
-process.env.KEYHOOK_DELIVERY_ID_KEY = crypto.randomBytes(16).toString("hex");
 const LEASE = "1"; // seconds: a killed worker's deliveries are taken over about a second later
 
 // Polls condition() until it holds or `ms` passed; its last value (waits.py's wait_until).
