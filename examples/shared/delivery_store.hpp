@@ -11,6 +11,9 @@
 //   keyhook_deliveries  one row per delivery id: its state (delivery_state's
 //                       JSON form), when it is due (null once it has ended),
 //                       and the lease of the worker working it
+//   keyhook_settings    name and value: "deliveryIdKey", the H12 key every
+//                       producer enqueueing into the store uses (32 hex
+//                       digits, a secret), so ids stay the same across runs
 // Times are microseconds since 1970. Due times are on the workers' timeline
 // (--time-scale); leases on the real clock.
 #pragma once
@@ -47,6 +50,10 @@ public:
                                 const std::vector<keyhook::delivery_state>& deliveries) = 0;
 
     virtual std::optional<webhook_row> webhook(const std::string& name) = 0;
+
+    // The store's delivery id key (hex): `candidate` if the store had none
+    // (the first writer wins), else the one it has.
+    virtual std::string delivery_id_key(const std::string& candidate) = 0;
 
     // Deliveries not yet ended, leased or not.
     virtual std::uint64_t pending() = 0;
@@ -90,6 +97,11 @@ inline constexpr const char* create_webhooks =
 inline constexpr const char* create_deliveries =
     "CREATE TABLE IF NOT EXISTS keyhook_deliveries (id TEXT PRIMARY KEY, due_at BIGINT, lease_owner TEXT, "
     "lease_until BIGINT NOT NULL DEFAULT 0, state TEXT NOT NULL)";
+inline constexpr const char* create_settings =
+    "CREATE TABLE IF NOT EXISTS keyhook_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)";
+inline constexpr const char* insert_setting =
+    "INSERT INTO keyhook_settings (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING";
+inline constexpr const char* select_setting = "SELECT value FROM keyhook_settings WHERE name = ?1";
 inline constexpr const char* create_due_index =
     "CREATE INDEX IF NOT EXISTS keyhook_deliveries_due ON keyhook_deliveries (due_at) WHERE due_at IS NOT NULL";
 inline constexpr const char* upsert_webhook =

@@ -32,6 +32,7 @@ public:
         run(sql::create_webhooks, {});
         run(sql::create_deliveries, {});
         run(sql::create_due_index, {});
+        run(sql::create_settings, {});
         run("SELECT pg_advisory_unlock(724461)", {});
     }
     postgres_store(const postgres_store&) = delete;
@@ -61,6 +62,12 @@ public:
         const auto r = run(sql::select_webhook, {name});
         if (PQntuples(r.get()) == 0) return std::nullopt;
         return webhook_row{PQgetvalue(r.get(), 0, 0), std::string(PQgetvalue(r.get(), 0, 1)) != "0"};
+    }
+
+    std::string delivery_id_key(const std::string& candidate) override {
+        run(sql::insert_setting, {"deliveryIdKey", candidate});
+        const auto r = run(sql::select_setting, {"deliveryIdKey"});
+        return PQntuples(r.get()) == 0 ? std::string() : std::string(PQgetvalue(r.get(), 0, 0));
     }
 
     std::uint64_t pending() override {

@@ -29,6 +29,7 @@ public:
         exec(sql::create_webhooks);
         exec(sql::create_deliveries);
         exec(sql::create_due_index);
+        exec(sql::create_settings);
     }
     sqlite_store(const sqlite_store&) = delete;
     sqlite_store& operator=(const sqlite_store&) = delete;
@@ -54,6 +55,19 @@ public:
         s.text(1, name);
         if (!s.step()) return std::nullopt;
         return webhook_row{s.column_text(0), sqlite3_column_int64(s.get(), 1) != 0};
+    }
+
+    std::string delivery_id_key(const std::string& candidate) override {
+        transaction t(*this);
+        statement(*this, sql::insert_setting).text(1, "deliveryIdKey").text(2, candidate).done();
+        std::string key;
+        {
+            statement s(*this, sql::select_setting);
+            s.text(1, "deliveryIdKey");
+            if (s.step()) key = s.column_text(0);
+        }
+        t.commit();
+        return key;
     }
 
     std::uint64_t pending() override {

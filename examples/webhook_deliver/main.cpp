@@ -39,6 +39,8 @@
 //                  With FILE: its deliveries are added (by delivery id: a
 //                  file enqueued twice adds nothing, when its event carries
 //                  "RequestTimeStamp") and the store is worked until empty.
+//                  Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex
+//                  digits) when set, else under a key kept in the store.
 // --work           works the store only; --until-empty stops once no
 //                  delivery is pending, else it polls for ever.
 // --lease S        how long a claimed delivery stays this worker's (default
@@ -53,7 +55,8 @@
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
-// disabled), 1 invalid input, 2 usage error, 3 the store failed.
+// disabled), 1 invalid input, 2 usage error (a --store this build has no
+// library for included), 3 the store failed.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -108,7 +111,7 @@ struct arguments {
     bool work = false;
     bool until_empty = false;
     bool list = false;
-    double lease_seconds = 30.0;
+    std::optional<double> lease_seconds;
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -200,8 +203,8 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         }
         (name == "--timeout" ? args.timeout_seconds : args.time_scale) = *number;
     }
-    if (!args.store && (args.work || args.until_empty || args.list)) {
-        status = usage_error("--work, --until-empty and --list need --store");
+    if (!args.store && (args.work || args.until_empty || args.list || args.lease_seconds)) {
+        status = usage_error("--work, --until-empty, --list and --lease need --store");
         return std::nullopt;
     }
     if (args.until_empty && !args.work) {
@@ -286,6 +289,8 @@ int main(int argc, char** argv) {
     if (args->store) {
         try {
             store = deliver::open_store(*args->store);
+        } catch (const deliver::store_not_built& e) {
+            return usage_error(e.what());
         } catch (const std::exception& e) {
             // The message is the library's or ours; it never holds the URI's password (libpq leaves it out).
             std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
@@ -314,9 +319,23 @@ int main(int argc, char** argv) {
             std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
             return exit_invalid;
         }
+        keyhook::dispatch_options options;
+        if (store) {
+            try {
+                auto key = deliver::delivery_id_key_for(*store);
+                if (!key) {
+                    std::cerr << "webhook_deliver: " << key.error() << '\n';
+                    return exit_usage;
+                }
+                options.id_key = *key;
+            } catch (const std::exception& e) {
+                std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
+                return exit_store;
+            }
+        }
         // Signing every request once up front checks every secret before anything is sent.
         auto signed_requests = keyhook::crypto::try_dispatch_signed(input->settings.tenant, input->settings.webhooks,
-                                                                    input->event, deliver::clock_now());
+                                                                    input->event, deliver::clock_now(), options);
         if (!signed_requests) {
             std::cerr << "webhook_deliver: " << source << ": " << signed_requests.error() << '\n';
             return exit_invalid;
@@ -353,7 +372,8 @@ int main(int argc, char** argv) {
         }
         deliver::work_options options;
         options.until_empty = args->until_empty || !args->work;
-        options.lease = std::chrono::microseconds(static_cast<std::int64_t>(args->lease_seconds * 1e6));
+        if (args->lease_seconds)
+            options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
         options.policy = policy;
         deliver::work_store(*store, options, client, clock);
     } catch (const std::exception& e) {

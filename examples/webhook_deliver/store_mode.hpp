@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -25,6 +26,8 @@
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/delivery_state.hpp"
+#include "keyhook/detail/wipe.hpp"
+#include "keyhook/dispatch.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/webhook_json.hpp"
 #include "keyhook/webhook_validation.hpp"
@@ -38,16 +41,22 @@
 
 namespace deliver {
 
+// A --store that this build cannot open: it was made without the library.
+struct store_not_built : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // --store's argument: "sqlite:PATH" or a plain path (SQLite), or a
-// "postgresql://" / "postgres://" URI. Throws std::runtime_error saying what
-// is missing when this build lacks the library.
+// "postgresql://" / "postgres://" URI. Throws store_not_built saying what is
+// missing when this build lacks the library, std::runtime_error when the
+// store cannot be opened.
 inline std::unique_ptr<examples::store::delivery_store> open_store(const std::string& spec) {
     const bool postgres = spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0;
 #if KEYHOOK_EXAMPLES_HAVE_LIBPQ
     if (postgres) return std::make_unique<examples::store::postgres_store>(spec);
 #else
     if (postgres)
-        throw std::runtime_error(
+        throw store_not_built(
             "--store postgresql://... needs libpq, which this build was made without (Debian libpq-dev, then "
             "configure again)");
 #endif
@@ -56,7 +65,7 @@ inline std::unique_ptr<examples::store::delivery_store> open_store(const std::st
 #if KEYHOOK_EXAMPLES_HAVE_SQLITE
     return std::make_unique<examples::store::sqlite_store>(path);
 #else
-    throw std::runtime_error(
+    throw store_not_built(
         "--store sqlite:PATH needs SQLite, which this build was made without (Debian libsqlite3-dev, then "
         "configure again)");
 #endif
@@ -69,6 +78,31 @@ inline std::vector<std::pair<std::string, std::string>> webhook_settings_of(cons
     const auto document = keyhook::parse_json(text);
     for (const auto& w : document.at("webhooks")) out.emplace_back(w.at("name").get<std::string>(), w.dump());
     return out;
+}
+
+// H12's key for the ids of what is enqueued: KEYHOOK_DELIVERY_ID_KEY (32 hex
+// digits) when set, which every producer of the host must share; else the
+// store's own, made at random by the first enqueue and kept in the store, so
+// that enqueueing a file again finds the same ids. Errors say what is wrong,
+// never the key.
+inline keyhook::result<keyhook::delivery_id_key> delivery_id_key_for(examples::store::delivery_store& store) {
+    if (const char* env = std::getenv("KEYHOOK_DELIVERY_ID_KEY")) {
+        auto key = keyhook::delivery_id_key::try_from_hex(env);
+        if (!key) return keyhook::error{key.error().code, "KEYHOOK_DELIVERY_ID_KEY", key.error().message};
+        return key;
+    }
+    unsigned char random[keyhook::delivery_id_key::size];
+    keyhook::crypto::openssl_random{}(random, sizeof random);
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string candidate;
+    for (const unsigned char c : random) {
+        candidate += hex[c >> 4];
+        candidate += hex[c & 15];
+    }
+    keyhook::detail::secure_wipe(random, sizeof random);
+    auto key = keyhook::delivery_id_key::try_from_hex(store.delivery_id_key(candidate));
+    if (!key) return keyhook::error{key.error().code, "keyhook_settings.deliveryIdKey", key.error().message};
+    return key;
 }
 
 struct work_options {

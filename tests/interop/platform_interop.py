@@ -238,15 +238,27 @@ check(r.returncode == 1 and "http" in r.stderr and not lines, "[B4] plain http w
 r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
 check(r.returncode == 2, "a negative --time-scale: exit 2")
 # B6's options: what each needs, said before anything is sent.
-for argv, what in ((["--work"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
+for argv, what in ((["--work"], "need --store"), (["--lease", "5", "-"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
                    (["--store", "s.db", "--lease", "0"], "--lease"), (["--store", "s.db", "--work", "f.json"],
                                                                      "no input file")):
     r = subprocess.run([DELIVER, *argv], capture_output=True, text=True, timeout=BOUND)
     check(r.returncode == 2 and what in r.stderr, f"[B6] webhook_deliver {' '.join(argv)}: exit 2, says {what!r}")
+bad_key = "0123456789abcdefXYZ-not-a-key"
+with tempfile.TemporaryDirectory() as store_dir:
+    doc = {"tenant": {"name": "t", "webhooksEnabled": False}, "webhooks": [], "event": {"UserAction": "PublishEngine"}}
+    r = subprocess.run([DELIVER, "--store", "sqlite:" + os.path.join(store_dir, "s.db"), "-"], input=json.dumps(doc),
+                       capture_output=True, text=True, timeout=BOUND,
+                       env={**os.environ, "KEYHOOK_DELIVERY_ID_KEY": bad_key})
+# Exit 2 as any bad setting; 2 also when this build has no SQLite (then the key is never read).
+check(r.returncode == 2 and bad_key not in r.stderr and ("KEYHOOK_DELIVERY_ID_KEY" in r.stderr or
+                                                         "needs SQLite" in r.stderr),
+      f"[B6] [H12] a bad KEYHOOK_DELIVERY_ID_KEY: exit 2, named, not echoed ({r.returncode}: {r.stderr.strip()})")
 r = subprocess.run([DELIVER, "--store", "postgresql://nobody:hunter2-secret@127.0.0.1:9/none", "--work"],
                    capture_output=True, text=True, timeout=BOUND)
-check(r.returncode == 3 and ("PostgreSQL" in r.stderr or "libpq" in r.stderr) and "hunter2" not in r.stderr,
-      "[B6] a store that cannot be reached: exit 3, the password not shown")
+# A build without libpq says what --store needs (exit 2); with it, the connection fails (exit 3).
+check(((r.returncode == 3 and "cannot connect to the PostgreSQL store" in r.stderr) or
+       (r.returncode == 2 and "needs libpq" in r.stderr)) and "hunter2" not in r.stderr,
+      f"[B6] a store that cannot be reached: exit 3, the password not shown ({r.returncode})")
 server.shutdown()
 
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed")

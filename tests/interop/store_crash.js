@@ -113,24 +113,26 @@ async function sqliteCrash() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keyhook-store-"));
   const store = "sqlite:" + path.join(dir, "deliveries.db");
   const COUNT = 200, KILLS = 20;
-  // 20 distinct random request numbers within the first 230 (a run makes at
-  // least 200 + 67 requests, so the worker is always still at work when its
-  // number comes); half killed before their answer, half just after it.
+  // 20 distinct random request numbers within the first 200 (a run makes at
+  // least 200 + 67 requests, so the worker is still at work when its number
+  // comes); half killed before their answer, half just after it. A number
+  // that comes while the killed worker's last requests are still being read
+  // waits for the next worker's first request, so each kill ends its own run.
   const picks = new Set();
-  while (picks.size < KILLS) picks.add(1 + crypto.randomInt(230));
-  const when = new Map([...picks].map((n) => [n, crypto.randomInt(2) ? "before" : "after"]));
+  while (picks.size < KILLS) picks.add(1 + crypto.randomInt(200));
+  const moments = [...picks].sort((a, b) => a - b).map((n) => ({ n, mode: crypto.randomInt(2) ? "before" : "after" }));
   let worker = null, kills = 0;
   const kill = () => {
-    if (worker && worker.child.exitCode === null && worker.child.signalCode === null) {
-      worker.child.kill("SIGKILL");
-      kills++;
-    }
+    worker.child.kill("SIGKILL");
+    kills++;
   };
   const hooks = {
     onArrival: (n) => {
-      const w = when.get(n);
-      if (w === "before") kill();
-      return w || null;
+      if (moments.length === 0 || n < moments[0].n || !worker || worker.doomed) return null;
+      const { mode } = moments.shift();
+      worker.doomed = true;
+      if (mode === "before") kill();
+      return mode;
     },
     afterAnswer: kill,
   };

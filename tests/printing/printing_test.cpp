@@ -260,6 +260,7 @@ std::vector<printer> printers() {
          [](const std::string& s) {
              delivery_state d;
              d.webhook = d.body = s;
+             d.next_due = parse_timestamp("2026-01-15T00:00:00Z");
              return printed(d);
          }},
         {"operational_notice",

@@ -129,3 +129,14 @@ TEST_CASE("SQLite store: every delivery listed, in batches", "[B6]") {
     CHECK(seen == n);
     CHECK(ordered);
 }
+
+TEST_CASE("SQLite store: the delivery id key is the first one stored, and stays", "[B6][H12]") {
+    temp_store file;
+    {
+        examples::store::sqlite_store store(file.path);
+        CHECK(store.delivery_id_key("00112233445566778899aabbccddeeff") == "00112233445566778899aabbccddeeff");
+        CHECK(store.delivery_id_key("ffeeddccbbaa99887766554433221100") == "00112233445566778899aabbccddeeff");
+    }
+    examples::store::sqlite_store reopened(file.path);
+    CHECK(reopened.delivery_id_key("ffeeddccbbaa99887766554433221100") == "00112233445566778899aabbccddeeff");
+}
