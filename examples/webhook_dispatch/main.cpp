@@ -2,7 +2,7 @@
 // H1 to H4 and H8), as a command.
 //
 // Usage:
-//   webhook_dispatch [--now T] [FILE | -]
+//   webhook_dispatch [--now T] [--delivery-id-key HEX] [FILE | -]
 //
 // Reads one JSON object from FILE (standard input for "-"; the bundled sample
 // when no file is given):
@@ -15,6 +15,9 @@
 //   {"requests": [{"webhook", "method", "url", "headers": {...}, "body", "deliveryId"}, ...]}
 // one per webhook that fires, in the order given; "body" is the exact body.
 // --now T sets RequestTimeStamp (T as in rule T1); by default the current time.
+// --delivery-id-key HEX (32 hex digits) is the key delivery ids are made under
+// (H12); without it ids come from a random key of this run, so they differ
+// from one run to the next.
 //
 // The printed URLs and headers hold the authentication values in clear: they
 // are what the receiver must get, and showing them is this tool's purpose. Do
@@ -45,7 +48,7 @@ constexpr int exit_ok = 0;
 constexpr int exit_invalid = 1;
 constexpr int exit_usage = 2;
 
-constexpr std::string_view usage_line = "usage: webhook_dispatch [--now T] [FILE | -]\n";
+constexpr std::string_view usage_line = "usage: webhook_dispatch [--now T] [--delivery-id-key HEX] [FILE | -]\n";
 
 int usage_error(std::string_view problem) {
     std::cerr << "webhook_dispatch: " << problem << '\n' << usage_line;
@@ -54,6 +57,7 @@ int usage_error(std::string_view problem) {
 
 struct arguments {
     std::optional<keyhook::timestamp> now;
+    std::optional<keyhook::delivery_id_key> id_key;
     std::optional<std::string> file;  // "-" for standard input
     bool help = false;
 };
@@ -90,6 +94,25 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
                 return std::nullopt;
             }
             args.now = *t;
+            continue;
+        }
+        if (!options_done && (arg == "--delivery-id-key" || arg.substr(0, 18) == "--delivery-id-key=")) {
+            std::string_view value;
+            if (arg == "--delivery-id-key") {
+                if (i + 1 == list.size()) {
+                    status = usage_error("--delivery-id-key needs 32 hex digits");
+                    return std::nullopt;
+                }
+                value = list[++i];
+            } else {
+                value = arg.substr(18);
+            }
+            auto key = keyhook::delivery_id_key::try_from_hex(value);
+            if (!key) {  // the message never quotes the key
+                status = usage_error("--delivery-id-key: " + key.error().message);
+                return std::nullopt;
+            }
+            args.id_key = *key;
             continue;
         }
         if (!options_done && arg.size() > 1 && arg[0] == '-') {
@@ -148,7 +171,10 @@ int main(int argc, char** argv) {
         std::cerr << "webhook_dispatch: " << source << ": " << input.error() << '\n';
         return exit_invalid;
     }
-    const auto requests = keyhook::try_dispatch(input->settings.tenant, input->settings.webhooks, input->event);
+    keyhook::dispatch_options options;
+    options.id_key = args->id_key;
+    const auto requests =
+        keyhook::try_dispatch(input->settings.tenant, input->settings.webhooks, input->event, options);
     if (!requests) {
         std::cerr << "webhook_dispatch: " << source << ": " << requests.error() << '\n';
         return exit_invalid;

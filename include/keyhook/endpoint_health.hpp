@@ -13,7 +13,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -155,6 +158,36 @@ struct throttle_decision {
 // deferral is not an attempt: nothing is recorded in health or history.
 [[nodiscard]] KEYHOOK_INLINE throttle_decision throttle_delivery(const endpoint_state& state,
                                                                  const throttle_policy& policy, timestamp now) noexcept;
+
+// One endpoint_state per webhook, in memory, for the workers of one process:
+// every call locks, reads the webhook's one state, applies the pure function
+// and stores the result before unlocking, so concurrent workers never fold
+// into copies. (Several processes share the state through a store with
+// compare-and-set instead, using the pure functions above.)
+class endpoint_registry {
+public:
+    // The state of `webhook_name` (a fresh one when never seen).
+    [[nodiscard]] KEYHOOK_INLINE endpoint_state state(const std::string& webhook_name) const;
+    [[nodiscard]] KEYHOOK_INLINE bool is_disabled(const std::string& webhook_name) const;
+    // record_attempt on the webhook's state, stored.
+    KEYHOOK_INLINE health_decision record(const attempt_report& report, timestamp now,
+                                          const health_policy& policy = {});
+    // throttle_delivery on the webhook's state, stored when the delivery may go.
+    KEYHOOK_INLINE throttle_decision throttle(const std::string& webhook_name, const throttle_policy& policy,
+                                              timestamp now);
+    // enable_endpoint on the webhook's state.
+    KEYHOOK_INLINE void enable(const std::string& webhook_name);
+    // Replaces a webhook's state (loaded from the host's store).
+    KEYHOOK_INLINE void set(const std::string& webhook_name, const endpoint_state& s);
+    // For dispatch_options::is_disabled; the registry must outlive its use.
+    [[nodiscard]] std::function<bool(const std::string&)> disabled_predicate() const {
+        return [this](const std::string& name) { return is_disabled(name); };
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, endpoint_state, std::less<>> states_;
+};
 
 // The JSON forms. A notice is written (for the owner); the state is written
 // and read back (for the host's store):

@@ -7,9 +7,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <queue>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using keyhook::attempt_outcome;
@@ -254,4 +259,95 @@ TEST_CASE("H11: no throttle (0) sends at once; a rate that does not divide a sec
     s = keyhook::throttle_delivery(s, {3}, t0).state;
     const auto d = keyhook::throttle_delivery(s, {3}, t0);
     CHECK(d.send_at == t0 + 333334us);
+}
+
+TEST_CASE("H10, H11: workers share one state per webhook through endpoint_registry", "[H10][H11]") {
+    keyhook::endpoint_registry registry;
+    // Four workers fail deliveries to one webhook, hour after hour for 8 days
+    // between them: the endpoint is disabled exactly once, as one shared
+    // state says (a copy per worker would announce it up to four times).
+    std::atomic<int> disabled_notices{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < 4; ++w)
+        workers.emplace_back([&registry, &disabled_notices, w] {
+            for (int hour = w; hour < 8 * 24; hour += 4) {
+                const auto d = registry.record(report(1, t0 + hour * 1h, attempt_outcome::http(500)), t0);
+                for (const auto& n : d.notices) disabled_notices += n.type == notice_type::endpoint_disabled ? 1 : 0;
+            }
+        });
+    for (auto& t : workers) t.join();
+    CHECK(disabled_notices == 1);
+    CHECK(registry.is_disabled("crm-sync"));
+    CHECK_FALSE(registry.is_disabled("audit"));
+    CHECK(registry.state("crm-sync").health.fail_since == t0);
+
+    // Dispatch asks the registry; enabling clears the health.
+    keyhook::dispatch_options options;
+    options.is_disabled = registry.disabled_predicate();
+    CHECK(options.is_disabled("crm-sync"));
+    registry.enable("crm-sync");
+    CHECK_FALSE(options.is_disabled("crm-sync"));
+    CHECK(registry.state("crm-sync").health == keyhook::endpoint_health{});
+
+    // Throttled deliveries from four workers at one instant: one goes, the
+    // rest are deferred, and the state records one send.
+    std::atomic<int> sent{0};
+    workers.clear();
+    for (int w = 0; w < 4; ++w)
+        workers.emplace_back([&registry, &sent] {
+            if (registry.throttle("crm-sync", {2}, t0).send_now) ++sent;
+        });
+    for (auto& t : workers) t.join();
+    CHECK(sent == 1);
+    CHECK(registry.state("crm-sync").throttle.tat == t0 + 500ms);
+    registry.set("audit", registry.state("crm-sync"));
+    CHECK(registry.state("audit") == registry.state("crm-sync"));
+}
+
+TEST_CASE("H10 with B2: an endpoint failing for 6 virtual days is disabled once, then gets nothing", "[H10][B2]") {
+    // The composition a delivery worker runs: a new delivery every 6 hours,
+    // each retried by the plan (no jitter), every attempt answered 503, all
+    // folded into one state, in time order of the attempts.
+    struct pending {
+        timestamp due;
+        std::size_t delivery;
+        bool operator>(const pending& o) const { return due > o.due || (due == o.due && delivery > o.delivery); }
+    };
+    const auto no_jitter = [](unsigned char* out, std::size_t n) { std::fill(out, out + n, 0); };
+    std::priority_queue<pending, std::vector<pending>, std::greater<>> queue;
+    std::vector<std::vector<keyhook::delivery_attempt>> histories;
+    for (std::size_t i = 0; i * 6h <= 6 * 24h; ++i) {
+        queue.push({t0 + i * 6h, i});
+        histories.emplace_back();
+    }
+    endpoint_state s;
+    std::vector<keyhook::operational_notice> disabled;
+    std::size_t exhausted = 0, attempts_after_disable = 0;
+    while (!queue.empty()) {
+        const auto next = queue.top();
+        queue.pop();
+        if (s.disabled) {  // dispatch and the worker skip a disabled webhook
+            ++attempts_after_disable;
+            continue;
+        }
+        auto& history = histories[next.delivery];
+        history.push_back({next.due, attempt_outcome::http(503), std::nullopt});
+        const auto plan = keyhook::plan_next_attempt(history, no_jitter, next.due);
+        const bool gave_up = plan.what == keyhook::retry_decision::action::give_up;
+        const auto d =
+            keyhook::record_attempt(s, report(history.size(), next.due, attempt_outcome::http(503), gave_up), next.due);
+        s = d.state;
+        for (const auto& n : d.notices) {
+            if (n.type == notice_type::endpoint_disabled) disabled.push_back(n);
+            if (n.type == notice_type::attempt_exhausted) ++exhausted;
+        }
+        if (plan.what == keyhook::retry_decision::action::send) queue.push({plan.send_at, next.delivery});
+    }
+    REQUIRE(disabled.size() == 1);
+    CHECK(disabled[0].fail_since == t0);
+    // The first failed attempt at least 5 days in: the delivery made at 5 days.
+    CHECK(disabled[0].last_attempt_at == t0 + 120h);
+    CHECK(s.disabled);
+    CHECK(exhausted > 0);               // deliveries older than ~28 h gave up before
+    CHECK(attempts_after_disable > 0);  // later ones were due, and not sent
 }

@@ -116,4 +116,45 @@ KEYHOOK_INLINE throttle_decision throttle_delivery(const endpoint_state& state, 
     return d;
 }
 
+KEYHOOK_INLINE endpoint_state endpoint_registry::state(const std::string& webhook_name) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = states_.find(webhook_name);
+    return it == states_.end() ? endpoint_state{} : it->second;
+}
+
+KEYHOOK_INLINE bool endpoint_registry::is_disabled(const std::string& webhook_name) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = states_.find(webhook_name);
+    return it != states_.end() && it->second.disabled;
+}
+
+KEYHOOK_INLINE health_decision endpoint_registry::record(const attempt_report& report, timestamp now,
+                                                         const health_policy& policy) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& s = states_[report.webhook_name];
+    auto d = record_attempt(s, report, now, policy);
+    s = d.state;
+    return d;
+}
+
+KEYHOOK_INLINE throttle_decision endpoint_registry::throttle(const std::string& webhook_name,
+                                                             const throttle_policy& policy, timestamp now) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& s = states_[webhook_name];
+    auto d = throttle_delivery(s, policy, now);
+    s = d.state;
+    return d;
+}
+
+KEYHOOK_INLINE void endpoint_registry::enable(const std::string& webhook_name) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& s = states_[webhook_name];
+    s = enable_endpoint(s);
+}
+
+KEYHOOK_INLINE void endpoint_registry::set(const std::string& webhook_name, const endpoint_state& s) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    states_[webhook_name] = s;
+}
+
 }  // namespace keyhook
