@@ -102,7 +102,9 @@ struct pepper;
 // (the current one first).
 class pepper_ring final : public key_digester {
 public:
-    pepper_ring() = default;
+    // Both out of line: their members' destructors need the complete pepper,
+    // which only the implementation file has (compiled mode).
+    KEYHOOK_CRYPTO_INLINE pepper_ring();
     KEYHOOK_CRYPTO_INLINE ~pepper_ring() override;
     KEYHOOK_CRYPTO_INLINE bool digest(std::uint8_t scheme, std::string_view key,
                                       key_fingerprint& out) const noexcept override;

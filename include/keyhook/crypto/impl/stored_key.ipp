@@ -27,6 +27,7 @@ struct pepper {
     hmac_sha256_key prepared;
 };
 
+KEYHOOK_CRYPTO_INLINE pepper_ring::pepper_ring() = default;
 KEYHOOK_CRYPTO_INLINE pepper_ring::~pepper_ring() = default;
 
 KEYHOOK_CRYPTO_INLINE bool pepper_ring::digest(std::uint8_t scheme, std::string_view key,
