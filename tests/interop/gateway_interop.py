@@ -134,6 +134,8 @@ def free_port():
 nginx_port = free_port()
 with open(CONF) as f:
     documented = f.read()
+with open(os.path.join(HERE, "..", "..", "docs", "embedding.md")) as f:
+    check(documented in f.read(), True, "docs/embedding.md quotes examples/key_gateway/nginx.conf as it is")
 site = (documented.replace("127.0.0.1:9000", f"127.0.0.1:{gateway_port}")
         .replace("127.0.0.1:8080", f"127.0.0.1:{upstream.server_address[1]}")
         .replace("127.0.0.1:8000", f"127.0.0.1:{nginx_port}"))
