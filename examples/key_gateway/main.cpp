@@ -164,23 +164,23 @@ public:
         return out;
     }
 
-    // Writes back what changed (when `write_back` and anything did) and reads
-    // the store again when it changed on disk, or always when `reload`.
-    // False when the store could not be read or written (the state is kept).
+    // Writes back what changed (when `write_back`), and reads the store again
+    // when it changed on disk, or always when `reload`. Usage not yet written
+    // is carried over a reload (so writes stay at most one a second). False
+    // when the store could not be read or written (the state is kept).
     bool sync(bool write_back, bool reload) {
         std::lock_guard<std::mutex> hold(mutex_);
         const bool changed_on_disk = key_store::stamp_of(settings_.store) != seen_;
         if (!changed_on_disk && !reload && !(write_back && dirty_)) return true;
         std::vector<key_store::write_back> changes;
-        if (write_back || changed_on_disk || reload) {
+        if (write_back) {
             for (const auto& [id, k] : keys_) {
-                const auto& u = k.limits.usage;
-                if (u.credits == k.base && u.last_used_at == k.written_last_used && !k.rehash_to) continue;
+                if (!unsaved(k)) continue;
                 key_store::write_back w;
                 w.id = keyhook::key_id(id);
                 w.base = k.base;
-                w.credits = u.credits;
-                w.last_used_at = u.last_used_at;
+                w.credits = k.limits.usage.credits;
+                w.last_used_at = k.limits.usage.last_used_at;
                 if (k.rehash_to) {
                     w.rehash_from = k.stored_key;
                     w.rehash_to = k.rehash_to;
@@ -197,28 +197,36 @@ public:
             return changed;
         });
         if (!r) {
-            log("the store was not read: " + r.error().what());
+            log("the store was not read or written: " + r.error().what());
             return false;
         }
         seen_ = *r;
-        dirty_ = false;
         bool rehashed = false;
         for (const auto& c : changes) rehashed = rehashed || c.rehash_to;
         if (external || reload || rehashed || !loaded_) {
             rebuild(merged);
         } else {
-            for (auto& [id, k] : keys_) {
-                k.base = k.limits.usage.credits;
-                k.written_last_used = k.limits.usage.last_used_at;
+            // Nothing else changed the file: what was sent is what it holds.
+            for (const auto& c : changes) {
+                auto& k = keys_.find(c.id.str())->second;
+                k.base = c.credits;
+                k.written_last_used = c.last_used_at;
             }
         }
+        dirty_ = false;
+        for (const auto& [id, k] : keys_) dirty_ = dirty_ || unsaved(k);
         return true;
     }
 
-    [[nodiscard]] bool loaded() const noexcept { return loaded_; }
-
 private:
-    // A new index and key table from the store's entries; rate states carry over by id.
+    static bool unsaved(const live_key& k) {
+        return k.limits.usage.credits != k.base || k.limits.usage.last_used_at != k.written_last_used ||
+               k.rehash_to.has_value();
+    }
+
+    // A new index and key table from the store's entries. Rate states carry
+    // over by id, and so does usage not yet written, unless the store's
+    // credits changed meanwhile (key_admin's value wins).
     void rebuild(const std::vector<key_store::entry>& entries) {
         auto index = std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{});
         std::map<std::string, live_key, std::less<>> keys;
@@ -234,11 +242,21 @@ private:
             live_key k;
             k.tenant = e.tenant;
             k.limits = keyhook::key_limits{e.policy, e.usage};
-            if (const auto old = keys_.find(e.record.id.str()); old != keys_.end())
-                k.limits.usage.rate = old->second.limits.usage.rate;
             k.base = e.usage.credits;
             k.written_last_used = e.usage.last_used_at;
             k.stored_key = e.stored_key;
+            if (const auto old = keys_.find(e.record.id.str()); old != keys_.end()) {
+                const auto& was = old->second;
+                k.limits.usage.rate = was.limits.usage.rate;
+                if (was.limits.usage.credits != was.base && e.usage.credits == was.base) {
+                    k.limits.usage.credits = was.limits.usage.credits;
+                    k.base = was.base;
+                }
+                if (was.limits.usage.last_used_at &&
+                    (!e.usage.last_used_at || *e.usage.last_used_at < *was.limits.usage.last_used_at))
+                    k.limits.usage.last_used_at = was.limits.usage.last_used_at;
+                if (was.rehash_to && was.stored_key == e.stored_key) k.rehash_to = was.rehash_to;
+            }
             keys.emplace(e.record.id.str(), std::move(k));
         }
         index_ = std::move(index);
@@ -294,7 +312,7 @@ int main(int argc, char** argv) {
         pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
         gateway_state state(s, std::move(*peppers), std::move(*routes), std::move(*groups));
-        if (!state.sync(false, true)) return 1;
+        if (!state.sync(false, true)) return 1;  // a store that does not read is not served
 
         examples::http_server::options o;
         o.threads = 2;
