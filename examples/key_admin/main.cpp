@@ -84,7 +84,8 @@ options parse_arguments(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (arg.rfind("--", 0) != 0) {
-            if (!o.command.empty()) throw usage_error{"unexpected argument \"" + arg + "\""};
+            // Not quoted: a key pasted onto the command line must not be echoed.
+            if (!o.command.empty()) throw usage_error{"unexpected argument at position " + std::to_string(i)};
             o.command = arg;
             continue;
         }
@@ -372,7 +373,7 @@ int main(int argc, char** argv) {
         else if (o.command == "list")
             list(o, store);
         else
-            throw usage_error{"unknown command \"" + o.command + "\""};
+            throw usage_error{"unknown command (not quoted: it might be a key)"};
         return 0;
     } catch (const usage_error& e) {
         std::cerr << "key_admin: " << e.why << '\n' << usage_text;
