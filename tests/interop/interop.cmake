@@ -2,6 +2,8 @@
 # checked by software no one here wrote. Included from examples/CMakeLists.txt
 # once the programs are defined.
 #
+#   interop.gateway_nginx  key_gateway behind nginx's auth_request (K16), keys
+#                      made by key_admin: when Python 3 and /usr/sbin/nginx are found
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
@@ -38,6 +40,16 @@ if(Python3_Interpreter_FOUND)
         add_test(NAME interop.receiver_framing
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/receiver_framing.py" $<TARGET_FILE:webhook_receiver>)
         set_tests_properties(interop.receiver_framing PROPERTIES LABELS interop TIMEOUT 60)
+    endif()
+    # K11 to K16: key_gateway behind Debian's nginx (nginx-light), keys made by key_admin.
+    if(TARGET key_admin AND TARGET key_gateway AND EXISTS /usr/sbin/nginx)
+        add_test(NAME interop.gateway_nginx
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_interop.py" /usr/sbin/nginx
+                    $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
+        set_tests_properties(interop.gateway_nginx PROPERTIES LABELS "interop;K16" TIMEOUT 120)
+    elseif(KEYHOOK_INTEROP)
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs nginx for interop.gateway_nginx: "
+                            "run scripts/install-deps.sh --interop")
     endif()
 else()
     message(STATUS "keyhook: interop.platform skipped (no Python 3)")
