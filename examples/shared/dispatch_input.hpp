@@ -171,6 +171,21 @@ struct delivery_input {
     std::map<std::string, std::uint64_t> max_per_second;  // by webhook name; absent or 0: no throttle
 };
 
+// A webhook object's "maxPerSecond" (0 when absent); errors name `path`."maxPerSecond".
+template <class Json = nlohmann::json>
+[[nodiscard]] keyhook::result<std::uint64_t> try_max_per_second(const keyhook::detail::non_deduced_t<Json>& webhook,
+                                                                const std::string& path) {
+    namespace kd = keyhook::detail;
+    const auto* m = webhook.is_object() ? kd::json_member(webhook, "maxPerSecond") : nullptr;
+    if (!m) return std::uint64_t{0};
+    const auto p = kd::path_member(path, "maxPerSecond");
+    if (!m->is_number_integer()) return kd::wrong_type(p, "a whole number of deliveries a second", *m);
+    const bool negative = !m->is_number_unsigned() && m->template get<std::int64_t>() < 0;
+    if (negative || m->template get<std::uint64_t>() > max_per_second_limit)
+        return keyhook::error{keyhook::errc::out_of_range, p, "expected 0 (no throttle) to 1000000"};
+    return m->template get<std::uint64_t>();
+}
+
 template <class Json = nlohmann::json>
 [[nodiscard]] keyhook::result<delivery_input> try_delivery_input_from_json(
     const keyhook::detail::non_deduced_t<Json>& j, keyhook::timestamp start,
@@ -182,14 +197,9 @@ template <class Json = nlohmann::json>
     in.settings = std::move(*settings);
     const auto& hooks = *kd::json_member(j, "webhooks", false);  // read above
     for (std::size_t i = 0; i < hooks.size(); ++i) {
-        const auto* m = kd::json_member(hooks[i], "maxPerSecond");
-        if (!m) continue;
-        const auto path = kd::path_member(kd::path_index("webhooks", i), "maxPerSecond");
-        if (!m->is_number_integer()) return kd::wrong_type(path, "a whole number of deliveries a second", *m);
-        const bool negative = m->is_number_integer() && !m->is_number_unsigned() && m->template get<std::int64_t>() < 0;
-        if (negative || m->template get<std::uint64_t>() > max_per_second_limit)
-            return keyhook::error{keyhook::errc::out_of_range, path, "expected 0 (no throttle) to 1000000"};
-        in.max_per_second[in.settings.webhooks[i].name()] = m->template get<std::uint64_t>();
+        auto rate = try_max_per_second<Json>(hooks[i], kd::path_index("webhooks", i));
+        if (!rate) return rate.error();
+        if (*rate != 0) in.max_per_second[in.settings.webhooks[i].name()] = *rate;
     }
     const auto* one = kd::json_member(j, "event", false);
     const auto* many = kd::json_member(j, "events", false);

@@ -9,19 +9,30 @@
 //   webhook_deliver --store S --list
 //
 // Reads the input of webhook_dispatch (a tenant, its webhooks, one event) from
-// FILE, or from standard input when FILE is "-" or absent. Every request of the
-// dispatch is sent, signed (B1) when its webhook has a "signingSecret", signed
-// again at each attempt; the deliveries are interleaved by their next attempt
-// time, one request at a time:
+// FILE, or from standard input when FILE is "-" or absent, with three
+// additions (examples/shared/dispatch_input.hpp, key_sets.hpp):
+//   "events": [{"after": seconds, "event": {...}}, ...] instead of "event":
+//     several events, each dispatched that long into the run (on the run's
+//     timeline, see --time-scale);
+//   webhooks[i]."maxPerSecond": H11's throttle (burst 1): a delivery over the
+//     rate waits, which is neither a failure nor an attempt;
+//   webhooks[i]."signingKeys": B5's key set in keyhook's stored form
+//     ({"current": [...], "oldKeys": [{"key", "expiresAt"}]}) instead of
+//     "signingSecret": each attempt is signed with the keys valid at its time.
+// Every request of a dispatch is sent, signed (B1) when its webhook has keys,
+// signed again at each attempt; the deliveries are interleaved by their next
+// attempt time, one request at a time:
 //   - B2: the schedule with jitter (OpenSSL's random source), Retry-After on
-//     429 and 503, 2xx ends a delivery, 410 disables its webhook for the rest
-//     of the run, the last failed attempt gives up;
+//     429 and 503, 2xx ends a delivery, the last failed attempt gives up;
+//   - H10: one health per webhook, shared by all its deliveries: a webhook
+//     answering 410, or failing 5 days or more since its last success, is
+//     disabled; its pending deliveries end and later events skip it;
 //   - B4: no redirect is followed (a 3xx is a failed attempt), each resolved
 //     address passes the H1 check before connecting, TLS is verified, proxies
 //     from the environment are not used.
 // --allow-local    permits plain http and loopback or private addresses (in the
 //                  endpoints and after resolution): development and tests only.
-// --time-scale F   multiplies every wait by F (0.001 turns 5 minutes into 0.3 s;
+// --time-scale F   multiplies every wait (events, retries, throttles) by F (0.001 turns 5 minutes into 0.3 s;
 //                  0 sends the attempts back to back).
 // --timeout S      a transfer's overall limit in seconds (default 30; the
 //                  connection must be made within min(S, 10)).
@@ -52,6 +63,9 @@
 //   {"deliveryId", "webhook", "attempt" (from 1), "sentAt" (on the run's
 //    timeline, see --time-scale), "status" (HTTP status or null), "error" (null or what failed in transport), "outcome"
 //    ("delivered", "retry", "disabled" or "gave_up"), "retryAt" (for "retry": when)}
+// and one per operational notice (H10), after the attempt that caused it:
+//   {"operational": {"type": "message.attempt.failing" | "message.attempt.exhausted" | "endpoint.disabled",
+//                    "timestamp", "data": {"endpointId", "msgId", "failSince", "lastAttempt"}}}
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
@@ -321,8 +335,17 @@ int main(int argc, char** argv) {
     if (args->help) {
         std::cout << usage_line
                   << "Sends the requests webhook_dispatch would print, with the retry plan of rule B2,\n"
-                     "and prints one JSON line per attempt; with --store, durably (rule B6).\n"
-                     "See docs/embedding.md.\n";
+                     "and prints one JSON line per attempt and per operational notice; with --store,\n"
+                     "durably (rule B6).\n"
+                     "Input: webhook_dispatch's ({\"tenant\", \"webhooks\", \"event\"}), and also\n"
+                     "  \"events\": [{\"after\": SECONDS, \"event\": {...}}, ...]  several events at set times\n"
+                     "                   into the run, instead of \"event\";\n"
+                     "  webhooks[i].maxPerSecond: N      at most N deliveries a second (H11);\n"
+                     "  webhooks[i].signingKeys: {\"current\": [KEY...], \"oldKeys\": [{\"key\", \"expiresAt\"}]}\n"
+                     "                   a rotating key set (B5) instead of signingSecret.\n"
+                     "A webhook failing for 5 days, or answering 410, is disabled (H10).\n"
+                     "--time-scale F multiplies every wait (events, retries, throttles) by F.\n"
+                     "See docs/embedding.md and docs/retries.md.\n";
         return exit_ok;
     }
     keyhook::endpoint_policy policy;

@@ -6,7 +6,7 @@ six virtual days take a few seconds; times are checked on the run's timeline
 (the printed sentAt), never on the wall clock.
 
     deliver_over_time.py PATH/TO/webhook_deliver"""
-import base64, datetime, hashlib, hmac, json, os, subprocess, sys, threading
+import base64, datetime, hashlib, hmac, json, os, subprocess, sys, tempfile, threading
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 from waits import BOUND
 
@@ -15,8 +15,9 @@ DAY = 86400.0
 failures = 0
 
 
-def check(ok, what):
+def check(*args):
     global failures
+    ok, what = args[-2], "".join(args[:-2]) + args[-1]
     print(("ok   " if ok else "FAIL ") + what, flush=True)
     failures += 0 if ok else 1
 
@@ -60,12 +61,12 @@ def event(after, entity):
     return {"after": after, "event": {"UserAction": "PublishEngine", "EntityId": entity}}
 
 
-def deliver(webhooks, events, scale):
+def deliver(webhooks, events, scale, store=()):
     """One run: its exit status, stderr, attempt lines and notices (in order)."""
     Receiver.seen = []
     doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": webhooks, "events": events}
     try:
-        r = subprocess.run([DELIVER, "--allow-local", "--time-scale", str(scale), "-"], input=json.dumps(doc),
+        r = subprocess.run([DELIVER, "--allow-local", "--time-scale", str(scale), *store, "-"], input=json.dumps(doc),
                            capture_output=True, text=True, timeout=BOUND * 2)
     except subprocess.TimeoutExpired:
         return None, "still running, killed", [], []
@@ -74,73 +75,100 @@ def deliver(webhooks, events, scale):
             [l["operational"] for l in lines if "operational" in l])
 
 
-# --- H10: an endpoint failing for 6 virtual days ------------------------------
-# Events every 1.5 days to a dead endpoint and to one that fails often but
-# answers 200 now and then. 5e-6: 7.5 virtual days in under 4 s.
-status, err, attempts, notices = deliver([hook("dead"), hook("blip")],
-                                         [event(i * 1.5 * DAY, "e%d" % i) for i in range(5)], 0.000005)
-check(status == 0, f"[H10] webhook_deliver exits 0 once every delivery ended ({status}: {err.strip()})")
-dead = [a for a in attempts if a["webhook"] == "dead"]
-disabled = [n for n in notices if n["type"] == "endpoint.disabled"]
-check(len(disabled) == 1 and disabled[0]["data"]["endpointId"] == "dead",
-      f"[H10] exactly one endpoint.disabled, for the dead endpoint ({len(disabled)})")
-if dead and len(disabled) == 1:
-    start = when(dead[0]["sentAt"])
-    n = disabled[0]
-    check(when(n["data"]["failSince"]) == start and "msgId" not in n["data"],
-          "[H10] endpoint.disabled names the failing period's start (the first attempt), no msgId")
-    last = [a for a in dead if a["outcome"] == "disabled"]
-    check(len(last) == 1 and last[0] is dead[-1] and when(last[0]["sentAt"]) - start >= datetime.timedelta(days=5)
-          and n["data"]["lastAttempt"]["timestamp"] == last[0]["sentAt"]
-          and n["data"]["lastAttempt"]["responseStatusCode"] == 500,
-          "[H10] the attempt that disabled it came 5 days or more into the period, and is the last one sent")
-    check(all(when(a["sentAt"]) - start < datetime.timedelta(days=5) for a in dead[:-1]),
-          "[H10] every failed attempt before it came less than 5 days into the period (not disabled then)")
-    check(when(n["timestamp"]) >= when(last[0]["sentAt"]), "[H10] the notice is stamped after that attempt")
-ids = {a["deliveryId"] for a in dead}
-check(len(ids) == 4, f"[H10] the event after the disable (day 6) gave the disabled webhook no delivery ({len(ids)} of 5)")
-hits = sum(1 for r, _, _ in Receiver.seen if r == "/dead")
-check(hits == len(dead), f"[H10] no request went to the disabled endpoint unreported ({hits} requests, {len(dead)} lines)")
-check(len(dead) < 5 * 8, "[H10] the dead endpoint was not retried for ever (fewer than 5 deliveries x 8 attempts)")
-failing = [n for n in notices if n["type"] == "message.attempt.failing"]
-fourth = {a["deliveryId"] for a in attempts if a["attempt"] == 4}
-check({n["data"]["msgId"] for n in failing} == fourth and len(failing) == len(fourth),
-      "[H10] message.attempt.failing once for each delivery whose 4th attempt failed, and for no other")
-exhausted = [n for n in notices if n["type"] == "message.attempt.exhausted"]
-gave_up = {a["deliveryId"] for a in attempts if a["outcome"] == "gave_up"}
-check(gave_up and {n["data"]["msgId"] for n in exhausted} == gave_up,
-      f"[H10] message.attempt.exhausted for each delivery that gave up ({len(gave_up)})")
-blip = [a for a in attempts if a["webhook"] == "blip"]
-check(len({a["deliveryId"] for a in blip}) == 5 and sum(a["outcome"] == "delivered" for a in blip) == 5,
-      "[H10] the endpoint with a success in between is never disabled: its 5 deliveries all delivered")
+def health_and_throttle(mode, store=()):
+    """The H10 and H11 runs, in memory or with a store (mode names the checks)."""
+    # --- H10: an endpoint failing for 6 virtual days ------------------------------
+    # Events every 1.5 days to a dead endpoint and to one that fails often but
+    # answers 200 now and then. 5e-6: 7.5 virtual days in under 4 s.
+    status, err, attempts, notices = deliver([hook("dead"), hook("blip")],
+                                             [event(i * 1.5 * DAY, "e%d" % i) for i in range(5)], 0.000005, store)
+    check(mode, status == 0, f"[H10] webhook_deliver exits 0 once every delivery ended ({status}: {err.strip()})")
+    dead = [a for a in attempts if a["webhook"] == "dead"]
+    disabled = [n for n in notices if n["type"] == "endpoint.disabled"]
+    check(mode, len(disabled) == 1 and disabled[0]["data"]["endpointId"] == "dead",
+          f"[H10] exactly one endpoint.disabled, for the dead endpoint ({len(disabled)})")
+    if dead and len(disabled) == 1:
+        start = when(dead[0]["sentAt"])
+        n = disabled[0]
+        check(mode, when(n["data"]["failSince"]) == start and "msgId" not in n["data"],
+              "[H10] endpoint.disabled names the failing period's start (the first attempt), no msgId")
+        last = [a for a in dead if a["outcome"] == "disabled"]
+        check(mode, len(last) == 1 and last[0] is dead[-1] and when(last[0]["sentAt"]) - start >= datetime.timedelta(days=5)
+              and n["data"]["lastAttempt"]["timestamp"] == last[0]["sentAt"]
+              and n["data"]["lastAttempt"]["responseStatusCode"] == 500,
+              "[H10] the attempt that disabled it came 5 days or more into the period, and is the last one sent")
+        check(mode, all(when(a["sentAt"]) - start < datetime.timedelta(days=5) for a in dead[:-1]),
+              "[H10] every failed attempt before it came less than 5 days into the period (not disabled then)")
+        check(mode, when(n["timestamp"]) >= when(last[0]["sentAt"]), "[H10] the notice is stamped after that attempt")
+    ids = {a["deliveryId"] for a in dead}
+    check(mode, len(ids) == 4, f"[H10] the event after the disable (day 6) gave the disabled webhook no attempt ({len(ids)} of 5)")
+    hits = sum(1 for r, _, _ in Receiver.seen if r == "/dead")
+    check(mode, hits == len(dead), f"[H10] no request went to the disabled endpoint unreported ({hits} requests, {len(dead)} lines)")
+    check(mode, len(dead) < 5 * 8, "[H10] the dead endpoint was not retried for ever (fewer than 5 deliveries x 8 attempts)")
+    failing = [n for n in notices if n["type"] == "message.attempt.failing"]
+    fourth = {a["deliveryId"] for a in attempts if a["attempt"] == 4}
+    check(mode, {n["data"]["msgId"] for n in failing} == fourth and len(failing) == len(fourth),
+          "[H10] message.attempt.failing once for each delivery whose 4th attempt failed, and for no other")
+    exhausted = [n for n in notices if n["type"] == "message.attempt.exhausted"]
+    gave_up = {a["deliveryId"] for a in attempts if a["outcome"] == "gave_up"}
+    check(mode, gave_up and {n["data"]["msgId"] for n in exhausted} == gave_up,
+          f"[H10] message.attempt.exhausted for each delivery that gave up ({len(gave_up)})")
+    blip = [a for a in attempts if a["webhook"] == "blip"]
+    check(mode, len({a["deliveryId"] for a in blip}) == 5 and sum(a["outcome"] == "delivered" for a in blip) == 5,
+          "[H10] the endpoint with a success in between is never disabled: its 5 deliveries all delivered")
 
-# --- H11: a throttle of 2 a second --------------------------------------------
-# 10 events at once to a webhook throttled at 2 a second, and to one without a throttle.
-status, err, attempts, notices = deliver([hook("slowed", maxPerSecond=2), hook("free")],
-                                         [event(0, "t%d" % i) for i in range(10)], 0.01)
-check(status == 0, f"[H11] exits 0 ({status}: {err.strip()})")
-slowed = [when(a["sentAt"]) for a in attempts if a["webhook"] == "slowed"]
-gaps = [(b - a).total_seconds() for a, b in zip(slowed, slowed[1:])]
-check(len(slowed) == 10 and all(a["attempt"] == 1 and a["outcome"] == "delivered"
-                                for a in attempts if a["webhook"] == "slowed"),
-      "[H11] 10 deliveries, each in one attempt: a deferral is neither a failure nor an attempt")
-# A transfer's own time moves the timeline too, so a gap may exceed 0.5 s a
-# little on a loaded machine; never by half a second (that would be 1 a second).
-check(len(gaps) == 9 and all(0.5 <= g < 1.0 for g in gaps), f"[H11] spaced 0.5 s apart on the run's timeline ({gaps})")
-check(sum(g == 0.5 for g in gaps) >= 5, f"[H11] most gaps exactly 0.5 s, the time K13 gives ({gaps})")
-free = [when(a["sentAt"]) for a in attempts if a["webhook"] == "free"]
-check(len(free) == 10 and (free[-1] - free[0]).total_seconds() < 0.5,
-      "[H11] without maxPerSecond the same 10 go out at once (other side)")
-check(not notices, "[H11] no notice: nothing failed")
+    # --- H11: a throttle of 2 a second --------------------------------------------
+    # 10 events at once to a webhook throttled at 2 a second, and to one without a throttle.
+    status, err, attempts, notices = deliver([hook("slowed", maxPerSecond=2), hook("free")],
+                                             [event(0, "t%d" % i) for i in range(10)], 0.01, store)
+    check(mode, status == 0, f"[H11] exits 0 ({status}: {err.strip()})")
+    slowed = [when(a["sentAt"]) for a in attempts if a["webhook"] == "slowed"]
+    gaps = [(b - a).total_seconds() for a, b in zip(slowed, slowed[1:])]
+    check(mode, len(slowed) == 10 and all(a["attempt"] == 1 and a["outcome"] == "delivered"
+                                    for a in attempts if a["webhook"] == "slowed"),
+          "[H11] 10 deliveries, each in one attempt: a deferral is neither a failure nor an attempt")
+    # A transfer's own time moves the timeline too, so a gap may exceed 0.5 s a
+    # little on a loaded machine; never by half a second (that would be 1 a second).
+    check(mode, len(gaps) == 9 and all(0.5 <= g < 1.0 for g in gaps), f"[H11] spaced 0.5 s apart on the run's timeline ({gaps})")
+    check(mode, sum(g == 0.5 for g in gaps) >= 5, f"[H11] most gaps exactly 0.5 s, the time K13 gives ({gaps})")
+    free = [when(a["sentAt"]) for a in attempts if a["webhook"] == "free"]
+    check(mode, len(free) == 10 and (free[-1] - free[0]).total_seconds() < 0.5,
+          "[H11] without maxPerSecond the same 10 go out at once (other side)")
+    check(mode, not notices, "[H11] no notice: nothing failed")
 
-# --- B5: a rotation set in the input --------------------------------------------
+
+health_and_throttle("")
+# The same with a SQLite store (rule B6): the health, the throttle state and
+# the disabled flag are the webhook's one row in keyhook_endpoints.
+try:
+    import sqlite3
+except ImportError:
+    sqlite3 = None
+with tempfile.TemporaryDirectory() as store_dir:
+    path = os.path.join(store_dir, "s.db")
+    probe = subprocess.run([DELIVER, "--store", "sqlite:" + path, "--list"], capture_output=True, text=True,
+                           timeout=BOUND)
+    no_sqlite = probe.returncode == 2 and "needs SQLite" in probe.stderr
+    if no_sqlite:
+        print("skip the --store runs: this build has no SQLite")
+    else:
+        health_and_throttle("--store sqlite: ", ("--store", "sqlite:" + os.path.join(store_dir, "h.db")))
+        if sqlite3:
+            rows = dict(sqlite3.connect(os.path.join(store_dir, "h.db")).execute(
+                "SELECT name, state FROM keyhook_endpoints").fetchall())
+            dead_row = json.loads(rows.get("dead", "{}"))
+            check("--store sqlite: ", set(rows) <= {"dead", "blip", "slowed", "free"} and dead_row.get("disabled") is True
+                  and dead_row.get("failSince") is not None,
+                  f"[H10] the dead webhook's one row says disabled, with its failing period ({dead_row})")
+
+
+# --- B5: a rotation set in the input ------------------------------------------
 old_key, new_key = bytes(range(1, 33)), bytes(range(101, 133))
 secret = lambda k: "whsec_" + base64.b64encode(k).decode()
+# The old key expires 1 hour into the run (the run starts within a second of now).
 grace_end = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
 keys = {"current": [secret(new_key)],
         "oldKeys": [{"key": secret(old_key), "expiresAt": grace_end.strftime("%Y-%m-%dT%H:%M:%S.000Z")}]}
-status, err, attempts, _ = deliver([hook("rotated", signingKeys=keys)], [event(0, "r0"), event(7200, "r1")], 0.0001)
-check(status == 0 and len(attempts) == 2, f"[B5] exits 0, two deliveries ({status}: {err.strip()})")
 
 
 def verifies(key, headers, body):
@@ -151,17 +179,28 @@ def verifies(key, headers, body):
     return sum(hmac.compare_digest(e, "v1," + mac) for e in entries), len(entries)
 
 
-got = [(dict((k.lower(), v) for k, v in h.items()), b) for r, h, b in Receiver.seen if r == "/rotated"]
-if len(got) == 2:
-    (h0, b0), (h1, b1) = got
-    check(verifies(old_key, h0, b0) == (1, 2) and verifies(new_key, h0, b0) == (1, 2),
-          "[B5] during the grace: two signatures, one under the old key and one under the new")
-    check(verifies(new_key, h1, b1) == (1, 1) and verifies(old_key, h1, b1) == (0, 1),
-          "[B5] after the old key expired (2 virtual hours later): the new key's signature only")
-else:
-    check(False, f"[B5] the receiver got 2 requests ({len(got)})")
-out = json.dumps(attempts)
-check(secret(old_key)[6:20] not in out and secret(new_key)[6:20] not in out, "[B5] no key printed")
+def rotation(mode, store=()):
+    """The B5 run: a key set whose old key expires between two events."""
+    status, err, attempts, _ = deliver([hook("rotated", signingKeys=keys)], [event(0, "r0"), event(7200, "r1")],
+                                       0.0001, store)
+    check(mode, status == 0 and len(attempts) == 2, f"[B5] exits 0, two deliveries ({status}: {err.strip()})")
+    got = [(dict((k.lower(), v) for k, v in h.items()), b) for r, h, b in Receiver.seen if r == "/rotated"]
+    if len(got) == 2:
+        (h0, b0), (h1, b1) = got
+        check(mode, verifies(old_key, h0, b0) == (1, 2) and verifies(new_key, h0, b0) == (1, 2),
+              "[B5] during the grace: two signatures, one under the old key and one under the new")
+        check(mode, verifies(new_key, h1, b1) == (1, 1) and verifies(old_key, h1, b1) == (0, 1),
+              "[B5] after the old key expired (2 virtual hours later): the new key's signature only")
+    else:
+        check(mode, False, f"[B5] the receiver got 2 requests ({len(got)})")
+    out = json.dumps(attempts)
+    check(mode, secret(old_key)[6:20] not in out and secret(new_key)[6:20] not in out, "[B5] no key printed")
+
+
+rotation("")
+with tempfile.TemporaryDirectory() as store_dir:
+    if not no_sqlite:
+        rotation("--store sqlite: ", ("--store", "sqlite:" + os.path.join(store_dir, "r.db")))
 
 # --- the input's errors ---------------------------------------------------------
 def refused(webhooks, events, what):
