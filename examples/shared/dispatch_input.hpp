@@ -162,7 +162,7 @@ struct timed_event {
 };
 
 inline constexpr std::size_t max_timed_events = 10000;
-inline constexpr double max_event_after_seconds = 10.0 * 366 * 24 * 3600;  // ten years
+inline constexpr double max_event_after_seconds = 10.0 * 365 * 24 * 3600;  // ten years of 365 days
 inline constexpr std::uint64_t max_per_second_limit = 1000000;             // T of at least 1 microsecond (K13)
 
 struct delivery_input {
