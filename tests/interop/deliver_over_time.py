@@ -8,7 +8,7 @@ six virtual days take a few seconds; times are checked on the run's timeline
     deliver_over_time.py PATH/TO/webhook_deliver"""
 import base64, datetime, hashlib, hmac, json, os, subprocess, sys, tempfile, threading
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-from waits import BOUND
+from waits import BOUND, stop
 
 DELIVER = sys.argv[1]
 DAY = 86400.0
@@ -201,6 +201,51 @@ rotation("")
 with tempfile.TemporaryDirectory() as store_dir:
     if not no_sqlite:
         rotation("--store sqlite: ", ("--store", "sqlite:" + os.path.join(store_dir, "r.db")))
+
+# --- H10 with two workers on one store ---------------------------------------------
+# One enqueues and works, the other joins once the deliveries are stored: the
+# dead webhook's one row is shared, so it is disabled and announced once in all.
+def two_workers(store):
+    Receiver.seen = []
+    doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": [hook("dead"), hook("blip")],
+           "events": [event(i * 1.5 * DAY, "w%d" % i) for i in range(5)]}
+    common = [DELIVER, "--allow-local", "--time-scale", "0.000005", "--store", store]
+    first = subprocess.Popen([*common, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    first.stdin.write(json.dumps(doc))
+    first.stdin.close()
+    first.stdin = None  # so communicate() does not write to it
+    added = first.stderr.readline()  # "N of N deliveries added": stored, so --until-empty finds them
+    second = subprocess.Popen([*common, "--work", "--until-empty"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    outs = []
+    for p in (first, second):
+        try:
+            out, err = p.communicate(timeout=BOUND * 2)
+        except subprocess.TimeoutExpired:
+            stop(p)
+            out, err = "", "still running, killed"
+        outs.append((p.returncode, out, err))
+    check(all(c == 0 for c, _, _ in outs) and "10 of 10" in added,
+          f"[H10] two workers: both exit 0 ({[(c, e.strip()) for c, _, e in outs]}; {added.strip()})")
+    lines = [json.loads(l) for _, out, _ in outs for l in out.splitlines() if l.strip()]
+    notices = [l["operational"] for l in lines if "operational" in l]
+    disabled = [n for n in notices if n["type"] == "endpoint.disabled"]
+    check(len(disabled) == 1 and disabled[0]["data"]["endpointId"] == "dead",
+          f"[H10] two workers: one endpoint.disabled in all ({len(disabled)}): one state, not one per worker")
+    workers = [sum(1 for l in out.splitlines() if '"attempt"' in l) for _, out, _ in outs]
+    check(all(w > 0 for w in workers), f"[H10] two workers: both made attempts ({workers})")
+    rows = subprocess.run([DELIVER, "--store", store, "--list"], capture_output=True, text=True, timeout=BOUND)
+    states = [json.loads(l) for l in rows.stdout.splitlines() if l.strip()]
+    check(len(states) == 10 and all(s["status"] == "delivered" for s in states if s["webhook"] == "blip")
+          and all(s["status"] in ("disabled", "gave_up") for s in states if s["webhook"] == "dead")
+          and sum(s["status"] == "disabled" for s in states if s["webhook"] == "dead") >= 1,
+          "[H10] two workers: every blip delivery delivered; every dead one ended, given up or disabled")
+
+
+with tempfile.TemporaryDirectory() as store_dir:
+    if not no_sqlite:
+        two_workers("sqlite:" + os.path.join(store_dir, "w.db"))
 
 # --- the input's errors ---------------------------------------------------------
 def refused(webhooks, events, what):
