@@ -159,6 +159,7 @@ inline keyhook::result<dispatch_input> parse_dispatch_input(const std::string& t
 struct timed_event {
     std::chrono::microseconds after{0};
     keyhook::notification event;
+    std::string path;  // where it is in the document: "event" or "events[3].event"
 };
 
 inline constexpr std::size_t max_timed_events = 10000;
@@ -209,7 +210,7 @@ template <class Json = nlohmann::json>
     if (one) {
         auto n = try_event_from_json<Json>(*one, "event", in.settings.tenant.name, start);
         if (!n) return n.error();
-        in.events.push_back(timed_event{std::chrono::microseconds{0}, std::move(*n)});
+        in.events.push_back(timed_event{std::chrono::microseconds{0}, std::move(*n), "event"});
         return in;
     }
     if (!many->is_array()) return kd::wrong_type("events", "an array of timed events", *many);
@@ -235,7 +236,7 @@ template <class Json = nlohmann::json>
         const std::chrono::microseconds offset{static_cast<std::int64_t>(std::llround(after * 1e6))};
         auto n = try_event_from_json<Json>(*event, epath, in.settings.tenant.name, start + offset);
         if (!n) return n.error();
-        in.events.push_back(timed_event{offset, std::move(*n)});
+        in.events.push_back(timed_event{offset, std::move(*n), epath});
     }
     std::stable_sort(in.events.begin(), in.events.end(),
                      [](const timed_event& a, const timed_event& b) { return a.after < b.after; });

@@ -78,7 +78,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -417,7 +416,11 @@ int main(int argc, char** argv) {
             auto signed_requests = keyhook::crypto::try_dispatch_signed(
                 input->settings.tenant, input->settings.webhooks, ev.event, deliver::clock_now(), options);
             if (!signed_requests) {
-                std::cerr << "webhook_deliver: " << source << ": " << signed_requests.error() << '\n';
+                // A body member's path ("FolderName") is said under its event's.
+                auto e = signed_requests.error();
+                if (e.path.rfind("webhooks", 0) != 0)
+                    e.path = e.path.empty() ? ev.path : keyhook::detail::path_member(ev.path, e.path);
+                std::cerr << "webhook_deliver: " << source << ": " << e << '\n';
                 return exit_invalid;
             }
             if (store)

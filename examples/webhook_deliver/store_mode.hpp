@@ -24,17 +24,17 @@
 
 #include "attempt.hpp"
 #include "key_sets.hpp"
-#include "keyhook/endpoint_health.hpp"
-#include "shared/dispatch_input.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/delivery_state.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/endpoint_health.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/webhook_json.hpp"
 #include "keyhook/webhook_validation.hpp"
 #include "shared/delivery_store.hpp"
+#include "shared/dispatch_input.hpp"
 #if KEYHOOK_EXAMPLES_HAVE_SQLITE
 #include "shared/sqlite_store.hpp"
 #endif
