@@ -267,7 +267,8 @@ void work_in_memory(run_input& in, const examples::http::client_options& client,
     };
     std::vector<delivery> deliveries;
     keyhook::endpoint_registry endpoints;
-    in.options.is_disabled = endpoints.disabled_predicate();
+    auto options = in.options;  // the predicate must not outlive the registry
+    options.is_disabled = endpoints.disabled_predicate();
     const keyhook::timestamp start = clock.now();
     std::size_t next_event = 0;
     for (;;) {
@@ -280,7 +281,7 @@ void work_in_memory(run_input& in, const examples::http::client_options& client,
                 clock.wait_until(at);
                 // Checked before anything was sent (main): dispatch cannot fail here.
                 auto made = keyhook::try_dispatch(in.settings->tenant, in.settings->webhooks,
-                                                  in.events[next_event].event, in.options);
+                                                  in.events[next_event].event, options);
                 ++next_event;
                 if (made)
                     for (auto& r : *made) deliveries.push_back(delivery{std::move(r), {}, clock.now(), false});
