@@ -5,12 +5,18 @@ loopback receiver in this process. --time-scale compresses every wait, so
 six virtual days take a few seconds; times are checked on the run's timeline
 (the printed sentAt), never on the wall clock.
 
-    deliver_over_time.py PATH/TO/webhook_deliver"""
-import base64, datetime, hashlib, hmac, json, os, subprocess, sys, tempfile, threading
+    deliver_over_time.py PATH/TO/webhook_deliver [--postgresql]
+
+With --postgresql the --store runs use Debian's PostgreSQL 15 started here
+(initdb and postgres in a temporary directory, socket only, as user postgres
+when run as root) instead of SQLite files."""
+import base64, datetime, hashlib, hmac, json, os, shutil, subprocess, sys, tempfile, threading
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-from waits import BOUND, stop
+from waits import BOUND, stop, wait_until
 
 DELIVER = sys.argv[1]
+POSTGRESQL = sys.argv[2:] == ["--postgresql"]
+PG_BIN = "/usr/lib/postgresql/15/bin"
 DAY = 86400.0
 failures = 0
 
@@ -137,29 +143,82 @@ def health_and_throttle(mode, store=()):
     check(mode, not notices, "[H11] no notice: nothing failed")
 
 
-health_and_throttle("")
-# The same with a SQLite store (rule B6): the health, the throttle state and
-# the disabled flag are the webhook's one row in keyhook_endpoints.
-try:
-    import sqlite3
-except ImportError:
-    sqlite3 = None
-with tempfile.TemporaryDirectory() as store_dir:
-    path = os.path.join(store_dir, "s.db")
-    probe = subprocess.run([DELIVER, "--store", "sqlite:" + path, "--list"], capture_output=True, text=True,
-                           timeout=BOUND)
-    no_sqlite = probe.returncode == 2 and "needs SQLite" in probe.stderr
-    if no_sqlite:
-        print("skip the --store runs: this build has no SQLite")
-    else:
-        health_and_throttle("--store sqlite: ", ("--store", "sqlite:" + os.path.join(store_dir, "h.db")))
-        if sqlite3:
-            rows = dict(sqlite3.connect(os.path.join(store_dir, "h.db")).execute(
-                "SELECT name, state FROM keyhook_endpoints").fetchall())
-            dead_row = json.loads(rows.get("dead", "{}"))
-            check("--store sqlite: ", set(rows) <= {"dead", "blip", "slowed", "free"} and dead_row.get("disabled") is True
-                  and dead_row.get("failSince") is not None,
-                  f"[H10] the dead webhook's one row says disabled, with its failing period ({dead_row})")
+class Stores:
+    """Fresh stores, one per run: SQLite files, or databases of one PostgreSQL
+    server (stop() ends it)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="keyhook-over-time-")
+        self.server = None
+        self.count = 0
+        if not POSTGRESQL:
+            return
+        as_pg = []
+        if os.geteuid() == 0:
+            import pwd
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+            as_pg = ["runuser", "-u", "postgres", "--"]
+        data = os.path.join(self.dir, "data")
+        subprocess.run([*as_pg, PG_BIN + "/initdb", "-D", data, "-U", "keyhook", "--auth=trust", "-E", "UTF8",
+                        "--no-sync"], check=True, capture_output=True, timeout=BOUND * 4)
+        self.port = str(50000 + os.getpid() % 10000)  # names the socket only (no TCP)
+        self.server = subprocess.Popen([*as_pg, PG_BIN + "/postgres", "-D", data, "-k", self.dir, "-p", self.port,
+                                        "-c", "listen_addresses=", "-c", "fsync=off"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.data = data
+        ready = lambda: subprocess.run([PG_BIN + "/pg_isready", "-h", self.dir, "-p", self.port],
+                                       capture_output=True).returncode == 0
+        if not wait_until(ready):
+            self.stop()
+            sys.exit("postgres did not accept connections")
+
+    def new(self):
+        self.count += 1
+        name = "s%d" % self.count
+        if not self.server:
+            return "sqlite:" + os.path.join(self.dir, name + ".db")
+        subprocess.run([PG_BIN + "/createdb", "-h", self.dir, "-p", self.port, "-U", "keyhook", name], check=True,
+                       capture_output=True, timeout=BOUND)
+        return "postgresql://keyhook@/%s?host=%s&port=%s" % (name, self.dir, self.port)
+
+    def endpoint_rows(self, store):
+        """keyhook_endpoints as {name: state JSON}."""
+        if self.server:
+            r = subprocess.run([PG_BIN + "/psql", "-h", self.dir, "-p", self.port, "-U", "keyhook", "-At", "-F", "\t",
+                                "-c", "SELECT name, state FROM keyhook_endpoints", store.split("?")[0].rsplit("/", 1)[1]],
+                               capture_output=True, text=True, timeout=BOUND)
+            return dict(l.split("\t", 1) for l in r.stdout.splitlines() if l)
+        import sqlite3
+        return dict(sqlite3.connect(store[len("sqlite:"):]).execute("SELECT name, state FROM keyhook_endpoints"))
+
+    def stop(self):
+        if self.server:
+            # Fast shutdown: SIGINT to the postmaster itself (runuser does not pass signals on).
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                os.kill(int(f.readline()), 2)
+            stop(self.server)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+if not POSTGRESQL:
+    health_and_throttle("")
+stores = Stores()
+KIND = "--store postgresql: " if POSTGRESQL else "--store sqlite: "
+probe = subprocess.run([DELIVER, "--store", stores.new(), "--list"], capture_output=True, text=True, timeout=BOUND)
+no_store = probe.returncode == 2 and "this build was made without" in probe.stderr
+if no_store:
+    print("skip the --store runs: " + probe.stderr.strip())
+else:
+    # With a store (rule B6), the health, the throttle state and the disabled
+    # flag are the webhook's one row in keyhook_endpoints.
+    store = stores.new()
+    health_and_throttle(KIND, ("--store", store))
+    rows = stores.endpoint_rows(store)
+    dead_row = json.loads(rows.get("dead", "{}"))
+    check(KIND, set(rows) <= {"dead", "blip", "slowed", "free"} and dead_row.get("disabled") is True
+          and dead_row.get("failSince") is not None,
+          f"[H10] the dead webhook's one row says disabled, with its failing period ({dead_row})")
 
 
 # --- B5: a rotation set in the input ------------------------------------------
@@ -197,10 +256,10 @@ def rotation(mode, store=()):
     check(mode, secret(old_key)[6:20] not in out and secret(new_key)[6:20] not in out, "[B5] no key printed")
 
 
-rotation("")
-with tempfile.TemporaryDirectory() as store_dir:
-    if not no_sqlite:
-        rotation("--store sqlite: ", ("--store", "sqlite:" + os.path.join(store_dir, "r.db")))
+if not POSTGRESQL:
+    rotation("")
+if not no_store:
+    rotation(KIND, ("--store", stores.new()))
 
 # --- H10 with two workers on one store ---------------------------------------------
 # One enqueues and works, the other joins once the deliveries are stored: the
@@ -243,9 +302,9 @@ def two_workers(store):
           "[H10] two workers: every blip delivery delivered; every dead one ended, given up or disabled")
 
 
-with tempfile.TemporaryDirectory() as store_dir:
-    if not no_sqlite:
-        two_workers("sqlite:" + os.path.join(store_dir, "w.db"))
+if not no_store:
+    two_workers(stores.new())
+stores.stop()
 
 # --- the input's errors ---------------------------------------------------------
 def refused(webhooks, events, what):
