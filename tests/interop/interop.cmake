@@ -7,6 +7,13 @@
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
+#   interop.deliver_over_time
+#                      webhook_deliver's timed events, endpoint health,
+#                      throttles and key sets (H10, H11, B5) over virtual days
+#                      against a Python receiver, in memory and on SQLite:
+#                      always, when Python 3 is found (a few seconds);
+#                      interop.deliver_over_time_postgresql the same on
+#                      PostgreSQL, with the store tests below
 #   interop.deliver    webhook_deliver against a receiver on the npm package
 #   interop.receiver   webhook_receiver --listen against a sender on it
 #                      (standardwebhooks, pinned by package-lock.json): with
@@ -36,6 +43,10 @@ if(Python3_Interpreter_FOUND)
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/platform_interop.py" $<TARGET_FILE:key_audit>
                 $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.platform PROPERTIES LABELS interop TIMEOUT 120)
+    # Issue 23 item 5: webhook_deliver over virtual days (H10, H11, B5), a few seconds.
+    add_test(NAME interop.deliver_over_time
+        COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>)
+    set_tests_properties(interop.deliver_over_time PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)
     if(TARGET webhook_receiver)
         add_test(NAME interop.receiver_framing
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/receiver_framing.py" $<TARGET_FILE:webhook_receiver>)
@@ -101,6 +112,13 @@ if(KEYHOOK_EXAMPLES_HAVE_LIBPQ)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON with libpq needs the PostgreSQL 15 server: "
                             "run scripts/install-deps.sh --interop")
     endif()
+endif()
+# The over-time runs (H10, H11, B5) on a PostgreSQL server the test starts.
+if(postgresql IN_LIST _store_cases AND Python3_Interpreter_FOUND)
+    add_test(NAME interop.deliver_over_time_postgresql
+        COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>
+                --postgresql)
+    set_tests_properties(interop.deliver_over_time_postgresql PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)
 endif()
 foreach(_store IN LISTS _store_cases)
     add_test(NAME interop.store_${_store}
