@@ -132,16 +132,23 @@ inline std::string input_name(const std::optional<std::string>& file) {
 
 // The dispatch input of `text`, the event stamped `now`. Errors: a syntax
 // error with the byte offset, or the library's error with its JSON path.
-inline keyhook::result<dispatch_input> parse_dispatch_input(const std::string& text, keyhook::timestamp now,
-                                                            const keyhook::endpoint_policy& policy = {}) {
-    // The strict reader (J1-J3): repeated names and numbers out of range are
-    // refused with their path; the depth limit bounds the DOM readers' recursion.
+// The input document, read strictly (J1-J3): repeated names and numbers out
+// of range are refused with their path; the depth limit bounds the DOM
+// readers' recursion.
+inline keyhook::result<nlohmann::json> parse_input_document(const std::string& text) {
     auto document = keyhook::try_parse_json(text);
     if (!document) {
         keyhook::error e = document.error();
         if (e.code == keyhook::errc::syntax_error) e.message = "expected one JSON object, " + e.message;
         return e;
     }
+    return document;
+}
+
+inline keyhook::result<dispatch_input> parse_dispatch_input(const std::string& text, keyhook::timestamp now,
+                                                            const keyhook::endpoint_policy& policy = {}) {
+    auto document = parse_input_document(text);
+    if (!document) return document.error();
     return try_dispatch_input_from_json(*document, now, policy);
 }
 
@@ -246,12 +253,8 @@ template <class Json = nlohmann::json>
 // parse_dispatch_input for webhook_deliver's input (the single-event form included).
 inline keyhook::result<delivery_input> parse_delivery_input(const std::string& text, keyhook::timestamp start,
                                                             const keyhook::endpoint_policy& policy = {}) {
-    auto document = keyhook::try_parse_json(text);
-    if (!document) {
-        keyhook::error e = document.error();
-        if (e.code == keyhook::errc::syntax_error) e.message = "expected one JSON object, " + e.message;
-        return e;
-    }
+    auto document = parse_input_document(text);
+    if (!document) return document.error();
     return try_delivery_input_from_json(*document, start, policy);
 }
 
