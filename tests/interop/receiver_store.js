@@ -1,0 +1,132 @@
+// Rules B6 and H9, test (c) of issue 24: two webhook_receiver --listen
+// sharing one store answer a replayed webhook-id 200 without processing it
+// twice, also after one of them is SIGKILLed and started again. The requests
+// are signed by the npm package standardwebhooks; a receiver processes a
+// delivery by printing one JSON line, so the lines of all receivers together
+// must hold each id exactly once.
+//
+//   node receiver_store.js sqlite PATH/TO/webhook_receiver       (a SQLite file)
+//   node receiver_store.js postgresql PATH/TO/webhook_receiver   (a PostgreSQL
+//     server started here, as store_crash.js does: postgres.js)
+"use strict";
+const { spawn } = require("child_process");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { Webhook } = require("standardwebhooks");
+const { BOUND_MS, check, closing, done, jsonLines, need, within } = require("./common");
+const { startPostgres } = require("./postgres");
+
+const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_receiver");
+const program = need(process.argv[3], "sqlite|postgresql PATH/TO/webhook_receiver");
+const secret = "whsec_" + Buffer.alloc(32, 7).toString("base64");
+const apiKey = "interop-store-key-24";
+const IDS = 40;
+
+function body(i) {
+  return JSON.stringify({ FolderName: "Loans", ServiceName: "Quote", EntityId: `e${i}`, UserAction: "PublishEngine",
+    AuditType: "ProductEngine", Data: { ProductName: "Loans", EngineName: "Quote", FileName: "q.xlsx",
+      ProductId: `e${i}`, ServiceVersionId: "v1" }, Tenant: "acme", RequestTimeStamp: "2026-03-14T09:26:53.589Z",
+    RevisionId: null });
+}
+
+// A delivery of id `msg_store_<i>`: signed now, as a sender's retry is.
+async function deliver(port, i) {
+  const id = `msg_store_${i}`, text = body(i), when = new Date();
+  const res = await fetch(`http://127.0.0.1:${port}/hook`, { method: "POST", body: text, headers: {
+    "content-type": "application/json", "x-api-key": apiKey, "webhook-id": id,
+    "webhook-timestamp": String(Math.floor(when.getTime() / 1000)),
+    "webhook-signature": new Webhook(secret).sign(id, when, text) } });
+  await res.text();
+  return res.status;
+}
+
+// A receiver on the store; resolves once it says where it listens.
+async function startReceiver(store) {
+  const child = spawn(program, ["--listen", "127.0.0.1:0", "--store", store], {
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: secret } });
+  const r = { child, stdout: "", stderr: "", closed: closing(child) };
+  child.stdout.on("data", (d) => (r.stdout += d));
+  r.port = await within(new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      r.stderr += d;
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(r.stderr);
+      if (m) resolve(Number(m[1]));
+    });
+    r.closed.then(() => reject(new Error(`webhook_receiver stopped: ${r.stderr}`)));
+  }), BOUND_MS, null);
+  if (r.port === null) {
+    child.kill("SIGKILL");
+    throw new Error(`webhook_receiver did not say where it listens within ${BOUND_MS} ms: ${r.stderr}`);
+  }
+  return r;
+}
+
+async function stopReceiver(r, signal) {
+  r.child.kill(signal);
+  const code = await within(r.closed, BOUND_MS, undefined);
+  if (code === undefined) r.child.kill("SIGKILL");
+  return code;
+}
+
+const processed = (receivers) => receivers.flatMap((r) => jsonLines(r.stdout).map((l) => l.id));
+
+async function sharing(store) {
+  let a = await startReceiver(store);
+  const b = await startReceiver(store);
+  const all = [a, b];
+  // Each id at both receivers at the same moment: one of them processes it.
+  const raced = await Promise.all([...Array(IDS).keys()].flatMap((i) => [deliver(a.port, i), deliver(b.port, i)]));
+  check(raced.every((s) => s === 200), `[B6] [H9] ${IDS} ids sent to both receivers at once: all 200 ` +
+        `(${JSON.stringify([...new Set(raced)])})`);
+  let ids = processed(all);
+  check(ids.length === IDS && new Set(ids).size === IDS,
+        `[B6] [H9] each id processed once across the two receivers (${ids.length} lines, ${new Set(ids).size} ids)`);
+
+  // Replayed one after the other, to each receiver: answered, not processed.
+  const replayed = [];
+  for (let i = 0; i < IDS; i += 4) replayed.push(await deliver(a.port, i), await deliver(b.port, i));
+  check(replayed.every((s) => s === 200) && processed(all).length === IDS,
+        `[B6] [H9] replays to either receiver: 200, nothing processed again (${processed(all).length} lines)`);
+
+  // A crash: the in-memory table would be lost with the process; the store's is not.
+  check((await stopReceiver(a, "SIGKILL")) === "SIGKILL", "receiver A is SIGKILLed");
+  a = await startReceiver(store);
+  all.push(a);
+  const afterRestart = await Promise.all([...Array(IDS).keys()].map((i) => deliver(a.port, i)));
+  check(afterRestart.every((s) => s === 200) && processed(all).length === IDS,
+        `[B6] [H9] after the restart, every id again at the new receiver: 200, nothing processed again ` +
+        `(${processed(all).length} lines)`);
+  // The other side of the boundary: a new id is processed, once, then replays.
+  check((await deliver(a.port, IDS)) === 200 && (await deliver(b.port, IDS)) === 200, "a new id: 200 at both");
+  ids = processed(all);
+  check(ids.length === IDS + 1 && ids.filter((id) => id === `msg_store_${IDS}`).length === 1,
+        `[B6] [H9] the new id processed once (${ids.length} lines)`);
+
+  for (const r of [a, b]) check((await stopReceiver(r, "SIGTERM")) === 0, "SIGTERM: a clean stop, exit 0");
+  const logs = all.map((r) => r.stdout + r.stderr).join("");
+  check(!logs.includes(apiKey) && !logs.includes(secret.slice(6)), "no key printed");
+  console.log(`report: ${IDS * 2 + IDS / 2 + IDS + 2} deliveries to ${all.length} receivers on one ${mode} store, ` +
+              `${ids.length} processed`);
+}
+
+(async () => {
+  if (mode === "sqlite") {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keyhook-replay-"));
+    try {
+      await sharing("sqlite:" + path.join(dir, "replay.db"));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  } else if (mode === "postgresql") {
+    const pg = await startPostgres(); // throws when the server does not come up
+    try {
+      await sharing(pg.uri);
+    } finally {
+      await pg.stop();
+    }
+  } else {
+    need(null, "sqlite|postgresql PATH/TO/webhook_receiver");
+  }
+  done();
+})();
