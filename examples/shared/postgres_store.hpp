@@ -176,7 +176,19 @@ public:
                          std::size_t prune_limit) override {
         char prune[256];
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, " FOR UPDATE SKIP LOCKED");
-        run("BEGIN", {});
+        // A receiver outlives a restart of the server: a connection found
+        // broken is made again. Only at BEGIN, where nothing was done yet: a
+        // claim whose COMMIT was lost is not retried (it may have committed,
+        // and a retry would take the id for a replay). Other failures throw,
+        // and the receiver answers 503.
+        if (PQstatus(conn_) == CONNECTION_BAD) PQreset(conn_);
+        try {
+            run("BEGIN", {});
+        } catch (const std::runtime_error&) {
+            if (PQstatus(conn_) != CONNECTION_BAD) throw;
+            PQreset(conn_);
+            run("BEGIN", {});
+        }
         try {
             run(prune, {std::to_string(now), std::to_string(prune_limit)});
             const auto r = run(sql::replay::claim, {id, std::to_string(forget_after), std::to_string(now)});

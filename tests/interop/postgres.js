@@ -5,6 +5,8 @@
 //
 //   const pg = await startPostgres();   // {dir, uri} or throws
 //   ... pg.uri ...                      // postgresql://keyhook@/postgres?host=...
+//   await pg.halt();                    // stopped, data kept (clients see errors)
+//   await pg.restart();                 // stopped and started again on the same data
 //   await pg.stop();                    // fast shutdown, directory removed
 "use strict";
 const { spawn, spawnSync } = require("child_process");
@@ -52,10 +54,15 @@ async function startPostgres() {
                                                           "--no-sync", "--no-instructions"], { stdio: "ignore" });
   if ((await within(closing(init), 4 * BOUND_MS, "hung")) !== 0) throw new Error("initdb did not make a cluster");
   const port = await freePort();
-  const pg = asPostgres(path.join(PG_BIN, "postgres"), ["-D", data, "-k", dir, "-p", String(port), "-c",
-                                                        "listen_addresses=", "-c", "fsync=off"], { stdio: "ignore" });
-  const pgClosed = closing(pg);
-  const stop = async () => {
+  let pg = null, pgClosed = null;
+  const launch = () => {
+    pg = asPostgres(path.join(PG_BIN, "postgres"), ["-D", data, "-k", dir, "-p", String(port), "-c",
+                                                    "listen_addresses=", "-c", "fsync=off"], { stdio: "ignore" });
+    pgClosed = closing(pg);
+  };
+  const ready = () => waitUntil(() => spawnSync(path.join(PG_BIN, "pg_isready"), ["-h", dir, "-p", String(port)])
+                                        .status === 0);
+  const halt = async () => {
     // Fast shutdown: SIGINT to the postmaster itself (runuser does not pass signals on).
     try {
       process.kill(Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGINT");
@@ -63,15 +70,25 @@ async function startPostgres() {
       pg.kill("SIGKILL");
     }
     if ((await within(pgClosed, BOUND_MS, "hung")) === "hung") pg.kill("SIGKILL");
+  };
+  const stop = async () => {
+    await halt();
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  const ready = await waitUntil(() => spawnSync(path.join(PG_BIN, "pg_isready"), ["-h", dir, "-p", String(port)])
-                                        .status === 0);
-  if (!ready) {
+  // The server stopped (its clients' connections broken) and started again
+  // on the same data; true once it accepts connections.
+  const restart = async () => {
+    await halt();
+    launch();
+    return ready();
+  };
+  launch();
+  if (!(await ready())) {
     await stop();
     throw new Error("postgres did not accept connections");
   }
-  return { dir, uri: `postgresql://keyhook@/postgres?host=${encodeURIComponent(dir)}&port=${port}`, stop };
+  return { dir, uri: `postgresql://keyhook@/postgres?host=${encodeURIComponent(dir)}&port=${port}`, stop, restart,
+           halt };
 }
 
 module.exports = { startPostgres, waitUntil };

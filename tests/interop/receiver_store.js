@@ -7,7 +7,9 @@
 //
 //   node receiver_store.js sqlite PATH/TO/webhook_receiver       (a SQLite file)
 //   node receiver_store.js postgresql PATH/TO/webhook_receiver   (a PostgreSQL
-//     server started here, as store_crash.js does: postgres.js)
+//     server started here, as store_crash.js does: postgres.js); then the
+//     server is stopped (a delivery is answered 503 and not processed) and
+//     started again (the receivers connect again)
 "use strict";
 const { spawn } = require("child_process");
 const fs = require("fs");
@@ -71,7 +73,7 @@ async function stopReceiver(r, signal) {
 
 const processed = (receivers) => receivers.flatMap((r) => jsonLines(r.stdout).map((l) => l.id));
 
-async function sharing(store) {
+async function sharing(store, outage) {
   let a = await startReceiver(store);
   const b = await startReceiver(store);
   const all = [a, b];
@@ -103,11 +105,12 @@ async function sharing(store) {
   check(ids.length === IDS + 1 && ids.filter((id) => id === `msg_store_${IDS}`).length === 1,
         `[B6] [H9] the new id processed once (${ids.length} lines)`);
 
+  if (outage) await outage(a, b, all);
+
   for (const r of [a, b]) check((await stopReceiver(r, "SIGTERM")) === 0, "SIGTERM: a clean stop, exit 0");
   const logs = all.map((r) => r.stdout + r.stderr).join("");
   check(!logs.includes(apiKey) && !logs.includes(secret.slice(6)), "no key printed");
-  console.log(`report: ${IDS * 2 + IDS / 2 + IDS + 2} deliveries to ${all.length} receivers on one ${mode} store, ` +
-              `${ids.length} processed`);
+  console.log(`report: ${all.length} receivers on one ${mode} store, ${processed(all).length} deliveries processed`);
 }
 
 (async () => {
@@ -121,7 +124,19 @@ async function sharing(store) {
   } else if (mode === "postgresql") {
     const pg = await startPostgres(); // throws when the server does not come up
     try {
-      await sharing(pg.uri);
+      // The server stopped under the receivers: 503, nothing processed; back:
+      // they connect again and the id is processed once.
+      await sharing(pg.uri, async (a, b, all) => {
+        const fresh = IDS + 1;
+        await pg.halt();
+        check((await deliver(b.port, fresh)) === 503 && processed(all).length === IDS + 1,
+              `[B6] the store down: 503, nothing processed (${processed(all).length} lines)`);
+        check(await pg.restart(), "postgres started again on the same data");
+        check((await deliver(b.port, fresh)) === 200 && (await deliver(a.port, fresh)) === 200 &&
+              processed(all).length === IDS + 2 && processed(all).includes(`msg_store_${fresh}`),
+              `[B6] [H9] the store back: the receivers connect again, the id processed once ` +
+              `(${processed(all).length} lines)`);
+      });
     } finally {
       await pg.stop();
     }
