@@ -16,7 +16,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const { Webhook } = require("standardwebhooks");
-const { BOUND_MS, check, closing, done, jsonLines, need, within } = require("./common");
+const { BOUND_MS, check, closing, done, jsonLines, need, run, within } = require("./common");
 const { startPostgres } = require("./postgres");
 
 const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_receiver");
@@ -113,7 +113,21 @@ async function sharing(store, outage) {
   console.log(`report: ${all.length} receivers on one ${mode} store, ${processed(all).length} deliveries processed`);
 }
 
+// A --store it cannot use: exit 2 before listening, saying why, no password shown.
+async function refusals() {
+  const env = { KEYHOOK_RECEIVER_KEY: apiKey };
+  const scheme = await run(program, ["--listen", "127.0.0.1:0", "--store", "mysql://db/x"], { env });
+  check(scheme.code === 2 && /expected sqlite:PATH or postgresql:\/\//.test(scheme.stderr),
+        `[B6] --store mysql://...: exit 2 naming the forms (${scheme.code}; ${scheme.stderr.trim().split("\n").pop()})`);
+  const closed = await run(program, ["--listen", "127.0.0.1:0", "--store", "postgresql://u:pw-4f9a@127.0.0.1:1/x"],
+                           { env });
+  check(closed.code === 2 && /cannot connect to the PostgreSQL store/.test(closed.stderr) &&
+        !closed.stderr.includes("pw-4f9a"), `[B6] a PostgreSQL store that refuses: exit 2, the password not shown ` +
+        `(${closed.code})`);
+}
+
 (async () => {
+  await refusals();
   if (mode === "sqlite") {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keyhook-replay-"));
     try {
