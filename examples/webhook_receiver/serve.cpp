@@ -117,24 +117,55 @@ struct settings {
     std::optional<std::string> store;  // --store: H9's replay table there (B6), else in memory
 };
 
-nlohmann::ordered_json notification_json(const keyhook::received_notification& n) {
-    nlohmann::ordered_json data;
-    data["ProductName"] = n.folder_name;
-    data["EngineName"] = n.service_name;
-    data["FileName"] = n.file_name;
-    data["ProductId"] = n.entity_id;
-    data["ServiceVersionId"] = n.service_version_id;
-    nlohmann::ordered_json j;
-    j["FolderName"] = n.folder_name;
-    j["ServiceName"] = n.service_name;
-    j["EntityId"] = n.entity_id;
-    j["UserAction"] = n.user_action;
-    j["AuditType"] = n.audit_type;
-    j["Data"] = std::move(data);
-    j["Tenant"] = n.tenant;
-    j["RequestTimeStamp"] = n.request_time_text;
-    j["RevisionId"] = nullptr;
-    return j;
+// Appends `s` as a JSON string: nlohmann's escaping, with ensure_ascii, so
+// received text cannot drive the terminal (P1), and bytes that are not UTF-8
+// replaced.
+void append_json_string(std::string& out, const std::string& s) {
+    out += nlohmann::json(s).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+// The line printed for an accepted delivery: {"id", "notification" (spec
+// 6.2's members in order), "mismatches" when any}. Written member by member:
+// the same bytes as an ordered_json built and dumped, in half the time (the
+// receiver's speed row, docs/performance.md).
+std::string accepted_line(const std::optional<std::string>& id, const keyhook::received_notification& n) {
+    std::string out;
+    out.reserve(512);
+    out += "{\"id\":";
+    if (id)
+        append_json_string(out, *id);
+    else
+        out += "null";
+    const std::pair<const char*, const std::string*> members[] = {
+        {",\"notification\":{\"FolderName\":", &n.folder_name},
+        {",\"ServiceName\":", &n.service_name},
+        {",\"EntityId\":", &n.entity_id},
+        {",\"UserAction\":", &n.user_action},
+        {",\"AuditType\":", &n.audit_type},
+        {",\"Data\":{\"ProductName\":", &n.folder_name},
+        {",\"EngineName\":", &n.service_name},
+        {",\"FileName\":", &n.file_name},
+        {",\"ProductId\":", &n.entity_id},
+        {",\"ServiceVersionId\":", &n.service_version_id},
+        {"},\"Tenant\":", &n.tenant},
+        {",\"RequestTimeStamp\":", &n.request_time_text},
+    };
+    for (const auto& [before, value] : members) {
+        out += before;
+        append_json_string(out, *value);
+    }
+    out += ",\"RevisionId\":null}";
+    if (!n.mismatches.empty()) {
+        const char* separator = ",\"mismatches\":[";
+        for (const auto& m : n.mismatches) {
+            out += separator;
+            append_json_string(out, m);
+            separator = ",";
+        }
+        out += ']';
+    }
+    out += '}';
+    return out;
 }
 
 // The message is the library's: it names fields, never a key or a signature.
@@ -199,12 +230,7 @@ public:
                 case replay_table::outcome::accepted: break;
             }
         }
-        nlohmann::ordered_json line;
-        line["id"] = id ? nlohmann::ordered_json(*id) : nlohmann::ordered_json(nullptr);
-        line["notification"] = notification_json(*n);
-        if (!n->mismatches.empty()) line["mismatches"] = n->mismatches;
-        // ensure_ascii: received text cannot drive the terminal (P1).
-        const std::string text = line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace);
+        const std::string text = accepted_line(id, *n);
         {
             std::lock_guard<std::mutex> lock(out_);
             std::cout << text << std::endl;
