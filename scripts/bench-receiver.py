@@ -17,7 +17,10 @@ The load generator (webhook_receiver_load, C++ on one thread) sends the same
 request bytes to both; every answer must be 200, or the row fails. With
 taskset (util-linux) the server runs on CPU 0 and the generator on CPU 1, and
 the generator's CPU use is printed: well under one core means it was not
-what limited the bare server. Builds the three programs in Release in
+what limited the bare server. The servers' CPU time per answered request
+(from /proc) is printed too: other processes on the machine change the
+throughput of a run far more than the CPU each request takes, so the ratio
+of those times is the steadier view of keyhook's cost. Builds the three programs in Release in
 build-perf-receiver unless --build-dir names a build that has them. Not run
 in CI (speed is a property of the machine). Exit status 1 if a row fails."""
 import argparse
@@ -69,9 +72,17 @@ def pinned(cpu, argv, pin):
     return ["taskset", "-c", str(cpu), *argv] if pin else argv
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a running process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(server_argv, load, request_file, connections, seconds, pin):
     """One run: the server started, loaded for `seconds`, stopped. Returns
-    (requests per second, statuses, generator CPU seconds per wall second)."""
+    (requests per second, statuses, generator CPU seconds per wall second,
+    server CPU microseconds per answered request)."""
     env = {**os.environ, "KEYHOOK_RECEIVER_KEY": API_KEY}
     env.pop("KEYHOOK_SIGNING_SECRET", None)
     log = tempfile.TemporaryFile(mode="w+")
@@ -86,16 +97,19 @@ def measure(server_argv, load, request_file, connections, seconds, pin):
         if p is None:
             log.seek(0)
             sys.exit(f"bench-receiver: {server_argv[0]} did not start: {log.read()}")
+        server_cpu = cpu_seconds(server.pid)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{p}", "--request", request_file, "--connections",
                                       str(connections), "--seconds", str(seconds)], pin),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_cpu = cpu_seconds(server.pid) - server_cpu
         if r.returncode != 0:
             sys.exit(f"bench-receiver: the load generator failed: {r.stdout} {r.stderr}")
         result = json.loads(r.stdout)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return result["rps"], result["statuses"], cpu / (seconds + 0.5)
+        return (result["rps"], result["statuses"], cpu / (seconds + 0.5),
+                1e6 * server_cpu / max(result["answered"], 1))
     finally:
         stop(server)
         log.close()
@@ -126,12 +140,14 @@ def main():
             runs = {"bare": [], "receiver": []}
             statuses = {"bare": {}, "receiver": {}}
             load_cpu = {"bare": [], "receiver": []}
+            server_us = {"bare": [], "receiver": []}
             for _ in range(args.repetitions):
                 for name, argv in (("bare", [bare, "--listen", "127.0.0.1:0"]),
                                    ("receiver", [receiver, "--listen", "127.0.0.1:0"])):
-                    rps, st, cpu = measure(argv, load, request_file, connections, args.seconds, pin)
+                    rps, st, cpu, us = measure(argv, load, request_file, connections, args.seconds, pin)
                     runs[name].append(rps)
                     load_cpu[name].append(cpu)
+                    server_us[name].append(us)
                     for k, v in st.items():
                         statuses[name][k] = statuses[name].get(k, 0) + v
             bare_rps, receiver_rps = statistics.median(runs["bare"]), statistics.median(runs["receiver"])
@@ -145,6 +161,10 @@ def main():
             print(f"      runs: bare {[round(x) for x in runs['bare']]}, receiver {[round(x) for x in runs['receiver']]}"
                   f"; generator CPU {statistics.median(load_cpu['bare']):.2f} of a core against bare, "
                   f"{statistics.median(load_cpu['receiver']):.2f} against the receiver")
+            bare_us, receiver_us = statistics.median(server_us["bare"]), statistics.median(server_us["receiver"])
+            print(f"      server CPU per request: bare {bare_us:.1f} us, receiver {receiver_us:.1f} us, ratio "
+                  f"{bare_us / receiver_us:.2f} (what the throughput ratio tends to when the server is CPU-bound; "
+                  f"steadier on a shared machine)")
     finally:
         os.unlink(request_file)
     return 1 if failed else 0

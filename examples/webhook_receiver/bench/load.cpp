@@ -9,7 +9,8 @@
 //     --seconds S [--warmup S]
 //
 // Prints one JSON line: {"requests": answered after the warm-up, "seconds",
-// "rps", "statuses": {"200": n, ...}, "errors": connection failures}.
+// "rps", "statuses": {"200": n, ...}, "answered": all answers, warm-up
+// included, "errors": connection failures}.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -34,7 +35,7 @@ namespace {
 
 struct totals {
     steady::time_point counting_from, until;
-    std::size_t requests = 0, errors = 0;
+    std::size_t requests = 0, all = 0, errors = 0;  // all: the warm-up's answers too
     std::map<int, std::size_t> statuses;
 };
 
@@ -87,6 +88,7 @@ private:
                                     const std::size_t end = answer_end(self->in_, status);
                                     if (end == 0) return self->read();
                                     self->in_.erase(0, end);
+                                    ++self->t_.all;
                                     if (steady::now() >= self->t_.counting_from) {
                                         ++self->t_.requests;
                                         ++self->t_.statuses[status];
@@ -154,6 +156,6 @@ int main(int argc, char** argv) {
         std::cout << sep << '"' << status << "\": " << n;
         sep = ", ";
     }
-    std::cout << "}, \"errors\": " << t.errors << "}" << std::endl;
+    std::cout << "}, \"answered\": " << t.all << ", \"errors\": " << t.errors << "}" << std::endl;
     return t.errors == 0 ? 0 : 1;
 }
