@@ -12,18 +12,15 @@
 
 #include <benchmark/benchmark.h>
 
-#include "../tests/support/counting_allocator.hpp"
-#include "generator.hpp"
-#include "keyhook/authorization.hpp"
+#include "index_fixture.hpp"
 #include "keyhook/key_index.hpp"
 
 namespace {
 
-constexpr std::size_t index_size = 1000000;
-constexpr std::size_t tenant_count = 100;
-constexpr std::size_t probe_count = 1 << 16;
-
-std::string tenant_name(std::size_t i) { return "tenant-" + std::to_string(i % tenant_count); }
+using keyhook_bench::index_size;
+using keyhook_bench::probe_sets;
+using keyhook_bench::tenant_count;
+using keyhook_bench::tenant_name;
 
 // What the baseline map holds per key: about what a host would keep.
 struct plain_entry {
@@ -47,15 +44,7 @@ struct fixture {
     fixture() {
         keyhook_bench::rng r(keyhook_bench::default_seed);
         std::vector<std::string> ids;
-        ids.reserve(index_size);
-        keys.reserve(index_size);
-        for (std::size_t i = 0; i < index_size; ++i) {
-            std::string id, key;
-            keyhook_bench::append_uuid(id, r);
-            keyhook_bench::append_uuid(key, r);
-            ids.push_back(std::move(id));
-            keys.push_back(std::move(key));
-        }
+        keyhook_bench::make_ids_and_keys(r, ids, keys);
         keyhook::permission_policy policy;
         policy.groups["user:pf"].access[keyhook::resource::all()] = keyhook::access_level::execute;
         policy.groups["user:pricing"].access[keyhook::resource::folder("Pricing")] = keyhook::access_level::write;
@@ -66,11 +55,7 @@ struct fixture {
         {
             const counting_allocator::scope heap;
             {
-                keyhook::api_key record;
-                record.name = "benchmark key";
-                record.status = keyhook::key_status::active;
-                record.active_from = keyhook::parse_timestamp("2024-01-01T00:00:00Z");
-                record.expire_at = keyhook::parse_timestamp("2030-01-01T00:00:00Z");
+                keyhook::api_key record = keyhook_bench::index_record();
                 index.reserve(index_size);
                 for (std::size_t i = 0; i < index_size; ++i) {
                     record.id = keyhook::key_id(ids[i]);
@@ -89,10 +74,7 @@ struct fixture {
                 map.emplace(keys[i], plain_entry{static_cast<std::uint32_t>(i % tenant_count), expire_at});
             map_bytes_per_key = static_cast<double>(heap.stop().held) / index_size;
         }
-        probes.reserve(probe_count);
-        for (std::size_t i = 0; i < probe_count; ++i) probes.push_back(r.below(index_size));
-        probe_keys.reserve(probe_count);
-        for (auto k : probes) probe_keys.push_back(keys[k]);
+        keyhook_bench::make_probes(r, keys, probes, probe_keys);
     }
 };
 
@@ -100,12 +82,6 @@ fixture& shared() {
     static fixture f;
     return f;
 }
-
-// The argument is how many distinct keys the calls use, in a random order:
-// 65,536 spread over the whole index (calls from many integrations: the
-// lookups miss the caches, the target's case), or 1,024 (a few busy
-// integrations: everything stays in cache, so hashing dominates).
-void probe_sets(benchmark::internal::Benchmark* b) { b->Arg(probe_count)->Arg(1024); }
 
 void BM_authorize_baseline_unordered_map_find(benchmark::State& state) {
     auto& f = shared();
@@ -123,37 +99,7 @@ BENCHMARK(BM_authorize_baseline_unordered_map_find)->Apply(probe_sets);
 
 // The full K10 check of a valid call (every step runs): the same keys, in the
 // same order, passed as the header values a server would hold.
-void BM_authorize_1M_keys(benchmark::State& state) {
-    auto& f = shared();
-    const auto family = keyhook::api_family::execute();
-    const auto resource = keyhook::resource_ref::of_service("Pricing", "Rate Calculator");
-    std::vector<std::string> tenants;
-    for (std::size_t t = 0; t < tenant_count; ++t) tenants.push_back(tenant_name(t));
-
-    // Every probe must be allowed, or the benchmark would time an early exit.
-    for (std::size_t i = 0; i < 256; ++i) {
-        const auto k = f.probes[i];
-        if (!keyhook::authorize(f.index, f.probe_keys[i], tenants[k % tenant_count], family, resource,
-                                keyhook::access_level::execute, f.now)) {
-            state.SkipWithError("a probe key was not authorized");
-            return;
-        }
-    }
-    const auto mask = static_cast<std::size_t>(state.range(0)) - 1;
-    std::size_t i = 0;
-    const counting_allocator::scope heap;
-    for (auto _ : state) {
-        const auto k = f.probes[i];
-        auto a = keyhook::authorize(f.index, f.probe_keys[i], tenants[k % tenant_count], family, resource,
-                                    keyhook::access_level::execute, f.now);
-        benchmark::DoNotOptimize(a);
-        i = (i + 1) & mask;
-    }
-    state.counters["allocs_per_check"] =
-        static_cast<double>(heap.stop().allocations) / static_cast<double>(state.iterations());
-    state.counters["heap_bytes_per_key"] = f.index_bytes_per_key;
-    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
-}
+void BM_authorize_1M_keys(benchmark::State& state) { keyhook_bench::time_authorize(state, shared()); }
 BENCHMARK(BM_authorize_1M_keys)->Apply(probe_sets);
 
 // The same check from the call's headers (found by case-insensitive name).

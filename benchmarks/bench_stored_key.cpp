@@ -14,19 +14,15 @@
 
 #include <benchmark/benchmark.h>
 
-#include "../tests/support/counting_allocator.hpp"
 #include "baselines_crypto.hpp"
-#include "generator.hpp"
-#include "keyhook/authorization.hpp"
+#include "index_fixture.hpp"
 #include "keyhook/crypto/stored_key.hpp"
 
 namespace {
 
-constexpr std::size_t index_size = 1000000;
-constexpr std::size_t tenant_count = 100;
-constexpr std::size_t probe_count = 1 << 16;
-
-std::string tenant_name(std::size_t i) { return "tenant-" + std::to_string(i % tenant_count); }
+using keyhook_bench::index_size;
+using keyhook_bench::probe_sets;
+using keyhook_bench::tenant_count;
 
 struct digest_hash {
     std::size_t operator()(const keyhook::key_fingerprint& d) const noexcept {
@@ -60,32 +56,22 @@ struct fixture {
         peppers.add("bench", keyhook::secret(pepper));
         keyhook_bench::rng r(keyhook_bench::default_seed);
         std::vector<std::string> ids, keys;
+        keyhook_bench::make_ids_and_keys(r, ids, keys);
         std::vector<keyhook::crypto::stored_digest> stored;
-        ids.reserve(index_size);
-        keys.reserve(index_size);
         stored.reserve(index_size);
-        for (std::size_t i = 0; i < index_size; ++i) {
-            std::string id, key;
-            keyhook_bench::append_uuid(id, r);
-            keyhook_bench::append_uuid(key, r);
+        for (const auto& key : keys)
             stored.push_back(keyhook::crypto::try_compute_stored_digest(peppers, keyhook::secret(key)).value());
-            ids.push_back(std::move(id));
-            keys.push_back(std::move(key));
-        }
         keyhook::permission_policy policy;
         policy.groups["user:pf"].access[keyhook::resource::all()] = keyhook::access_level::execute;
-        keyhook::api_key record;
-        record.name = "benchmark key";
-        record.status = keyhook::key_status::active;
-        record.active_from = keyhook::parse_timestamp("2024-01-01T00:00:00Z");
-        record.expire_at = keyhook::parse_timestamp("2030-01-01T00:00:00Z");
+        keyhook::api_key record = keyhook_bench::index_record();
         record.groups = {"user:pf"};
         {
             const counting_allocator::scope heap;
             index.reserve(index_size);
             for (std::size_t i = 0; i < index_size; ++i) {
                 record.id = keyhook::key_id(ids[i]);
-                (void)keyhook::crypto::try_add_stored(index, peppers, tenant_name(i), record, stored[i], policy)
+                (void)keyhook::crypto::try_add_stored(index, peppers, keyhook_bench::tenant_name(i), record, stored[i],
+                                                      policy)
                     .value();
             }
             index_bytes_per_key = static_cast<double>(heap.stop().held) / index_size;
@@ -98,9 +84,7 @@ struct fixture {
                             map_entry{ids[i], static_cast<std::uint32_t>(i % tenant_count), 0, 1, 2, false});
             map_bytes_per_key = static_cast<double>(heap.stop().held) / index_size;
         }
-        probes.reserve(probe_count);
-        for (std::size_t i = 0; i < probe_count; ++i) probes.push_back(r.below(index_size));
-        for (auto k : probes) probe_keys.push_back(keys[k]);
+        keyhook_bench::make_probes(r, keys, probes, probe_keys);
     }
 };
 
@@ -108,8 +92,6 @@ fixture& shared() {
     static fixture f;
     return f;
 }
-
-void probe_sets(benchmark::internal::Benchmark* b) { b->Arg(probe_count)->Arg(1024); }
 
 // The floor: HMAC-SHA-256 with a keyed context (restarted, not re-keyed) and a find.
 void BM_stored_floor_hmac_map_find(benchmark::State& state) {
@@ -134,31 +116,7 @@ void BM_stored_floor_hmac_map_find(benchmark::State& state) {
 BENCHMARK(BM_stored_floor_hmac_map_find)->Apply(probe_sets);
 
 // The full K10 check of a valid call on an index built from stored digests.
-void BM_authorize_stored_1M_keys(benchmark::State& state) {
-    auto& f = shared();
-    const auto family = keyhook::api_family::execute();
-    const auto resource = keyhook::resource_ref::of_service("Pricing", "Rate Calculator");
-    std::vector<std::string> tenants;
-    for (std::size_t t = 0; t < tenant_count; ++t) tenants.push_back(tenant_name(t));
-    for (std::size_t i = 0; i < 256; ++i)
-        if (!keyhook::authorize(f.index, f.probe_keys[i], tenants[f.probes[i] % tenant_count], family, resource,
-                                keyhook::access_level::execute, f.now)) {
-            state.SkipWithError("a probe key was not authorized");
-            return;
-        }
-    const auto mask = static_cast<std::size_t>(state.range(0)) - 1;
-    std::size_t i = 0;
-    const counting_allocator::scope heap;
-    for (auto _ : state) {
-        auto a = keyhook::authorize(f.index, f.probe_keys[i], tenants[f.probes[i] % tenant_count], family, resource,
-                                    keyhook::access_level::execute, f.now);
-        benchmark::DoNotOptimize(a);
-        i = (i + 1) & mask;
-    }
-    state.counters["allocs_per_check"] =
-        static_cast<double>(heap.stop().allocations) / static_cast<double>(state.iterations());
-    state.counters["heap_bytes_per_key"] = f.index_bytes_per_key;
-}
+void BM_authorize_stored_1M_keys(benchmark::State& state) { keyhook_bench::time_authorize(state, shared()); }
 BENCHMARK(BM_authorize_stored_1M_keys)->Apply(probe_sets);
 
 }  // namespace

@@ -14,8 +14,8 @@
 #   --valgrind    valgrind
 #   --stores      SQLite and libpq, for webhook_deliver --store (rule B6)
 #   --interop     Node.js and npm, when `node` or `npm` is missing, the stores'
-#                 libraries and the PostgreSQL server their crash test starts
-#                 (tests/interop/)
+#                 libraries and the PostgreSQL server their crash test starts,
+#                 nginx-light for key_gateway's stage (tests/interop/)
 set -euo pipefail
 
 interop=0
@@ -27,9 +27,9 @@ for arg in "$@"; do
         --sanitizers) packages+=(libclang-rt-14-dev) ;;
         --valgrind) packages+=(valgrind) ;;
         --stores) packages+=(libsqlite3-dev libpq-dev) ;;
-        --interop) packages+=(libsqlite3-dev libpq-dev postgresql-15); interop=1 ;;
-        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind libsqlite3-dev libpq-dev postgresql-15); interop=1 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        --interop) packages+=(libsqlite3-dev libpq-dev postgresql-15 nginx-light); interop=1 ;;
+        --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind libsqlite3-dev libpq-dev postgresql-15 nginx-light); interop=1 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
            echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]" >&2
            exit 2 ;;

@@ -22,12 +22,15 @@ else
     trap 'rm -rf "$work"' EXIT
 fi
 prefix="$work/prefix"
-generator=()
-if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+cmake_args=()
+if command -v ninja >/dev/null 2>&1; then cmake_args=(-G Ninja); fi
+# The consumers compile the same few files again and again: through ccache
+# when it is there (CI's run shares one cache between all its builds).
+if command -v ccache >/dev/null 2>&1; then cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 step() { printf '\n=== package-test: %s\n' "$*"; }
 
 step "install to $prefix"
-cmake -S "$root" -B "$work/keyhook" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$root" -B "$work/keyhook" "${cmake_args[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DKEYHOOK_BUILD_TESTS=OFF -DKEYHOOK_BUILD_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$prefix"
 cmake --build "$work/keyhook"
 cmake --install "$work/keyhook"
@@ -37,7 +40,7 @@ if [ -f "$prefix/share/cmake/keyhook/keyhookCryptoTargets.cmake" ]; then with_cr
 consume() {  # consume NAME [cmake args...]: configure, build and run the consumer
     local name="$1"; shift
     step "consumer: $name"
-    cmake -S "$consumer" -B "$work/$name" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug "$@"
+    cmake -S "$consumer" -B "$work/$name" "${cmake_args[@]}" -DCMAKE_BUILD_TYPE=Debug "$@"
     cmake --build "$work/$name"
     "$work/$name/consumer"
     if [ -x "$work/$name/consumer_crypto" ]; then "$work/$name/consumer_crypto"; fi

@@ -152,6 +152,74 @@ inline keyhook::result<std::vector<route>> parse_routes(std::string_view text) {
     return out;
 }
 
+// The tenant's permission model (K9) from the routes file's optional
+// "groups" member: {"groups": {"user:pf": {"access": [{"level": "read"},
+// {"folder": "Finance", "service"?: "report", "level": "write"}],
+// "families": ["Reports"]}}}. An access entry without "folder" grants on all
+// folders and services. Without "groups" no group grants anything (every
+// known key gets 403). Errors name the member, e.g. groups["user:pf"].access[0].level.
+inline keyhook::result<keyhook::permission_policy> parse_groups(std::string_view text) {
+    auto doc = keyhook::try_parse_json(text, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
+    if (!doc) return doc.error();
+    const auto bad = [](std::string path, std::string why) {
+        return keyhook::error{keyhook::errc::invalid_value, std::move(path), std::move(why)};
+    };
+    keyhook::permission_policy policy;
+    if (!doc->is_object() || !doc->contains("groups")) return policy;
+    const auto& groups = (*doc)["groups"];
+    if (!groups.is_object()) return bad("groups", "expected an object from group name to grant");
+    for (const auto& g : groups.items()) {
+        const std::string at = "groups[\"" + g.key() + "\"]";
+        if (!g.value().is_object()) return bad(at, "expected an object");
+        keyhook::group_grant grant;
+        for (const auto& member : g.value().items()) {
+            if (member.key() == "access") {
+                if (!member.value().is_array()) return bad(at + ".access", "expected an array");
+                std::size_t i = 0;
+                for (const auto& a : member.value()) {
+                    const std::string where = at + ".access[" + std::to_string(i++) + "]";
+                    if (!a.is_object()) return bad(where, "expected an object");
+                    std::string folder, service, level_text;
+                    for (const auto& f : a.items()) {
+                        std::string* target = f.key() == "folder"    ? &folder
+                                              : f.key() == "service" ? &service
+                                              : f.key() == "level"   ? &level_text
+                                                                     : nullptr;
+                        if (!target) return bad(where + "." + f.key(), "is not a member of an access entry");
+                        if (!f.value().is_string() || f.value().get_ref<const std::string&>().empty())
+                            return bad(where + "." + f.key(), "expected a non-empty string");
+                        *target = f.value().get<std::string>();
+                    }
+                    std::optional<keyhook::access_level> level;
+                    for (const auto l : {keyhook::access_level::read, keyhook::access_level::execute,
+                                         keyhook::access_level::write, keyhook::access_level::admin})
+                        if (keyhook::to_string(l) == level_text) level = l;
+                    if (!level) return bad(where + ".level", "expected \"read\", \"execute\", \"write\" or \"admin\"");
+                    if (!service.empty() && folder.empty())
+                        return bad(where + ".service", "a service needs its folder");
+                    const auto r = !service.empty()  ? keyhook::resource::service(folder, service)
+                                   : !folder.empty() ? keyhook::resource::folder(folder)
+                                                     : keyhook::resource::all();
+                    grant.access[r] = *level;
+                }
+            } else if (member.key() == "families") {
+                if (!member.value().is_array()) return bad(at + ".families", "expected an array of names");
+                std::size_t i = 0;
+                for (const auto& f : member.value()) {
+                    if (!f.is_string() || f.get_ref<const std::string&>().empty())
+                        return bad(at + ".families[" + std::to_string(i) + "]", "expected a non-empty string");
+                    grant.families.insert(keyhook::api_family(f.get<std::string>()));
+                    ++i;
+                }
+            } else {
+                return bad(at + "." + member.key(), "is not a member of a group (\"access\", \"families\")");
+            }
+        }
+        policy.groups[g.key()] = std::move(grant);
+    }
+    return policy;
+}
+
 // The path of a request target without its query, in one spelling: escapes
 // of unreserved letters, digits, '-', '_' and '~' decoded (RFC 3986 makes
 // them equivalent), other escapes kept with upper-case hex. nullopt for a

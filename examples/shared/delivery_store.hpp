@@ -14,6 +14,10 @@
 //   keyhook_settings    name and value: "deliveryIdKey", the H12 key every
 //                       producer enqueueing into the store uses (32 hex
 //                       digits, a secret), so ids stay the same across runs
+//   keyhook_endpoints   one row per webhook, shared by every worker: its
+//                       keyhook::endpoint_state (H10's health and disabled
+//                       flag, H11's throttle state) as JSON, and a version
+//                       for compare-and-set (created on first use)
 // Times are microseconds since 1970. Due times are on the workers' timeline
 // (--time-scale); leases on the real clock.
 #pragma once
@@ -75,6 +79,18 @@ public:
     // nothing written, when `owner` no longer holds the delivery's lease.
     virtual bool record(const keyhook::delivery_state& s, const std::string& owner, bool disable_webhook) = 0;
 
+    // H10, H11: a webhook's endpoint_state row (JSON) and its version; version
+    // 0 and empty JSON when it has none yet.
+    struct endpoint_row {
+        std::string state;
+        std::int64_t version = 0;
+    };
+    virtual endpoint_row endpoint(const std::string& name) = 0;
+    // Compare-and-set: writes `state` when the row is still at `version` (0:
+    // no row yet) and returns true; false, and nothing written, when another
+    // worker changed it since it was read.
+    virtual bool put_endpoint(const std::string& name, const std::string& state, std::int64_t version) = 0;
+
     // Every delivery's state in id order, read in batches.
     virtual void for_each(const std::function<void(const keyhook::delivery_state&)>& f) = 0;
 };
@@ -125,6 +141,15 @@ inline constexpr const char* record =
     "UPDATE keyhook_deliveries SET state = ?3, due_at = ?4, lease_owner = NULL, lease_until = 0 "
     "WHERE id = ?1 AND lease_owner = ?2";
 inline constexpr const char* disable_webhook = "UPDATE keyhook_webhooks SET disabled = 1 WHERE name = ?1";
+// H10, H11: keyhook_endpoints.
+inline constexpr const char* create_endpoints =
+    "CREATE TABLE IF NOT EXISTS keyhook_endpoints (name TEXT PRIMARY KEY, state TEXT NOT NULL, "
+    "version BIGINT NOT NULL)";
+inline constexpr const char* select_endpoint = "SELECT state, version FROM keyhook_endpoints WHERE name = ?1";
+inline constexpr const char* insert_endpoint =
+    "INSERT INTO keyhook_endpoints (name, state, version) VALUES (?1, ?2, 1) ON CONFLICT (name) DO NOTHING";
+inline constexpr const char* update_endpoint =
+    "UPDATE keyhook_endpoints SET state = ?2, version = version + 1 WHERE name = ?1 AND version = ?3";
 inline constexpr const char* page = "SELECT id, state FROM keyhook_deliveries WHERE id > ?1 ORDER BY id LIMIT ?2";
 }  // namespace sql
 

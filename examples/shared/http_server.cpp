@@ -238,6 +238,9 @@ private:
             head_.method = std::string(h.method_string());
             head_.target = std::string(h.target());
             head_.version = h.version();
+            beast::error_code peer_ec;
+            const auto peer = sock_.remote_endpoint(peer_ec);
+            head_.peer_address = peer_ec ? std::string() : peer.address().to_string();
             head_.headers.clear();
             for (const auto& f : h) head_.headers.push_back({std::string(f.name_string()), std::string(f.value())});
             if (srv_.check_head) {

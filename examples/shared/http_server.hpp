@@ -46,6 +46,7 @@ struct request {
     unsigned version = 11;       // 10 or 11
     std::vector<field> headers;  // in the order received
     std::string body;
+    std::string peer_address;  // the connection's remote IP address, as text
 
     // The value of the first field named `name` (case-insensitive), if any.
     [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;

@@ -117,6 +117,21 @@ public:
         return true;
     }
 
+    // H10, H11: keyhook_endpoints, created on first use.
+    endpoint_row endpoint(const std::string& name) override {
+        ensure_endpoints();
+        const auto r = run(sql::select_endpoint, {name});
+        if (PQntuples(r.get()) == 0) return {};
+        return endpoint_row{PQgetvalue(r.get(), 0, 0), std::stoll(PQgetvalue(r.get(), 0, 1))};
+    }
+
+    bool put_endpoint(const std::string& name, const std::string& state, std::int64_t version) override {
+        ensure_endpoints();
+        const auto r = version == 0 ? run(sql::insert_endpoint, {name, state})
+                                    : run(sql::update_endpoint, {name, state, std::to_string(version)});
+        return std::string(PQcmdTuples(r.get())) == "1";
+    }
+
     void for_each(const std::function<void(const keyhook::delivery_state&)>& f) override {
         std::string after;
         for (;;) {
@@ -129,6 +144,21 @@ public:
     }
 
 private:
+    void ensure_endpoints() {
+        if (endpoints_ready_) return;
+        // Workers starting together must not race to create the table.
+        run("SELECT pg_advisory_lock(724461)", {});
+        try {
+            run(sql::create_endpoints, {});
+        } catch (...) {
+            run("SELECT pg_advisory_unlock(724461)", {});
+            throw;
+        }
+        run("SELECT pg_advisory_unlock(724461)", {});
+        endpoints_ready_ = true;
+    }
+    bool endpoints_ready_ = false;
+
     struct result_free {
         void operator()(PGresult* r) const noexcept { PQclear(r); }
     };

@@ -121,6 +121,27 @@ public:
         return true;
     }
 
+    // H10, H11: keyhook_endpoints, created on first use.
+    endpoint_row endpoint(const std::string& name) override {
+        ensure_endpoints();
+        statement s(*this, sql::select_endpoint);
+        s.text(1, name);
+        if (!s.step()) return {};
+        return endpoint_row{s.column_text(0), sqlite3_column_int64(s.get(), 1)};
+    }
+
+    bool put_endpoint(const std::string& name, const std::string& state, std::int64_t version) override {
+        ensure_endpoints();
+        transaction t(*this);
+        if (version == 0)
+            statement(*this, sql::insert_endpoint).text(1, name).text(2, state).done();
+        else
+            statement(*this, sql::update_endpoint).text(1, name).text(2, state).integer(3, version).done();
+        const bool written = sqlite3_changes(db_) == 1;
+        t.commit();
+        return written;
+    }
+
     void for_each(const std::function<void(const keyhook::delivery_state&)>& f) override {
         std::string after;
         for (;;) {
@@ -139,6 +160,12 @@ public:
     }
 
 private:
+    void ensure_endpoints() {
+        if (!endpoints_ready_) exec(sql::create_endpoints);
+        endpoints_ready_ = true;
+    }
+    bool endpoints_ready_ = false;
+
     [[noreturn]] void fail(const char* what) const {
         throw std::runtime_error(std::string("SQLite store: ") + what + ": " + sqlite3_errmsg(db_));
     }

@@ -17,6 +17,7 @@
 
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/endpoint_health.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
@@ -112,9 +113,10 @@ inline keyhook::retry_decision decided(const attempt_report& r) {
     return keyhook::retry_decision{keyhook::retry_decision::action::give_up, {}, 0};
 }
 
-// One JSON line per attempt (see main.cpp).
+// One JSON line per attempt (see main.cpp). `endpoint_disabled`: the webhook
+// is disabled after this attempt (H10), which ends the delivery whatever B2 planned.
 inline void print_attempt(const keyhook::delivery_id& id, const std::string& webhook, std::size_t number,
-                          const attempt_report& r) {
+                          const attempt_report& r, bool endpoint_disabled = false) {
     nlohmann::ordered_json line;
     line["deliveryId"] = to_string(id);
     line["webhook"] = webhook;
@@ -125,6 +127,8 @@ inline void print_attempt(const keyhook::delivery_id& id, const std::string& web
     if (!r.decision) {
         line["outcome"] = "gave_up";
         line["planError"] = r.decision.error().message;
+    } else if (endpoint_disabled) {
+        line["outcome"] = "disabled";
     } else {
         line["outcome"] = outcome_name(r.decision->what);
         if (r.decision->what == keyhook::retry_decision::action::send)
@@ -132,6 +136,21 @@ inline void print_attempt(const keyhook::delivery_id& id, const std::string& web
     }
     // ensure_ascii: names cannot carry control or bidi characters to a terminal (P1).
     std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
+}
+
+// H10: one JSON line per operational notice, {"operational": {...}}, the
+// notice in the library's JSON form.
+inline void print_notice(const keyhook::operational_notice& n) {
+    nlohmann::ordered_json line;
+    line["operational"] = n;
+    std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
+}
+
+// H10: what the health fold needs of an attempt just made.
+inline keyhook::attempt_report health_report(const std::string& webhook, const keyhook::delivery_id& id,
+                                             std::size_t number, const attempt_report& r) {
+    const auto d = decided(r);
+    return keyhook::attempt_report{webhook, id, number, r.attempt, d.what == keyhook::retry_decision::action::give_up};
 }
 
 }  // namespace deliver

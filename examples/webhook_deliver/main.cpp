@@ -9,19 +9,30 @@
 //   webhook_deliver --store S --list
 //
 // Reads the input of webhook_dispatch (a tenant, its webhooks, one event) from
-// FILE, or from standard input when FILE is "-" or absent. Every request of the
-// dispatch is sent, signed (B1) when its webhook has a "signingSecret", signed
-// again at each attempt; the deliveries are interleaved by their next attempt
-// time, one request at a time:
+// FILE, or from standard input when FILE is "-" or absent, with three
+// additions (examples/shared/dispatch_input.hpp, key_sets.hpp):
+//   "events": [{"after": seconds, "event": {...}}, ...] instead of "event":
+//     several events, each dispatched that long into the run (on the run's
+//     timeline, see --time-scale);
+//   webhooks[i]."maxPerSecond": H11's throttle (burst 1): a delivery over the
+//     rate waits, which is neither a failure nor an attempt;
+//   webhooks[i]."signingKeys": B5's key set in keyhook's stored form
+//     ({"current": [...], "oldKeys": [{"key", "expiresAt"}]}) instead of
+//     "signingSecret": each attempt is signed with the keys valid at its time.
+// Every request of a dispatch is sent, signed (B1) when its webhook has keys,
+// signed again at each attempt; the deliveries are interleaved by their next
+// attempt time, one request at a time:
 //   - B2: the schedule with jitter (OpenSSL's random source), Retry-After on
-//     429 and 503, 2xx ends a delivery, 410 disables its webhook for the rest
-//     of the run, the last failed attempt gives up;
+//     429 and 503, 2xx ends a delivery, the last failed attempt gives up;
+//   - H10: one health per webhook, shared by all its deliveries: a webhook
+//     answering 410, or failing 5 days or more since its last success, is
+//     disabled; its pending deliveries end and later events skip it;
 //   - B4: no redirect is followed (a 3xx is a failed attempt), each resolved
 //     address passes the H1 check before connecting, TLS is verified, proxies
 //     from the environment are not used.
 // --allow-local    permits plain http and loopback or private addresses (in the
 //                  endpoints and after resolution): development and tests only.
-// --time-scale F   multiplies every wait by F (0.001 turns 5 minutes into 0.3 s;
+// --time-scale F   multiplies every wait (events, retries, throttles) by F (0.001 turns 5 minutes into 0.3 s;
 //                  0 sends the attempts back to back).
 // --timeout S      a transfer's overall limit in seconds (default 30; the
 //                  connection must be made within min(S, 10)).
@@ -52,6 +63,9 @@
 //   {"deliveryId", "webhook", "attempt" (from 1), "sentAt" (on the run's
 //    timeline, see --time-scale), "status" (HTTP status or null), "error" (null or what failed in transport), "outcome"
 //    ("delivered", "retry", "disabled" or "gave_up"), "retryAt" (for "retry": when)}
+// and one per operational notice (H10), after the attempt that caused it:
+//   {"operational": {"type": "message.attempt.failing" | "message.attempt.exhausted" | "endpoint.disabled",
+//                    "timestamp", "data": {"endpointId", "msgId", "failSince", "lastAttempt"}}}
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
@@ -62,8 +76,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -74,10 +88,13 @@
 #include <nlohmann/json.hpp>
 
 #include "attempt.hpp"
+#include "key_sets.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/delivery_state.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/endpoint_health.hpp"
+#include "keyhook/json_input.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
 #include "shared/curl_client.hpp"
@@ -226,10 +243,22 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
 
 namespace {
 
-// The in-memory worker: the deliveries of one dispatch, interleaved by their
-// next attempt time, one request at a time; lost if the process stops.
-void work_in_memory(std::vector<keyhook::crypto::signed_delivery>& signed_all,
-                    const examples::http::client_options& client, deliver::run_clock& clock) {
+// What the in-memory worker works on: the input's timed events, and per
+// webhook its throttle (H11) and key set (B5).
+struct run_input {
+    const keyhook::webhook_settings* settings = nullptr;
+    std::vector<examples::timed_event> events;  // by time
+    std::map<std::string, std::uint64_t> max_per_second;
+    deliver::key_sets keys;
+    keyhook::dispatch_options options;
+};
+
+// The in-memory worker: each event dispatched at its time, its deliveries
+// interleaved with the others by their next attempt time, one request at a
+// time; lost if the process stops. One endpoint_state per webhook (H10, H11)
+// in one registry, shared by every delivery to it: a dead endpoint is
+// disabled, and its pending and later deliveries are skipped.
+void work_in_memory(run_input& in, const examples::http::client_options& client, deliver::run_clock& clock) {
     struct delivery {
         keyhook::outbound_request request;
         std::vector<keyhook::delivery_attempt> history;
@@ -237,33 +266,63 @@ void work_in_memory(std::vector<keyhook::crypto::signed_delivery>& signed_all,
         bool ended = false;
     };
     std::vector<delivery> deliveries;
-    deliveries.reserve(signed_all.size());
-    for (auto& d : signed_all) deliveries.push_back(delivery{std::move(d.outbound), {}, clock.now(), false});
-
-    std::set<std::string> disabled;  // webhooks that answered 410
+    keyhook::endpoint_registry endpoints;
+    auto options = in.options;  // the predicate must not outlive the registry
+    options.is_disabled = endpoints.disabled_predicate();
+    const keyhook::timestamp start = clock.now();
+    std::size_t next_event = 0;
     for (;;) {
         delivery* next = nullptr;
         for (auto& d : deliveries)
             if (!d.ended && (next == nullptr || d.next_at < next->next_at)) next = &d;
+        if (next_event < in.events.size()) {
+            const auto at = start + in.events[next_event].after;
+            if (next == nullptr || at <= next->next_at) {
+                clock.wait_until(at);
+                // Checked before anything was sent (main): dispatch cannot fail here.
+                auto made = keyhook::try_dispatch(in.settings->tenant, in.settings->webhooks,
+                                                  in.events[next_event].event, options);
+                ++next_event;
+                if (made)
+                    for (auto& r : *made) deliveries.push_back(delivery{std::move(r), {}, clock.now(), false});
+                continue;
+            }
+        }
         if (next == nullptr) break;
-        if (disabled.count(next->request.webhook_name()) != 0) {
-            next->ended = true;
+        const std::string& name = next->request.webhook_name();
+        if (endpoints.is_disabled(name)) {
+            next->ended = true;  // H10: a disabled webhook gets nothing more
             continue;
         }
         clock.wait_until(next->next_at);
+        // H11: over the webhook's rate, the delivery waits; that is no attempt.
+        const auto per_second = in.max_per_second.find(name);
+        if (per_second != in.max_per_second.end()) {
+            const auto t = endpoints.throttle(name, keyhook::throttle_policy{per_second->second}, clock.now());
+            if (!t.send_now) {
+                next->next_at = t.send_at;
+                continue;
+            }
+        }
         // The signature's timestamp is real time: the receiver checks it against its clock.
-        const auto report = deliver::attempt(keyhook::crypto::try_sign_outbound(next->request, deliver::clock_now()),
-                                             next->history, client, clock);
+        const auto set = in.keys.find(name);
+        const auto request = set == in.keys.end()
+                                 ? keyhook::crypto::try_sign_outbound(next->request, deliver::clock_now())
+                                 : deliver::sign_with_set(set->second, next->request.request(), next->request.id(),
+                                                          clock.now(), deliver::clock_now());
+        const auto report = deliver::attempt(request, next->history, client, clock);
         next->history.push_back(report.attempt);
         const auto decision = deliver::decided(report);
         if (decision.what == keyhook::retry_decision::action::send) {
             next->next_at = decision.send_at;
         } else {
             next->ended = true;
-            if (decision.what == keyhook::retry_decision::action::disable_webhook)
-                disabled.insert(next->request.webhook_name());
         }
-        deliver::print_attempt(next->request.id(), next->request.webhook_name(), next->history.size(), report);
+        const auto health = endpoints.record(
+            deliver::health_report(name, next->request.id(), next->history.size(), report), clock.now());
+        if (health.state.disabled) next->ended = true;
+        deliver::print_attempt(next->request.id(), name, next->history.size(), report, health.state.disabled);
+        for (const auto& n : health.notices) deliver::print_notice(n);
     }
 }
 
@@ -276,8 +335,17 @@ int main(int argc, char** argv) {
     if (args->help) {
         std::cout << usage_line
                   << "Sends the requests webhook_dispatch would print, with the retry plan of rule B2,\n"
-                     "and prints one JSON line per attempt; with --store, durably (rule B6).\n"
-                     "See docs/embedding.md.\n";
+                     "and prints one JSON line per attempt and per operational notice; with --store,\n"
+                     "durably (rule B6).\n"
+                     "Input: webhook_dispatch's ({\"tenant\", \"webhooks\", \"event\"}), and also\n"
+                     "  \"events\": [{\"after\": SECONDS, \"event\": {...}}, ...]  several events at set times\n"
+                     "                   into the run, instead of \"event\";\n"
+                     "  webhooks[i].maxPerSecond: N      at most N deliveries a second (H11);\n"
+                     "  webhooks[i].signingKeys: {\"current\": [KEY...], \"oldKeys\": [{\"key\", \"expiresAt\"}]}\n"
+                     "                   a rotating key set (B5) instead of signingSecret.\n"
+                     "A webhook failing for 5 days, or answering 410, is disabled (H10).\n"
+                     "--time-scale F multiplies every wait (events, retries, throttles) by F.\n"
+                     "See docs/embedding.md and docs/retries.md.\n";
         return exit_ok;
     }
     keyhook::endpoint_policy policy;
@@ -307,16 +375,25 @@ int main(int argc, char** argv) {
         }
     }
 
-    std::vector<keyhook::crypto::signed_delivery> signed_all;
+    // With a store: each event's deliveries and when they are due.
+    std::vector<std::pair<keyhook::crypto::signed_delivery, keyhook::timestamp>> signed_all;
     std::vector<std::pair<std::string, std::string>> settings;
+    std::optional<examples::delivery_input> input;
+    run_input run;
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
         const auto text = examples::read_input_text(file, {});
         if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*file, 256));
         const std::string source = examples::input_name(file);
-        const auto input = examples::parse_dispatch_input(*text, clock.now(), policy);
-        if (!input) {
-            std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
+        auto parsed = examples::parse_delivery_input(*text, clock.now(), policy);
+        if (!parsed) {
+            std::cerr << "webhook_deliver: " << source << ": " << parsed.error() << '\n';
+            return exit_invalid;
+        }
+        input = std::move(*parsed);
+        auto keys = deliver::key_sets_of(keyhook::parse_json(*text).at("webhooks"));
+        if (!keys) {
+            std::cerr << "webhook_deliver: " << source << ": " << keys.error() << '\n';
             return exit_invalid;
         }
         keyhook::dispatch_options options;
@@ -333,15 +410,32 @@ int main(int argc, char** argv) {
                 return exit_store;
             }
         }
-        // Signing every request once up front checks every secret before anything is sent.
-        auto signed_requests = keyhook::crypto::try_dispatch_signed(input->settings.tenant, input->settings.webhooks,
-                                                                    input->event, deliver::clock_now(), options);
-        if (!signed_requests) {
-            std::cerr << "webhook_deliver: " << source << ": " << signed_requests.error() << '\n';
-            return exit_invalid;
+        // Dispatching and signing every event once up front checks every event
+        // and secret before anything is sent.
+        for (std::size_t i = 0; i < input->events.size(); ++i) {
+            const auto& ev = input->events[i];
+            auto signed_requests = keyhook::crypto::try_dispatch_signed(
+                input->settings.tenant, input->settings.webhooks, ev.event, deliver::clock_now(), options);
+            if (!signed_requests) {
+                // A body member's path ("FolderName") is said under its event's.
+                auto e = signed_requests.error();
+                if (e.path.rfind("webhooks", 0) != 0)
+                    e.path = e.path.empty() ? ev.path : keyhook::detail::path_member(ev.path, e.path);
+                std::cerr << "webhook_deliver: " << source << ": " << e << '\n';
+                return exit_invalid;
+            }
+            if (store)
+                for (auto& d : *signed_requests) signed_all.emplace_back(std::move(d), clock.now() + ev.after);
         }
-        signed_all = std::move(*signed_requests);
-        if (store) settings = deliver::webhook_settings_of(*text);
+        if (store) {
+            settings = deliver::webhook_settings_of(*text);
+        } else {
+            run.settings = &input->settings;
+            run.events = std::move(input->events);
+            run.max_per_second = std::move(input->max_per_second);
+            run.keys = std::move(*keys);
+            run.options = options;
+        }
     }
 
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -356,7 +450,7 @@ int main(int argc, char** argv) {
     client.resolve = args->resolve;
 
     if (!store) {
-        work_in_memory(signed_all, client, clock);
+        work_in_memory(run, client, clock);
         curl_global_cleanup();
         return exit_ok;
     }
@@ -365,7 +459,7 @@ int main(int argc, char** argv) {
         if (!args->work) {
             std::vector<keyhook::delivery_state> states;
             states.reserve(signed_all.size());
-            for (const auto& d : signed_all) states.push_back(keyhook::make_delivery_state(d.outbound, clock.now()));
+            for (const auto& [d, due] : signed_all) states.push_back(keyhook::make_delivery_state(d.outbound, due));
             signed_all.clear();
             const auto added = store->enqueue(settings, states);
             std::cerr << "webhook_deliver: " << added << " of " << states.size() << " deliveries added to the store\n";

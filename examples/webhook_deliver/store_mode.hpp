@@ -23,15 +23,18 @@
 #include <nlohmann/json.hpp>
 
 #include "attempt.hpp"
+#include "key_sets.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/delivery_state.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/dispatch.hpp"
+#include "keyhook/endpoint_health.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/webhook_json.hpp"
 #include "keyhook/webhook_validation.hpp"
 #include "shared/delivery_store.hpp"
+#include "shared/dispatch_input.hpp"
 #if KEYHOOK_EXAMPLES_HAVE_SQLITE
 #include "shared/sqlite_store.hpp"
 #endif
@@ -127,6 +130,70 @@ inline std::string worker_name() {
     return name;
 }
 
+// A webhook as a worker uses it: its settings as stored, validated, with its
+// throttle (H11) and key set (B5) and the 410 flag of the settings row.
+struct stored_webhook {
+    keyhook::validated_webhook webhook;
+    std::uint64_t max_per_second = 0;
+    std::optional<keyhook::crypto::signing_key_set> keys;
+    bool disabled = false;
+};
+
+// The stored settings of `name`, or nothing (said on standard error) when
+// there are none or they do not read back.
+inline std::optional<stored_webhook> read_webhook(examples::store::delivery_store& store, const std::string& name,
+                                                  const work_options& o) {
+    const auto row = store.webhook(name);
+    if (!row) return std::nullopt;
+    const std::string where = "the stored settings of webhook " + keyhook::detail::quote_input(name);
+    auto json = keyhook::try_parse_json(row->settings);
+    auto shape = json ? keyhook::try_webhook_from_json(*json) : keyhook::result<keyhook::webhook>(json.error());
+    auto valid = shape ? keyhook::try_validate_webhook(*shape, o.policy)
+                       : keyhook::result<keyhook::validated_webhook>(shape.error());
+    if (!valid) {
+        std::cerr << "webhook_deliver: " << where << ": " << valid.error() << '\n';
+        return std::nullopt;
+    }
+    auto rate = examples::try_max_per_second(*json, "");
+    auto keys = key_set_of(*json, "");
+    if (!rate || !keys) {
+        std::cerr << "webhook_deliver: " << where << ": " << (rate ? keys.error() : rate.error()) << '\n';
+        return std::nullopt;
+    }
+    return stored_webhook{std::move(*valid), *rate, std::move(*keys), row->disabled};
+}
+
+// H10, H11: the webhook's one endpoint_state as stored (a fresh one when it has none).
+struct endpoint_read {
+    keyhook::endpoint_state state;
+    std::int64_t version = 0;
+};
+inline endpoint_read read_endpoint(examples::store::delivery_store& store, const std::string& name) {
+    const auto row = store.endpoint(name);
+    if (row.version == 0) return {};
+    auto json = keyhook::try_parse_json(row.state);
+    auto s =
+        json ? keyhook::try_endpoint_state_from_json(*json) : keyhook::result<keyhook::endpoint_state>(json.error());
+    if (!s)
+        throw std::runtime_error("the stored state of webhook " + keyhook::detail::quote_input(name) +
+                                 " does not read back: " + s.error().what());
+    return endpoint_read{*s, row.version};
+}
+
+// Applies `f` (state in, decision with .state out) to the webhook's one
+// state with compare-and-set, again from a fresh read whenever another
+// worker changed it meanwhile, so no worker folds into a stale copy. Returns
+// the decision whose state was stored.
+template <class F>
+auto update_endpoint(examples::store::delivery_store& store, const std::string& name, F f) {
+    for (;;) {
+        const auto read = read_endpoint(store, name);
+        auto decision = f(read.state);
+        if (decision.state == read.state) return decision;  // nothing to write
+        if (store.put_endpoint(name, nlohmann::json(decision.state).dump(), read.version)) return decision;
+    }
+}
+
 // Works the store: claims due deliveries in batches (memory follows the batch,
 // not the store), attempts each, records each outcome with the next due time
 // in one transaction. Returns when nothing is pending (until_empty) or never.
@@ -149,7 +216,7 @@ inline void work_store(examples::store::delivery_store& store, const work_option
             continue;
         }
         // Settings read once a batch: a configuration stored meanwhile (a new key) applies from the next.
-        std::map<std::string, std::optional<std::pair<keyhook::validated_webhook, bool>>> webhooks;
+        std::map<std::string, std::optional<stored_webhook>> webhooks;
         auto renewed_at = claimed_at;
         for (auto& d : batch) {
             if (real_micros() - renewed_at > lease / 2) {
@@ -157,43 +224,53 @@ inline void work_store(examples::store::delivery_store& store, const work_option
                 store.renew(owner, renewed_at + lease);
             }
             auto found = webhooks.find(d.webhook);
-            if (found == webhooks.end()) {
-                std::optional<std::pair<keyhook::validated_webhook, bool>> entry;
-                if (const auto row = store.webhook(d.webhook)) {
-                    auto json = keyhook::try_parse_json(row->settings);
-                    auto shape =
-                        json ? keyhook::try_webhook_from_json(*json) : keyhook::result<keyhook::webhook>(json.error());
-                    auto valid = shape ? keyhook::try_validate_webhook(*shape, o.policy)
-                                       : keyhook::result<keyhook::validated_webhook>(shape.error());
-                    if (valid)
-                        entry.emplace(std::move(*valid), row->disabled);
-                    else
-                        std::cerr << "webhook_deliver: the stored settings of webhook "
-                                  << keyhook::detail::quote_input(d.webhook) << ": " << valid.error() << '\n';
-                }
-                found = webhooks.emplace(d.webhook, std::move(entry)).first;
-            }
-            if (!found->second || found->second->second) {
-                // Disabled (410) or no usable settings: the delivery ends without an attempt.
+            if (found == webhooks.end()) found = webhooks.emplace(d.webhook, read_webhook(store, d.webhook, o)).first;
+            // H10: the webhook's one state, as every worker left it.
+            if (!found->second || found->second->disabled || read_endpoint(store, d.webhook).state.disabled) {
+                // Disabled or no usable settings: the delivery ends without an attempt.
                 d.status = keyhook::delivery_status::disabled;
                 d.next_due.reset();
                 store.record(d, owner, false);
                 continue;
             }
+            auto& hook = *found->second;
             clock.wait_until(*d.next_due);
-            // The signature's timestamp is real time: the receiver checks it against its clock.
-            const auto request = keyhook::crypto::try_sign_delivery(found->second->first, d.id, d.body, clock_now());
+            // H11: over the webhook's rate, the delivery waits (recorded as
+            // its next due time); that is no attempt.
+            if (hook.max_per_second != 0) {
+                const auto t = update_endpoint(store, d.webhook, [&](const keyhook::endpoint_state& s) {
+                    return keyhook::throttle_delivery(s, keyhook::throttle_policy{hook.max_per_second}, clock.now());
+                });
+                if (!t.send_now) {
+                    d.next_due = t.send_at;
+                    store.record(d, owner, false);
+                    continue;
+                }
+            }
+            // The signature's timestamp is real time: the receiver checks it
+            // against its clock; a key set's keys are those valid now on the run's timeline.
+            auto request = keyhook::crypto::try_sign_delivery(hook.webhook, d.id, d.body, clock_now());
+            if (request && hook.keys)
+                request = sign_with_set(*hook.keys, std::move(*request), d.id, clock.now(), clock_now());
             const auto report = attempt(request, d.attempts, client, clock);
-            const auto decision = decided(report);
+            auto decision = decided(report);
+            // H10: folded into the webhook's one state before the delivery is recorded, so
+            // a delivery whose attempt disables its webhook is recorded as ended.
+            const auto health = update_endpoint(store, d.webhook, [&](const keyhook::endpoint_state& s) {
+                return keyhook::record_attempt(s, health_report(d.webhook, d.id, d.attempts.size() + 1, report),
+                                               clock.now());
+            });
+            const bool disable = health.state.disabled;
+            if (disable) decision.what = keyhook::retry_decision::action::disable_webhook;
             keyhook::record_attempt(d, report.attempt, decision);
-            const bool disable = decision.what == keyhook::retry_decision::action::disable_webhook;
             if (!store.record(d, owner, disable)) {
                 std::cerr << "webhook_deliver: " << d.id << ": the lease ran out during the attempt; "
                           << "another worker has the delivery\n";
                 continue;
             }
-            if (disable) found->second->second = true;
-            print_attempt(d.id, d.webhook, d.attempts.size(), report);
+            if (disable) hook.disabled = true;
+            print_attempt(d.id, d.webhook, d.attempts.size(), report, disable);
+            for (const auto& n : health.notices) print_notice(n);
         }
     }
 }

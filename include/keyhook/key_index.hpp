@@ -235,9 +235,13 @@ private:
     }
     // A stored digest is hashed again under the index's own key: its table
     // place and the entry then depend on a key drawn by this process only.
+    // Under a key of its own (k0 tweaked), so that presenting a digest's 32
+    // bytes as a key never finds the digest's entry (K11: only the key works).
     [[nodiscard]] detail::sip_digest hash(const key_fingerprint& f) const noexcept {
-        return detail::siphash13_128(k0_, k1_, std::string_view(reinterpret_cast<const char*>(f.data()), f.size()));
+        return detail::siphash13_128(k0_ ^ digest_domain, k1_,
+                                     std::string_view(reinterpret_cast<const char*>(f.data()), f.size()));
     }
+    static constexpr std::uint64_t digest_domain = 0x6b68316469676573ULL;  // "kh1diges"
 
     KEYHOOK_INLINE const entry* find_digested(std::string_view plaintext) const noexcept;
     // try_add's and try_add_digest's common part, once the key's digest is known.

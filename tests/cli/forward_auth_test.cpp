@@ -239,3 +239,38 @@ TEST_CASE("K16: the answers: 200 with the key's figures, 401, 403, 429 with Retr
         for (const auto& h : a.headers) CHECK(h.value.find(f.key) == std::string::npos);
     }
 }
+
+TEST_CASE("K16: the routes file's groups are the tenant's permission model", "[K16][K9][gateway]") {
+    const auto groups = gateway::parse_groups(R"({"routes": [], "groups": {
+        "user:pf": {"access": [{"level": "read"}]},
+        "user:finance": {"access": [{"folder": "Finance", "level": "write"},
+                                    {"folder": "Finance", "service": "report", "level": "admin"}],
+                         "families": ["Reports"]}}})");
+    REQUIRE(groups);
+    REQUIRE(groups->groups.size() == 2);
+    CHECK(groups->groups.at("user:pf").access.at(resource::all()) == access_level::read);
+    const auto& finance = groups->groups.at("user:finance");
+    CHECK(finance.access.at(resource::folder("Finance")) == access_level::write);
+    CHECK(finance.access.at(resource::service("Finance", "report")) == access_level::admin);
+    CHECK(finance.families.count(api_family("Reports")) == 1);
+    // Without "groups", no group grants anything.
+    const auto none = gateway::parse_groups(R"({"routes": []})");
+    REQUIRE(none);
+    CHECK(none->groups.empty());
+
+    const auto check = [](const char* text, const char* path) {
+        const auto r = gateway::parse_groups(text);
+        INFO(text);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().path == path);
+    };
+    check(R"({"groups": []})", "groups");
+    check(R"({"groups": {"user:pf": {"access": [{"level": "root"}]}}})", R"(groups["user:pf"].access[0].level)");
+    check(R"({"groups": {"user:pf": {"access": [{}]}}})", R"(groups["user:pf"].access[0].level)");
+    check(R"({"groups": {"user:pf": {"access": [{"service": "s", "level": "read"}]}}})",
+          R"(groups["user:pf"].access[0].service)");
+    check(R"({"groups": {"user:pf": {"access": [{"folder": "", "level": "read"}]}}})",
+          R"(groups["user:pf"].access[0].folder)");
+    check(R"({"groups": {"user:pf": {"acess": []}}})", R"(groups["user:pf"].acess)");
+    check(R"({"groups": {"user:pf": {"families": ["Reports", 3]}}})", R"(groups["user:pf"].families[1])");
+}

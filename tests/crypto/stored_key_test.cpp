@@ -367,6 +367,38 @@ TEST_CASE("an index from stored digests authorizes exactly as one from the keys"
     for (std::size_t i = 0; i < f.records.size(); ++i) CHECK((from_digests.find(f.keys[i]) != nullptr) == (i % 2 == 1));
 }
 
+// An outside review presented a stored digest's 32 bytes as the key of a
+// call to an index holding plaintext-added keys too, and was let in.
+TEST_CASE("a stored digest's bytes presented as a key authorize nothing", "[K10][K11]") {
+    const fixture f;
+    const auto peppers = two_peppers();
+    keyhook::key_index index(std::array<unsigned char, 16>{4});
+    // Records 1 and 2 from stored digests (kh1. and legacy), record 3 from its key.
+    const auto kh1 = kc::try_compute_stored_digest(peppers, secret(f.keys[1])).value();
+    const auto legacy = kc::try_parse_stored_digest("sha256." + std::string(64, 'c')).value();
+    REQUIRE(kc::try_add_stored(index, peppers, f.records[1].first, f.records[1].second, kh1, f.policy));
+    REQUIRE(kc::try_add_stored(index, peppers, f.records[2].first, f.records[2].second, legacy, f.policy));
+    REQUIRE(index.try_add(f.records[3].first, f.records[3].second, secret(f.keys[3]), f.policy));
+
+    const auto now = keyhook::parse_timestamp("2026-06-01T00:00:00Z");
+    const auto attempt = [&](const keyhook::key_fingerprint& bytes, const std::string& tenant) {
+        const std::string presented(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        return keyhook::authorize(index, presented, tenant, keyhook::api_family::execute(),
+                                  keyhook::resource_ref::in_folder("F"), keyhook::access_level::read, now);
+    };
+    CHECK(attempt(kh1.bytes(), f.records[1].first).reason() == keyhook::denial_reason::unknown_key);
+    CHECK(attempt(legacy.bytes(), f.records[2].first).reason() == keyhook::denial_reason::unknown_key);
+    // The key itself still works (the entry is there), and so does the plaintext one.
+    CHECK(keyhook::authorize(index, f.keys[1], f.records[1].first, keyhook::api_family::execute(),
+                             keyhook::resource_ref::in_folder("F"), keyhook::access_level::read, now)
+              .allowed());
+    CHECK(index.find(f.keys[3]) != nullptr);
+    // Adding a digest's bytes as a plaintext key is no oracle: it is another key.
+    keyhook::api_key other = f.records[4].second;
+    const std::string raw(reinterpret_cast<const char*>(kh1.bytes().data()), kh1.bytes().size());
+    CHECK(index.try_add(f.records[4].first, other, secret(raw), f.policy));
+}
+
 TEST_CASE("an index from stored digests refuses what it cannot read", "[K11]") {
     const fixture f;
     const auto peppers = two_peppers();

@@ -2,9 +2,18 @@
 # checked by software no one here wrote. Included from examples/CMakeLists.txt
 # once the programs are defined.
 #
+#   interop.gateway_nginx  key_gateway behind nginx's auth_request (K16), keys
+#                      made by key_admin: when Python 3 and /usr/sbin/nginx are found
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
+#   interop.deliver_over_time
+#                      webhook_deliver's timed events, endpoint health,
+#                      throttles and key sets (H10, H11, B5) over virtual days
+#                      against a Python receiver, in memory and on SQLite:
+#                      always, when Python 3 is found (a few seconds);
+#                      interop.deliver_over_time_postgresql the same on
+#                      PostgreSQL, with the store tests below
 #   interop.deliver    webhook_deliver against a receiver on the npm package
 #   interop.receiver   webhook_receiver --listen against a sender on it
 #                      (standardwebhooks, pinned by package-lock.json): with
@@ -38,10 +47,24 @@ if(Python3_Interpreter_FOUND)
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/platform_interop.py" $<TARGET_FILE:key_audit>
                 $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.platform PROPERTIES LABELS interop TIMEOUT 120)
+    # Issue 23 item 5: webhook_deliver over virtual days (H10, H11, B5), a few seconds.
+    add_test(NAME interop.deliver_over_time
+        COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>)
+    set_tests_properties(interop.deliver_over_time PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)
     if(TARGET webhook_receiver)
         add_test(NAME interop.receiver_framing
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/receiver_framing.py" $<TARGET_FILE:webhook_receiver>)
         set_tests_properties(interop.receiver_framing PROPERTIES LABELS interop TIMEOUT 60)
+    endif()
+    # K11 to K16: key_gateway behind Debian's nginx (nginx-light), keys made by key_admin.
+    if(TARGET key_admin AND TARGET key_gateway AND EXISTS /usr/sbin/nginx)
+        add_test(NAME interop.gateway_nginx
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_interop.py" /usr/sbin/nginx
+                    $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
+        set_tests_properties(interop.gateway_nginx PROPERTIES LABELS "interop;K16" TIMEOUT 120)
+    elseif(KEYHOOK_INTEROP)
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs nginx for interop.gateway_nginx: "
+                            "run scripts/install-deps.sh --interop")
     endif()
 else()
     message(STATUS "keyhook: interop.platform skipped (no Python 3)")
@@ -93,6 +116,13 @@ if(KEYHOOK_EXAMPLES_HAVE_LIBPQ)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON with libpq needs the PostgreSQL 15 server: "
                             "run scripts/install-deps.sh --interop")
     endif()
+endif()
+# The over-time runs (H10, H11, B5) on a PostgreSQL server the test starts.
+if(postgresql IN_LIST _store_cases AND Python3_Interpreter_FOUND)
+    add_test(NAME interop.deliver_over_time_postgresql
+        COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>
+                --postgresql)
+    set_tests_properties(interop.deliver_over_time_postgresql PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)
 endif()
 foreach(_store IN LISTS _store_cases)
     add_test(NAME interop.store_${_store}

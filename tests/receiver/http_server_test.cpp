@@ -83,7 +83,7 @@ class running {
 public:
     explicit running(hs::options o)
         : server_(std::move(o), [](hs::request&& r) {
-              auto a = hs::json_answer(200, r.target);
+              auto a = hs::json_answer(200, r.target + " from " + r.peer_address);
               return a;
           }) {
         std::string why;
@@ -158,6 +158,8 @@ TEST_CASE("server: pipelined requests answered in order", "[H13]") {
     CHECK(statuses(all) == std::vector<int>{200, 200, 200});
     const auto one = all.find("/one"), two = all.find("/two"), three = all.find("/three");
     CHECK((one < two && two < three && three != std::string::npos));
+    // The handler sees the connection's peer (key_gateway's caller when no proxy is trusted, K16).
+    CHECK(all.find("/three from 127.0.0.1\"") != std::string::npos);
 }
 
 TEST_CASE("server: past the connection cap, 503 and close; the slot frees at the deadline", "[H13]") {

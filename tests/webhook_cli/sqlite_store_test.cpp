@@ -140,3 +140,25 @@ TEST_CASE("SQLite store: the delivery id key is the first one stored, and stays"
     examples::store::sqlite_store reopened(file.path);
     CHECK(reopened.delivery_id_key("ffeeddccbbaa99887766554433221100") == "00112233445566778899aabbccddeeff");
 }
+
+TEST_CASE("SQLite store: a webhook's endpoint state is one row, written by compare-and-set", "[B6][H10][H11]") {
+    temp_store file;
+    examples::store::sqlite_store a(file.path);
+    examples::store::sqlite_store b(file.path);  // a second worker on the same file
+    CHECK(a.endpoint("crm").version == 0);
+    CHECK(a.endpoint("crm").state.empty());
+    // The first write inserts at version 1; a second "first" write loses.
+    CHECK(a.put_endpoint("crm", R"({"disabled":false})", 0));
+    CHECK_FALSE(b.put_endpoint("crm", R"({"disabled":true})", 0));
+    const auto row = b.endpoint("crm");
+    CHECK(row.version == 1);
+    CHECK(row.state == R"({"disabled":false})");
+    // A write from the version read wins once; the other worker, still at that version, loses.
+    CHECK(b.put_endpoint("crm", R"({"disabled":true})", 1));
+    CHECK_FALSE(a.put_endpoint("crm", R"({"throttleTat":null})", 1));
+    CHECK(a.endpoint("crm").version == 2);
+    CHECK(a.endpoint("crm").state == R"({"disabled":true})");
+    CHECK(a.put_endpoint("crm", R"({"disabled":false})", 2));
+    // Rows are per webhook.
+    CHECK(a.endpoint("other").version == 0);
+}

@@ -198,17 +198,25 @@ KEYHOOK_INLINE result<std::size_t> key_index::insert(std::string_view tenant, co
 }
 
 KEYHOOK_INLINE const key_index::entry* key_index::find_digested(std::string_view plaintext) const noexcept {
-    const auto found = [this](const detail::sip_digest& d) -> const entry* {
+    // An entry counts only for the scheme it was indexed under (the hashes
+    // are domain-separated already; this keeps it so whatever they become).
+    const auto found = [this](const detail::sip_digest& d, std::size_t scheme) -> const entry* {
         const auto s = find_key_slot(d);
-        return s == npos ? nullptr : &entries_[by_key_[s] & position_mask];
+        if (s == npos) return nullptr;
+        const entry& e = entries_[by_key_[s] & position_mask];
+        return e.scheme_ == scheme ? &e : nullptr;
     };
     if (!scheme_uses_.empty() && scheme_uses_[0] != 0)
-        if (const auto* e = found(hash(plaintext))) return e;
+        if (const auto* e = found(hash(plaintext), 0)) return e;
+    // An index of plaintext-added keys only: no digest to compute, nor to wipe.
+    std::size_t s = 1;
+    while (s < scheme_uses_.size() && scheme_uses_[s] == 0) ++s;
+    if (s == scheme_uses_.size()) return nullptr;
     key_fingerprint f{};
     const entry* hit = nullptr;
-    for (std::size_t s = 1; s < scheme_uses_.size() && hit == nullptr; ++s) {
+    for (; s < scheme_uses_.size() && hit == nullptr; ++s) {
         if (scheme_uses_[s] == 0 || !digester_->digest(static_cast<std::uint8_t>(s), plaintext, f)) continue;
-        hit = found(hash(f));
+        hit = found(hash(f), s);
     }
     detail::secure_wipe(f.data(), f.size());  // what a key is stored as
     return hit;

@@ -234,7 +234,14 @@ public:
         switch (where_) {
             case place::record:
                 field_ = fields::find(k);
-                slot_ = field_ == fields::none ? slot::ignore : slot::field;
+                if (field_ == fields::none) {
+                    slot_ = slot::ignore;
+                    names_unproven_ = true;  // only the general J1 check covers unknown names
+                } else {
+                    slot_ = slot::field;
+                    names_unproven_ |= (named_ & fields::bit(field_)) != 0;
+                    named_ |= fields::bit(field_);
+                }
                 return true;
             case place::envelope: slot_ = slot_of(k, envelope_members); return true;
             case place::data: slot_ = slot_of(k, data_members); return true;
@@ -247,8 +254,10 @@ public:
 
     bool end_object() {
         --depth_;
-        // J1: a member name repeated in this object refuses the whole input.
-        if (auto repeated = pos_.close(true)) {
+        // J1: a member name repeated in this object refuses the whole input. A
+        // record whose names were all table rows, each once, is proven already.
+        const bool proven = skip_ == 0 && where_ == place::record && !names_unproven_;
+        if (auto repeated = pos_.close(!proven)) {
             fail(error{errc::duplicate_member, std::move(*repeated), "member name repeated in one object"});
             return false;
         }
@@ -636,6 +645,8 @@ private:
         where_ = place::record;
         slot_ = slot::ignore;
         present_ = 0;
+        named_ = 0;
+        names_unproven_ = false;
         field_errors_.clear();
     }
 
@@ -886,6 +897,10 @@ private:
     std::size_t next_index_ = 0;
     std::size_t index_ = 0;      // of the element being read
     std::uint64_t present_ = 0;  // one bit per row that came
+    // J1 in a record: the rows named so far, and whether a name was unknown or
+    // repeated (then the general check of json_position decides and reports).
+    std::uint64_t named_ = 0;
+    bool names_unproven_ = false;
     std::size_t group_index_ = 0;
     bool group_failed_ = false;
     std::vector<std::pair<std::size_t, error>> field_errors_;  // of the record being read, by row

@@ -1,0 +1,358 @@
+// The key store that key_admin writes and key_gateway reads (rules K11 to
+// K16): a JSON-lines file, one stored key a line:
+//
+//   the record of spec 2.1 (id, name, status, activeFrom, expireAt, ...)
+//   + "tenant"     the tenant's name
+//   + "storedKey"  kh1.<pepper id>.<digest> (K11), or a legacy sha256.<digest>
+//                  a host migrated from another store, rewritten on first use
+//   + "policy"     the key's policy (key_policy_json.hpp), {} for none
+//   + "usage"      credits and their last refill (the record's lastUsedAt is
+//                  the last use; rate states stay in the gateway's memory)
+//
+// Never a plaintext key: nothing here is handed one. The file is replaced
+// whole (a temporary file, fsync, rename), so a reader sees the old or the
+// new file, never half of one. Writers take an advisory lock (flock on
+// FILE.lock, which a rename does not replace) and re-read the file under it,
+// so two programs writing never undo each other's changes; see
+// apply_write_backs for the gateway's merge. POSIX only.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "keyhook/api_key.hpp"
+#include "keyhook/base64.hpp"
+#include "keyhook/crypto/stored_key.hpp"
+#include "keyhook/json_input.hpp"
+#include "keyhook/key_policy.hpp"
+#include "keyhook/key_policy_json.hpp"
+#include "keyhook/secret.hpp"
+
+namespace key_store {
+
+struct entry {
+    std::string tenant;
+    keyhook::api_key record;
+    std::string stored_key;  // the written form, as read (a legacy form stays until rewritten)
+    keyhook::key_policy policy;
+    keyhook::key_usage usage;  // usage.last_used_at mirrors record.last_used_at
+};
+
+// KEYHOOK_PEPPERS: "id:base64 id:base64 ...", the first the current pepper.
+// Errors name the position, never the bytes.
+inline keyhook::result<keyhook::crypto::pepper_set> parse_peppers(std::string_view text) {
+    keyhook::crypto::pepper_set set;
+    std::size_t n = 0;
+    while (!text.empty()) {
+        const auto start = text.find_first_not_of(" \t\n");
+        if (start == std::string_view::npos) break;
+        text.remove_prefix(start);
+        const auto word = text.substr(0, text.find_first_of(" \t\n"));
+        text.remove_prefix(word.size());
+        const std::string where = "KEYHOOK_PEPPERS[" + std::to_string(n++) + "]";
+        const auto colon = word.find(':');
+        if (colon == std::string_view::npos)
+            return keyhook::error{keyhook::errc::invalid_value, where, "expected id:base64"};
+        auto bytes = keyhook::try_base64_decode(word.substr(colon + 1));
+        if (!bytes) return keyhook::error{keyhook::errc::invalid_value, where, "the pepper is not standard base64"};
+        const keyhook::secret pepper(std::move(*bytes), keyhook::secret_kind::signing_key);
+        if (auto added = set.try_add(word.substr(0, colon), pepper); !added)
+            return keyhook::error{added.error().code, where, added.error().message};
+    }
+    if (set.empty()) return keyhook::error{keyhook::errc::missing_member, "KEYHOOK_PEPPERS", "no pepper given"};
+    return set;
+}
+
+// One line's JSON: the record's members, then tenant, storedKey, policy, usage.
+inline nlohmann::json to_line(const entry& e) {
+    nlohmann::json j = e.record;
+    j["tenant"] = e.tenant;
+    j["storedKey"] = e.stored_key;
+    j["policy"] = e.policy;
+    nlohmann::json usage = e.usage;
+    usage.erase("lastUsedAt");  // the record's lastUsedAt says it once
+    usage.erase("rateTat");     // rate states are the gateway's, in memory
+    j["usage"] = std::move(usage);
+    return j;
+}
+
+// Reads one line. `where` ("FILE:LINE") starts every error's path, followed
+// by the member's JSON path.
+inline keyhook::result<entry> parse_line(std::string_view line, const std::string& where) {
+    using keyhook::errc;
+    const auto at = [&where](std::string_view path) { return where + ": " + std::string(path); };
+    const auto fail = [&](const keyhook::error& e) {
+        return keyhook::error{e.code, at(e.path.empty() ? "(line)" : e.path), e.message};
+    };
+    auto doc = keyhook::try_parse_json(line, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
+    if (!doc) return fail(doc.error());
+    const auto& j = *doc;
+    if (!j.is_object()) return keyhook::error{errc::wrong_type, at("(line)"), "expected a JSON object"};
+    // A misspelt member must not pass unnoticed (a misspelt "policy" would drop a key's limits).
+    static const std::set<std::string, std::less<>> known = {
+        "id",       "userId",     "name",      "description", "masked",    "status",
+        "type",     "groups",     "createdAt", "createdBy",   "updatedAt", "activeFrom",
+        "expireAt", "lastUsedAt", "tenant",    "storedKey",   "policy",    "usage"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known.count(it.key()))
+            return keyhook::error{errc::invalid_value, at(it.key()), "is not a member of a stored key"};
+    entry e;
+    auto record = keyhook::try_api_key_from_json(j, "");
+    if (!record) return fail(record.error());
+    e.record = std::move(*record);
+    for (const char* name : {"tenant", "storedKey"}) {
+        const auto m = j.find(name);
+        if (m == j.end()) return keyhook::error{errc::missing_member, at(name), "is required"};
+        if (!m->is_string() || m->get_ref<const std::string&>().empty())
+            return keyhook::error{errc::wrong_type, at(name), "expected a non-empty string"};
+    }
+    e.tenant = j["tenant"].get<std::string>();
+    e.stored_key = j["storedKey"].get<std::string>();
+    if (auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key, "storedKey"); !digest)
+        return fail(digest.error());
+    if (const auto p = j.find("policy"); p != j.end() && !p->is_null()) {
+        auto policy = keyhook::try_key_policy_from_json(*p, "policy");
+        if (!policy) return fail(policy.error());
+        const auto problems = keyhook::key_policy_problems(*policy);
+        if (!problems.empty()) {
+            auto first = problems.front();
+            first.path = "policy." + first.path;
+            return fail(first);
+        }
+        e.policy = std::move(*policy);
+    }
+    if (const auto u = j.find("usage"); u != j.end() && !u->is_null()) {
+        auto usage = keyhook::try_key_usage_from_json(*u, "usage");
+        if (!usage) return fail(usage.error());
+        if (usage->rate.tat || usage->last_used_at)
+            return keyhook::error{errc::invalid_value, at("usage"),
+                                  "rateTat and lastUsedAt are not kept here (see the record's lastUsedAt)"};
+        e.usage = *usage;
+    } else {
+        e.usage = keyhook::key_usage::fresh(e.policy, e.record.created_at.value_or(e.record.active_from));
+    }
+    e.usage.last_used_at = e.record.last_used_at;
+    return e;
+}
+
+// The whole file. Blank lines are skipped; two lines with one id, or one
+// stored key, are refused at the second.
+inline keyhook::result<std::vector<entry>> parse_store(std::string_view text, const std::string& file) {
+    std::vector<entry> out;
+    std::set<std::string, std::less<>> ids, digests;
+    std::size_t line_no = 0;
+    while (!text.empty()) {
+        ++line_no;
+        const auto end = std::min(text.find('\n'), text.size());
+        const auto line = text.substr(0, end);
+        text.remove_prefix(std::min(end + 1, text.size()));
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+        const std::string where = file + ":" + std::to_string(line_no);
+        auto e = parse_line(line, where);
+        if (!e) return e.error();
+        if (!ids.insert(e->record.id.str()).second)
+            return keyhook::error{keyhook::errc::invalid_value, where + ": id", "another line has this id"};
+        if (!digests.insert(e->stored_key).second)
+            return keyhook::error{keyhook::errc::invalid_value, where + ": storedKey",
+                                  "another line has this stored key"};
+        out.push_back(std::move(*e));
+    }
+    return out;
+}
+
+inline std::string format_store(const std::vector<entry>& entries) {
+    std::string out;
+    for (const auto& e : entries) out += to_line(e).dump() + "\n";
+    return out;
+}
+
+// What key_gateway writes back for one key (K14's credits, K15's lastUsedAt,
+// K11's rehash).
+struct write_back {
+    keyhook::key_id id;
+    keyhook::credit_state base;     // the credits the gateway read from the store
+    keyhook::credit_state credits;  // its credits now
+    std::optional<keyhook::timestamp> last_used_at;
+    std::optional<std::string> rehash_from;  // the stored key the gateway matched
+    std::optional<std::string> rehash_to;    // its digest under the current pepper
+};
+
+// The gateway's merge into entries just read under the lock. Only usage and
+// the stored key change, so a deactivation, an update or a deletion made in
+// between stays as key_admin wrote it (a deleted key is not written back).
+// Credits are written only where the store still holds `base`: a value
+// key_admin set in between wins. lastUsedAt never moves backwards. A rehash
+// replaces the stored key only where it still is `rehash_from`. Returns
+// whether anything changed.
+inline bool apply_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
+    bool changed = false;
+    for (const auto& w : changes) {
+        const auto it =
+            std::find_if(entries.begin(), entries.end(), [&](const entry& e) { return e.record.id == w.id; });
+        if (it == entries.end()) continue;
+        if (it->usage.credits == w.base && it->usage.credits != w.credits) {
+            it->usage.credits = w.credits;
+            changed = true;
+        }
+        if (w.last_used_at && (!it->record.last_used_at || *it->record.last_used_at < *w.last_used_at)) {
+            it->record.last_used_at = it->usage.last_used_at = w.last_used_at;
+            changed = true;
+        }
+        if (w.rehash_from && w.rehash_to && it->stored_key == *w.rehash_from) {
+            it->stored_key = *w.rehash_to;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+// Identifies one version of the file: a rename gives a new inode.
+struct file_stamp {
+    bool exists = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    long long mtime_ns = 0;
+    friend bool operator==(const file_stamp& a, const file_stamp& b) {
+        return a.exists == b.exists && a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns;
+    }
+    friend bool operator!=(const file_stamp& a, const file_stamp& b) { return !(a == b); }
+};
+
+inline file_stamp stamp_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return {};
+    return {true, st.st_dev, st.st_ino, st.st_size,
+            static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
+// The store at `path`, locked through `path`.lock.
+class store_file {
+public:
+    explicit store_file(std::string path) : path_(std::move(path)) {}
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+    // Under the lock: reads the entries (a missing file is empty), calls
+    // change(entries, stamp_read), and when it returns true writes them back.
+    // Returns the stamp of the file as it is when the lock is released.
+    template <class Change>
+    keyhook::result<file_stamp> update(Change&& change) {
+        lock held(path_ + ".lock");
+        if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
+        const auto before = stamp_of(path_);
+        auto entries = read_unlocked();
+        if (!entries) return entries.error();
+        if (!change(*entries, before)) return before;
+        if (auto written = write_unlocked(*entries); !written) return written.error();
+        return stamp_of(path_);
+    }
+
+    // A consistent read (under the lock, so never between a writer's steps).
+    keyhook::result<std::vector<entry>> read() {
+        std::vector<entry> out;
+        auto r = update([&out](std::vector<entry>& e, const file_stamp&) {
+            out = e;
+            return false;
+        });
+        if (!r) return r.error();
+        return out;
+    }
+
+private:
+    class lock {
+    public:
+        explicit lock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+            if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+                ::close(fd_);
+                fd_ = -1;
+            }
+        }
+        ~lock() {
+            if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+        }
+        lock(const lock&) = delete;
+        lock& operator=(const lock&) = delete;
+        [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
+
+    private:
+        int fd_;
+    };
+
+    static keyhook::error io_error(const std::string& path, const char* what) {
+        return keyhook::error{keyhook::errc::invalid_value, path, std::string(what) + ": " + std::strerror(errno)};
+    }
+
+    keyhook::result<std::vector<entry>> read_unlocked() {
+        const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT) return std::vector<entry>{};
+            return io_error(path_, "cannot open");
+        }
+        std::string text;
+        char buf[65536];
+        for (;;) {
+            const auto n = ::read(fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                ::close(fd);
+                return io_error(path_, "cannot read");
+            }
+            if (n == 0) break;
+            text.append(buf, static_cast<std::size_t>(n));
+        }
+        ::close(fd);
+        return parse_store(text, path_);
+    }
+
+    keyhook::result<void> write_unlocked(const std::vector<entry>& entries) {
+        const std::string text = format_store(entries);
+        const std::string temp = path_ + ".tmp";  // only the lock holder writes it
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) return io_error(temp, "cannot create");
+        std::size_t done = 0;
+        while (done < text.size()) {
+            const auto n = ::write(fd, text.data() + done, text.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                ::close(fd);
+                ::unlink(temp.c_str());
+                return io_error(temp, "cannot write");
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        if (::fsync(fd) != 0 || ::close(fd) != 0) {
+            ::unlink(temp.c_str());
+            return io_error(temp, "cannot flush");
+        }
+        if (::rename(temp.c_str(), path_.c_str()) != 0) {
+            ::unlink(temp.c_str());
+            return io_error(path_, "cannot replace");
+        }
+        // The rename itself is durable once the directory is flushed.
+        const auto slash = path_.rfind('/');
+        const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+        if (const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
+            ::fsync(d);
+            ::close(d);
+        }
+        return {};
+    }
+
+    std::string path_;
+};
+
+}  // namespace key_store

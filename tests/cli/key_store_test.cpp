@@ -1,0 +1,273 @@
+// The key store key_admin writes and key_gateway reads
+// (examples/shared/key_store.hpp): its lines, the gateway's merge, the file.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "keyhook/base64.hpp"
+#include "keyhook/creation.hpp"
+#include "keyhook/lifecycle.hpp"
+#include "shared/key_store.hpp"
+#include "../lifecycle/helpers.hpp"
+
+using namespace keyhook;
+
+namespace {
+
+const std::string pepper_a = base64_encode(std::string(32, 'a'));
+const std::string pepper_b = base64_encode(std::string(48, 'b'));
+
+crypto::pepper_set peppers() { return key_store::parse_peppers("p2:" + pepper_b + " p1:" + pepper_a).value(); }
+
+// A key of "acme" with every kind of policy, made as key_admin makes one.
+struct made_key {
+    key_store::entry entry;
+    std::string plaintext;
+};
+
+made_key make_key(test_support::seeded_random& random) {
+    const auto request = test_support::request();
+    auto created = create_key(request, tenant_kind::restricted, random, request.active_from);
+    made_key out;
+    out.plaintext = created.key.take()->reveal();
+    out.entry.tenant = "acme";
+    out.entry.record = created.record;
+    out.entry.stored_key =
+        crypto::try_compute_stored_digest(peppers(), secret(out.plaintext)).value().try_store_form().value();
+    out.entry.policy.addresses = {parse_address_range("10.0.0.0/8"), parse_address_range("2001:db8::/32")};
+    out.entry.policy.rate = rate_limit{10, std::chrono::seconds{60}, 3};
+    out.entry.policy.limited_credits = true;
+    out.entry.policy.initial_credits = 100;
+    out.entry.policy.refill = credit_refill{refill_period::monthly, 100, 31};
+    out.entry.usage = key_usage::fresh(out.entry.policy, request.active_from);
+    return out;
+}
+
+std::string temp_dir() {
+    char pattern[] = "/tmp/keyhook-store-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    return pattern;
+}
+
+std::string file_text(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("K16: a stored key's line reads back as it was written", "[K16][K11][K12][K13][K14][key_store]") {
+    test_support::seeded_random random{7};
+    auto k = make_key(random);
+    k.entry.usage.credits.remaining = 42;
+    k.entry.record.last_used_at = k.entry.usage.last_used_at = test_support::at("2024-03-02T10:00:00.5Z");
+    const auto text = key_store::format_store({k.entry, make_key(random).entry});
+    const auto back = key_store::parse_store(text, "keys.jsonl");
+    REQUIRE(back);
+    REQUIRE(back->size() == 2);
+    const auto& e = back->front();
+    CHECK(e.tenant == "acme");
+    CHECK(e.record == k.entry.record);
+    CHECK(e.stored_key == k.entry.stored_key);
+    CHECK(e.policy == k.entry.policy);
+    CHECK(e.usage == k.entry.usage);
+    CHECK(key_store::format_store(*back) == text);
+    // A line without usage starts with the policy's credits, refilled last at creation.
+    auto j = key_store::to_line(k.entry);
+    j.erase("usage");
+    const auto fresh = key_store::parse_line(j.dump(), "f:1");
+    REQUIRE(fresh);
+    CHECK(fresh->usage.credits.remaining == 100);
+    CHECK(fresh->usage.credits.last_refill == *k.entry.record.created_at);
+}
+
+TEST_CASE("K11: the store holds the digest, never the key", "[K11][K16][key_store]") {
+    test_support::seeded_random random{8};
+    const auto k = make_key(random);
+    const auto text = key_store::format_store({k.entry});
+    CHECK(text.find(k.plaintext) == std::string::npos);
+    CHECK(text.find("\"storedKey\":\"kh1.p2.") != std::string::npos);
+    // The record's masked form stays masked.
+    CHECK(text.find(*k.entry.record.masked) != std::string::npos);
+    // And the digest verifies the key (and only it).
+    const auto digest = crypto::try_parse_stored_digest(k.entry.stored_key).value();
+    CHECK(crypto::try_verify_stored_key(peppers(), k.plaintext, digest).value().matched);
+    CHECK_FALSE(crypto::try_verify_stored_key(peppers(), k.plaintext + "x", digest).value().matched);
+}
+
+TEST_CASE("K16: a bad line is refused with the file, the line and the member", "[K16][K11][key_store]") {
+    test_support::seeded_random random{9};
+    const auto good = key_store::to_line(make_key(random).entry);
+    const auto refused = [&](const nlohmann::json& line, const std::string& path, const std::string& why) {
+        const auto text = good.dump() + "\n\n" + line.dump() + "\n";
+        const auto r = key_store::parse_store(text, "keys.jsonl");
+        INFO(line.dump());
+        REQUIRE_FALSE(r);
+        CHECK(r.error().path == path);
+        CHECK_THAT(r.error().message, Catch::Contains(why));
+        return r.error();
+    };
+    auto other = make_key(random).entry;
+    auto j = key_store::to_line(other);
+    auto bad = j;
+    bad["polcy"] = bad["policy"];
+    refused(bad, "keys.jsonl:3: polcy", "not a member");
+    bad = j;
+    bad.erase("storedKey");
+    refused(bad, "keys.jsonl:3: storedKey", "required");
+    bad = j;
+    bad["tenant"] = 5;
+    refused(bad, "keys.jsonl:3: tenant", "non-empty string");
+    bad = j;
+    bad["storedKey"] = "kh1.p2.not-a-digest";
+    const auto e = refused(bad, "keys.jsonl:3: storedKey", "");
+    CHECK(e.message.find("not-a-digest") == std::string::npos);  // a digest is never quoted
+    bad = j;
+    bad["policy"]["rateLimit"]["burst"] = 0;
+    refused(bad, "keys.jsonl:3: policy.rateLimit.burst", "from 1");
+    bad = j;
+    bad["policy"]["allowedAddresses"][0] = "10.0.0.0/33";
+    refused(bad, "keys.jsonl:3: policy.allowedAddresses[0]", "");
+    bad = j;
+    bad["usage"]["rateTat"] = "2024-03-01T00:00:00Z";
+    refused(bad, "keys.jsonl:3: usage", "rateTat");
+    bad = j;
+    bad["status"] = "Deleted";
+    refused(bad, "keys.jsonl:3: status", "");
+    bad = j;
+    bad["id"] = good["id"];
+    refused(bad, "keys.jsonl:3: id", "another line");
+    bad = j;
+    bad["storedKey"] = good["storedKey"];
+    refused(bad, "keys.jsonl:3: storedKey", "another line");
+    refused(nlohmann::json::array(), "keys.jsonl:3: (line)", "object");
+    const auto r = key_store::parse_store(good.dump() + "\n{\"id\": ", "keys.jsonl");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::syntax_error);
+    CHECK(r.error().path.rfind("keys.jsonl:2: ", 0) == 0);
+    // The legacy forms are read (a host migrating from a SHA-256 store).
+    auto legacy = j;
+    legacy["storedKey"] = "sha256." + std::string(64, 'a');
+    CHECK(key_store::parse_line(legacy.dump(), "f:1"));
+    legacy["storedKey"] = "sha256." + std::string(64, 'A');
+    CHECK_FALSE(key_store::parse_line(legacy.dump(), "f:1"));
+}
+
+TEST_CASE("K16: the gateway's write-back never undoes key_admin's changes", "[K16][K14][K15][K11][key_store]") {
+    test_support::seeded_random random{10};
+    auto a = make_key(random).entry, b = make_key(random).entry, c = make_key(random).entry;
+    const auto t0 = test_support::at("2024-03-02T00:00:00Z");
+    const auto t1 = t0 + std::chrono::seconds{1};
+    std::vector<key_store::entry> store{a, b, c};
+    // b was deactivated and c deleted by key_admin since the gateway read them.
+    store[1].record = deactivate_key(store[1].record, t0);
+    store.pop_back();
+    const auto spent = credit_state{a.usage.credits.remaining - 1, a.usage.credits.last_refill};
+    std::vector<key_store::write_back> changes{{a.record.id, a.usage.credits, spent, t1, std::nullopt, std::nullopt},
+                                               {b.record.id, b.usage.credits, spent, t1, std::nullopt, std::nullopt},
+                                               {c.record.id, c.usage.credits, spent, t1, std::nullopt, std::nullopt}};
+    CHECK(key_store::apply_write_backs(store, changes));
+    REQUIRE(store.size() == 2);  // the deleted key stays deleted
+    CHECK(store[0].usage.credits == spent);
+    CHECK(store[0].record.last_used_at == t1);
+    CHECK(store[1].record.status == key_status::revoked);  // the deactivation stays
+    CHECK(store[1].usage.credits == spent);
+
+    // Credits key_admin set in between win; lastUsedAt never moves backwards.
+    store[0].usage.credits = credit_state{500, t1};
+    const auto before = store[0];
+    changes = {{a.record.id, spent, credit_state{98, a.usage.credits.last_refill}, t0, std::nullopt, std::nullopt}};
+    CHECK_FALSE(key_store::apply_write_backs(store, changes));
+    CHECK(store[0].usage.credits == before.usage.credits);
+    CHECK(store[0].record.last_used_at == t1);
+    // Exactly at the stored base, the gateway's credits are written.
+    changes[0].base = store[0].usage.credits;
+    CHECK(key_store::apply_write_backs(store, changes));
+    CHECK(store[0].usage.credits.remaining == 98);
+
+    // A rehash replaces the stored key only where it is still the one matched.
+    const std::string rotated_away = "kh1.p1." + std::string(43, 'A');
+    changes = {{a.record.id, store[0].usage.credits, store[0].usage.credits, std::nullopt, rotated_away,
+                std::string("kh1.p2.") + std::string(43, 'B')}};
+    CHECK_FALSE(key_store::apply_write_backs(store, changes));
+    CHECK(store[0].stored_key == a.stored_key);
+    changes[0].rehash_from = a.stored_key;
+    CHECK(key_store::apply_write_backs(store, changes));
+    CHECK(store[0].stored_key == *changes[0].rehash_to);
+}
+
+TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_store]") {
+    test_support::seeded_random random{11};
+    const auto dir = temp_dir();
+    const auto path = dir + "/keys.jsonl";
+    key_store::store_file store(path);
+    // A missing file is an empty store; a change that writes nothing leaves no file.
+    const auto none = store.update([](std::vector<key_store::entry>& e, const key_store::file_stamp& s) {
+        CHECK(e.empty());
+        CHECK_FALSE(s.exists);
+        return false;
+    });
+    REQUIRE(none);
+    CHECK_FALSE(none->exists);
+    const auto k = make_key(random);
+    const auto written = store.update([&](std::vector<key_store::entry>& e, const key_store::file_stamp&) {
+        e.push_back(k.entry);
+        return true;
+    });
+    REQUIRE(written);
+    CHECK(written->exists);
+    CHECK(*written == key_store::stamp_of(path));
+    CHECK(file_text(path) == key_store::format_store({k.entry}));
+    CHECK(::access((path + ".lock").c_str(), F_OK) == 0);
+    CHECK(::access((path + ".tmp").c_str(), F_OK) != 0);  // renamed into place
+    const auto back = store.read();
+    REQUIRE(back);
+    REQUIRE(back->size() == 1);
+    CHECK(back->front().record == k.entry.record);
+    // Each write is a new file (a reader holding the old one keeps reading it whole).
+    const auto again = store.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; });
+    REQUIRE(again);
+    CHECK(again->ino != written->ino);
+    // A store that does not parse is reported with its path, and not written over.
+    {
+        std::ofstream out(path, std::ios::app);
+        out << "{\"id\": 1}\n";
+    }
+    const auto broken = store.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; });
+    REQUIRE_FALSE(broken);
+    CHECK(broken.error().path == path + ":2: id");
+    CHECK(file_text(path).find("{\"id\": 1}") != std::string::npos);
+    std::remove(path.c_str());
+    std::remove((path + ".lock").c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("K11: KEYHOOK_PEPPERS: the first is current, errors never show a pepper", "[K11][key_store]") {
+    const auto set = key_store::parse_peppers("  p2:" + pepper_b + "\tp1:" + pepper_a + " ");
+    REQUIRE(set);
+    CHECK(set->current_id() == "p2");
+    CHECK(set->size() == 2);
+    CHECK(set->contains("p1"));
+    const auto check = [](const std::string& text, const std::string& path) {
+        const auto r = key_store::parse_peppers(text);
+        INFO(text);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().path == path);
+        CHECK(r.error().message.find(pepper_a) == std::string::npos);
+        CHECK(r.error().what().find(pepper_a.substr(0, 12)) == std::string::npos);
+    };
+    check("", "KEYHOOK_PEPPERS");
+    check("p1" + pepper_a, "KEYHOOK_PEPPERS[0]");
+    check("p1:" + pepper_a + " p1:" + pepper_a, "KEYHOOK_PEPPERS[1]");  // an id twice
+    check("p1:" + base64_encode(std::string(31, 'a')), "KEYHOOK_PEPPERS[0]");
+    check("p1:" + pepper_a.substr(1), "KEYHOOK_PEPPERS[0]");
+    check("bad id:" + pepper_a, "KEYHOOK_PEPPERS[0]");
+}
