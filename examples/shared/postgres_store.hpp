@@ -13,10 +13,11 @@
 #include <libpq-fe.h>
 
 #include "shared/delivery_store.hpp"
+#include "shared/replay_ids.hpp"
 
 namespace examples::store {
 
-class postgres_store final : public delivery_store {
+class postgres_store final : public delivery_store, public replay_id_store {
 public:
     // `conninfo`: a postgresql:// URI or key=value string, as libpq reads it.
     explicit postgres_store(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
@@ -190,6 +191,45 @@ private:
     void rollback() noexcept { PQclear(PQexec(conn_, "ROLLBACK")); }
 
     PGconn* conn_;
+
+public:
+    // H9's replay table (replay_ids.hpp; webhook_receiver --store).
+    void open_replay_ids() override {
+        // Receivers starting together must not race to create the table.
+        run("SELECT pg_advisory_lock(724462)", {});
+        run(sql::replay::create_table, {});
+        run(sql::replay::create_index, {});
+        run("SELECT pg_advisory_unlock(724462)", {});
+    }
+
+    bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
+                         std::size_t prune_limit) override {
+        char prune[256];
+        std::snprintf(prune, sizeof prune, sql::replay::prune_format, " FOR UPDATE SKIP LOCKED");
+        // A receiver outlives a restart of the server: a connection found
+        // broken is made again. Only at BEGIN, where nothing was done yet: a
+        // claim whose COMMIT was lost is not retried (it may have committed,
+        // and a retry would take the id for a replay). Other failures throw,
+        // and the receiver answers 503.
+        if (PQstatus(conn_) == CONNECTION_BAD) PQreset(conn_);
+        try {
+            run("BEGIN", {});
+        } catch (const std::runtime_error&) {
+            if (PQstatus(conn_) != CONNECTION_BAD) throw;
+            PQreset(conn_);
+            run("BEGIN", {});
+        }
+        try {
+            run(prune, {std::to_string(now), std::to_string(prune_limit)});
+            const auto r = run(sql::replay::claim, {id, std::to_string(forget_after), std::to_string(now)});
+            const bool claimed = std::string(PQcmdTuples(r.get())) == "1";
+            run("COMMIT", {});
+            return claimed;
+        } catch (...) {
+            rollback();
+            throw;
+        }
+    }
 };
 
 }  // namespace examples::store

@@ -11,10 +11,11 @@
 #include <sqlite3.h>
 
 #include "shared/delivery_store.hpp"
+#include "shared/replay_ids.hpp"
 
 namespace examples::store {
 
-class sqlite_store final : public delivery_store {
+class sqlite_store final : public delivery_store, public replay_id_store {
 public:
     explicit sqlite_store(const std::string& path) {
         if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -237,6 +238,25 @@ private:
     };
 
     sqlite3* db_ = nullptr;
+
+public:
+    // H9's replay table (replay_ids.hpp; webhook_receiver --store).
+    void open_replay_ids() override {
+        exec(sql::replay::create_table);
+        exec(sql::replay::create_index);
+    }
+
+    bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
+                         std::size_t prune_limit) override {
+        char prune[256];
+        std::snprintf(prune, sizeof prune, sql::replay::prune_format, "");
+        transaction t(*this);
+        statement(*this, prune).integer(1, now).integer(2, static_cast<std::int64_t>(prune_limit)).done();
+        statement(*this, sql::replay::claim).text(1, id).integer(2, forget_after).integer(3, now).done();
+        const bool claimed = sqlite3_changes(db_) == 1;
+        t.commit();
+        return claimed;
+    }
 };
 
 }  // namespace examples::store

@@ -17,9 +17,10 @@ namespace webhook_receiver {
 class replay_table {
 public:
     enum class outcome {
-        accepted,  // not seen before: now recorded
-        replay,    // accepted before within the window: answer 2xx, process nothing
-        full,      // not seen, and no room: answer 503 (nothing recorded)
+        accepted,     // not seen before: now recorded
+        replay,       // accepted before within the window: answer 2xx, process nothing
+        full,         // not seen, and no room: answer 503 (nothing recorded)
+        unavailable,  // the store could not answer: 503 (nothing processed)
     };
     replay_table() = default;
     replay_table(const replay_table&) = delete;

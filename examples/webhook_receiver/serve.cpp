@@ -3,7 +3,7 @@
 //
 //   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]
-//       [--max-connections N] [--threads N]
+//       [--max-connections N] [--threads N] [--store sqlite:PATH | --store postgresql://...]
 //
 // The server answers, before the receiver sees a request (H13): 431 for a
 // header section over 64 KiB or 100 fields, 400 for framing RFC 9112 refuses,
@@ -23,7 +23,11 @@
 //        and may be mixed with whsec_ secrets);
 //   400  a body nested deeper than 16 (counted before parsing) or malformed;
 //   200  a webhook-id accepted before within the tolerance window: answered
-//        again, not processed again (H9); 503 when the replay table is full;
+//        again, not processed again (H9); 503 when the replay table is full
+//        (in memory: 65,536 ids) or its store cannot answer. With --store the
+//        table is kept in the store (B6, examples/shared/replay_ids.hpp):
+//        receivers sharing it, and a restarted one, process an id once;
+//        SQLite (one machine) or PostgreSQL (libpq's URI);
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
@@ -45,6 +49,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -56,6 +61,7 @@
 #include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 #include "replay.hpp"
+#include "replay_store.hpp"
 #include "shared/http_server.hpp"
 
 namespace webhook_receiver {
@@ -69,7 +75,8 @@ constexpr int exit_usage = 2;
 int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
-                 "[--request-timeout S] [--max-connections N] [--threads N]\n";
+                 "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | "
+                 "--store postgresql://...]\n";
     return exit_usage;
 }
 
@@ -107,26 +114,58 @@ struct settings {
     keyhook::crypto::verification_keys signing;  // whsec_ secrets and whpk_ public keys (B1, B3)
     hs::options server;                          // H13's limits; the policy values unless given
     keyhook::body_limits limits;
+    std::optional<std::string> store;  // --store: H9's replay table there (B6), else in memory
 };
 
-nlohmann::ordered_json notification_json(const keyhook::received_notification& n) {
-    nlohmann::ordered_json data;
-    data["ProductName"] = n.folder_name;
-    data["EngineName"] = n.service_name;
-    data["FileName"] = n.file_name;
-    data["ProductId"] = n.entity_id;
-    data["ServiceVersionId"] = n.service_version_id;
-    nlohmann::ordered_json j;
-    j["FolderName"] = n.folder_name;
-    j["ServiceName"] = n.service_name;
-    j["EntityId"] = n.entity_id;
-    j["UserAction"] = n.user_action;
-    j["AuditType"] = n.audit_type;
-    j["Data"] = std::move(data);
-    j["Tenant"] = n.tenant;
-    j["RequestTimeStamp"] = n.request_time_text;
-    j["RevisionId"] = nullptr;
-    return j;
+// Appends `s` as a JSON string: nlohmann's escaping, with ensure_ascii, so
+// received text cannot drive the terminal (P1), and bytes that are not UTF-8
+// replaced.
+void append_json_string(std::string& out, const std::string& s) {
+    out += nlohmann::json(s).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+// The line printed for an accepted delivery: {"id", "notification" (spec
+// 6.2's members in order), "mismatches" when any}. Written member by member:
+// the same bytes as an ordered_json built and dumped, in half the time (the
+// receiver's speed row, docs/performance.md).
+std::string accepted_line(const std::optional<std::string>& id, const keyhook::received_notification& n) {
+    std::string out;
+    out.reserve(512);
+    out += "{\"id\":";
+    if (id)
+        append_json_string(out, *id);
+    else
+        out += "null";
+    const std::pair<const char*, const std::string*> members[] = {
+        {",\"notification\":{\"FolderName\":", &n.folder_name},
+        {",\"ServiceName\":", &n.service_name},
+        {",\"EntityId\":", &n.entity_id},
+        {",\"UserAction\":", &n.user_action},
+        {",\"AuditType\":", &n.audit_type},
+        {",\"Data\":{\"ProductName\":", &n.folder_name},
+        {",\"EngineName\":", &n.service_name},
+        {",\"FileName\":", &n.file_name},
+        {",\"ProductId\":", &n.entity_id},
+        {",\"ServiceVersionId\":", &n.service_version_id},
+        {"},\"Tenant\":", &n.tenant},
+        {",\"RequestTimeStamp\":", &n.request_time_text},
+    };
+    for (const auto& [before, value] : members) {
+        out += before;
+        append_json_string(out, *value);
+    }
+    out += ",\"RevisionId\":null}";
+    if (!n.mismatches.empty()) {
+        const char* separator = ",\"mismatches\":[";
+        for (const auto& m : n.mismatches) {
+            out += separator;
+            append_json_string(out, m);
+            separator = ",";
+        }
+        out += ']';
+    }
+    out += '}';
+    return out;
 }
 
 // The message is the library's: it names fields, never a key or a signature.
@@ -183,15 +222,15 @@ public:
                     r.headers.push_back({"Retry-After", "60"});
                     return r;
                 }
+                case replay_table::outcome::unavailable: {
+                    auto r = answer(503, "the replay table's store is unavailable; retry later");
+                    r.headers.push_back({"Retry-After", "5"});
+                    return r;
+                }
                 case replay_table::outcome::accepted: break;
             }
         }
-        nlohmann::ordered_json line;
-        line["id"] = id ? nlohmann::ordered_json(*id) : nlohmann::ordered_json(nullptr);
-        line["notification"] = notification_json(*n);
-        if (!n->mismatches.empty()) line["mismatches"] = n->mismatches;
-        // ensure_ascii: received text cannot drive the terminal (P1).
-        const std::string text = line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace);
+        const std::string text = accepted_line(id, *n);
         {
             std::lock_guard<std::mutex> lock(out_);
             std::cout << text << std::endl;
@@ -272,10 +311,12 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             const auto n = whole_number(argv[++i], 1, 256);
             if (!n) return usage("--threads: expected 1 to 256");
             s.server.threads = static_cast<unsigned>(*n);
+        } else if (arg == "--store" && i + 1 < argc) {
+            s.store = argv[++i];
         } else {
             return usage(
-                "--listen takes only --key-env NAME, --request-timeout S, --max-connections N and "
-                "--threads N, not " +
+                "--listen takes only --key-env NAME, --request-timeout S, --max-connections N, "
+                "--threads N and --store S, not " +
                 keyhook::detail::quote_input(arg));
         }
     }
@@ -294,6 +335,9 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
                              : "KEYHOOK_SIGNING_SECRET, " + parsed.error().path + ": " + parsed.error().message);
         s.signing = std::move(*parsed);
     }
+    if (s.store && s.signing.empty())
+        std::cerr << "webhook_receiver: note: --store keeps the webhook-ids of signed deliveries, and without "
+                     "KEYHOOK_SIGNING_SECRET none is signed\n";
 
     // SIGINT and SIGTERM are taken by a thread of their own (sigwait), so
     // stopping the server never runs in a signal handler. Blocked before the
@@ -304,8 +348,22 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-    memory_replay_table replays(keyhook::crypto::default_signature_tolerance, 65536);
-    receiver r(s, replays);
+    // H9's replay table: in memory (65,536 ids), or in the store, shared.
+    std::unique_ptr<replay_table> replays;
+    if (s.store) {
+        try {
+            replays = std::make_unique<store_replay_table>(open_replay_store(*s.store),
+                                                           keyhook::crypto::default_signature_tolerance);
+        } catch (const store_not_built& e) {
+            return usage(e.what());
+        } catch (const std::exception& e) {
+            std::cerr << "webhook_receiver: " << e.what() << std::endl;
+            return exit_usage;
+        }
+    } else {
+        replays = std::make_unique<memory_replay_table>(keyhook::crypto::default_signature_tolerance, 65536);
+    }
+    receiver r(s, *replays);
     hs::server server(
         s.server, [&r](hs::request&& req) { return r.post(std::move(req)); }, check_head);
     std::string why;

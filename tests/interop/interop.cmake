@@ -24,6 +24,10 @@
 #                      against the same receiver (tests/interop/store_crash.js);
 #                      with KEYHOOK_INTEROP, when webhook_deliver has the store
 #                      (and for PostgreSQL, the server is installed)
+#   interop.receiver_store_sqlite, interop.receiver_store_postgresql
+#                      rules B6 and H9: two webhook_receiver --listen --store
+#                      on one store, one killed and restarted, process each
+#                      webhook-id once (tests/interop/receiver_store.js)
 option(KEYHOOK_INTEROP "Run the interop tests that need Node.js and the npm registry (tests/interop)" OFF)
 
 set(_interop_src "${PROJECT_SOURCE_DIR}/tests/interop")
@@ -125,4 +129,14 @@ foreach(_store IN LISTS _store_cases)
         COMMAND "${KEYHOOK_NODE}" "${_interop_src}/store_crash.js" ${_store} $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.store_${_store} PROPERTIES LABELS "interop;B6" FIXTURES_REQUIRED keyhook_npm
                          TIMEOUT 120 ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
+endforeach()
+
+# B6 and H9, test (c): two webhook_receiver --listen --store sharing one store
+# process a replayed id once, also after a restart (receiver_store.js).
+foreach(_store IN LISTS _store_cases)
+    add_test(NAME interop.receiver_store_${_store}
+        COMMAND "${KEYHOOK_NODE}" "${_interop_src}/receiver_store.js" ${_store} $<TARGET_FILE:webhook_receiver>)
+    set_tests_properties(interop.receiver_store_${_store} PROPERTIES LABELS "interop;B6;H9"
+                         FIXTURES_REQUIRED keyhook_npm TIMEOUT 60
+                         ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
 endforeach()

@@ -22,6 +22,7 @@ const os = require("os");
 const path = require("path");
 const { Webhook } = require("standardwebhooks");
 const { BOUND_MS, check, closing, done, jsonLines, need, serve, within } = require("./common");
+const { startPostgres } = require("./postgres");
 
 const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_deliver");
 const deliver = need(process.argv[3], "sqlite|postgresql PATH/TO/webhook_deliver");
@@ -186,42 +187,9 @@ async function sqliteCrash() {
 
 // --- PostgreSQL ---------------------------------------------------------
 
-const PG_BIN = "/usr/lib/postgresql/15/bin";
-
-function asPostgres(cmd, args, opts = {}) {
-  const root = process.getuid && process.getuid() === 0;
-  return root ? spawn("runuser", ["-u", "postgres", "--", cmd, ...args], opts) : spawn(cmd, args, opts);
-}
-
-async function freePort() {
-  const net = require("net");
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
 async function postgresCrash() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keyhook-pg-"));
-  if (process.getuid() === 0) {
-    const ids = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
-    const gid = spawnSync("id", ["-g", "postgres"], { encoding: "utf8" });
-    fs.chownSync(dir, Number(ids.stdout), Number(gid.stdout));
-  }
-  const data = path.join(dir, "data");
-  const init = asPostgres(path.join(PG_BIN, "initdb"), ["-D", data, "-U", "keyhook", "--auth=trust", "-E", "UTF8",
-                                                          "--no-sync", "--no-instructions"], { stdio: "ignore" });
-  check((await within(closing(init), 4 * BOUND_MS, "hung")) === 0, "initdb made a cluster");
-  const port = await freePort();
-  const pg = asPostgres(path.join(PG_BIN, "postgres"), ["-D", data, "-k", dir, "-p", String(port), "-c",
-                                                        "listen_addresses=", "-c", "fsync=off"], { stdio: "ignore" });
-  const pgClosed = closing(pg);
-  const ready = await waitUntil(() => spawnSync(path.join(PG_BIN, "pg_isready"), ["-h", dir, "-p", String(port)])
-                                        .status === 0);
-  check(ready, "postgres accepts connections");
-  const store = `postgresql://keyhook@/postgres?host=${encodeURIComponent(dir)}&port=${port}`;
+  const pg = await startPostgres(); // throws when the server does not come up
+  const { dir, uri: store } = pg;
   try {
     const COUNT = 500, KILL_AT = 150;
     let victim = null, killedAt = null;
@@ -282,14 +250,7 @@ async function postgresCrash() {
                 `the ${LEASE} s lease, ${overran.size} whose live worker's attempt outlasted the lease`);
     server.close();
   } finally {
-    // Fast shutdown: SIGINT to the postmaster itself (runuser does not pass signals on).
-    try {
-      process.kill(Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGINT");
-    } catch (e) {
-      pg.kill("SIGKILL");
-    }
-    if ((await within(pgClosed, BOUND_MS, "hung")) === "hung") pg.kill("SIGKILL");
-    fs.rmSync(dir, { recursive: true, force: true });
+    await pg.stop();
   }
 }
 

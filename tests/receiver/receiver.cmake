@@ -3,7 +3,8 @@
 # examples/CMakeLists.txt once the programs and Boost.Beast are known.
 #
 #   keyhook_receiver_tests   Catch2: the raw header checks, the server over
-#                            loopback sockets, the replay table
+#                            loopback sockets, the replay table (in memory;
+#                            in a SQLite store when SQLite is found)
 #   receiver.h13             the program over loopback (findings 1 to 3 of
 #                            issue 24): slow clients, header floods, framing,
 #                            pipelining (Python 3)
@@ -17,6 +18,12 @@ keyhook_add_test_suite(keyhook_receiver_tests
     LIBRARIES keyhook_examples_http_server)
 target_include_directories(keyhook_receiver_tests PRIVATE "${PROJECT_SOURCE_DIR}/examples"
                            "${PROJECT_SOURCE_DIR}/examples/webhook_receiver")
+# The replay table in a SQLite store (B6), when SQLite was found.
+if(KEYHOOK_EXAMPLES_HAVE_SQLITE)
+    target_sources(keyhook_receiver_tests PRIVATE "${_receiver_tests}/replay_store_test.cpp")
+    target_link_libraries(keyhook_receiver_tests PRIVATE PkgConfig::KEYHOOK_SQLITE)
+    target_compile_definitions(keyhook_receiver_tests PRIVATE KEYHOOK_EXAMPLES_HAVE_SQLITE=1)
+endif()
 
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)

@@ -1,0 +1,161 @@
+// Rules B6 and H9, test (c) of issue 24: two webhook_receiver --listen
+// sharing one store answer a replayed webhook-id 200 without processing it
+// twice, also after one of them is SIGKILLed and started again. The requests
+// are signed by the npm package standardwebhooks; a receiver processes a
+// delivery by printing one JSON line, so the lines of all receivers together
+// must hold each id exactly once.
+//
+//   node receiver_store.js sqlite PATH/TO/webhook_receiver       (a SQLite file)
+//   node receiver_store.js postgresql PATH/TO/webhook_receiver   (a PostgreSQL
+//     server started here, as store_crash.js does: postgres.js); then the
+//     server is stopped (a delivery is answered 503 and not processed) and
+//     started again (the receivers connect again)
+"use strict";
+const { spawn } = require("child_process");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { Webhook } = require("standardwebhooks");
+const { BOUND_MS, check, closing, done, jsonLines, need, run, within } = require("./common");
+const { startPostgres } = require("./postgres");
+
+const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_receiver");
+const program = need(process.argv[3], "sqlite|postgresql PATH/TO/webhook_receiver");
+const secret = "whsec_" + Buffer.alloc(32, 7).toString("base64");
+const apiKey = "interop-store-key-24";
+const IDS = 40;
+
+function body(i) {
+  return JSON.stringify({ FolderName: "Loans", ServiceName: "Quote", EntityId: `e${i}`, UserAction: "PublishEngine",
+    AuditType: "ProductEngine", Data: { ProductName: "Loans", EngineName: "Quote", FileName: "q.xlsx",
+      ProductId: `e${i}`, ServiceVersionId: "v1" }, Tenant: "acme", RequestTimeStamp: "2026-03-14T09:26:53.589Z",
+    RevisionId: null });
+}
+
+// A delivery of id `msg_store_<i>`: signed now, as a sender's retry is.
+async function deliver(port, i) {
+  const id = `msg_store_${i}`, text = body(i), when = new Date();
+  const res = await fetch(`http://127.0.0.1:${port}/hook`, { method: "POST", body: text, headers: {
+    "content-type": "application/json", "x-api-key": apiKey, "webhook-id": id,
+    "webhook-timestamp": String(Math.floor(when.getTime() / 1000)),
+    "webhook-signature": new Webhook(secret).sign(id, when, text) } });
+  await res.text();
+  return res.status;
+}
+
+// A receiver on the store; resolves once it says where it listens.
+async function startReceiver(store) {
+  const child = spawn(program, ["--listen", "127.0.0.1:0", "--store", store], {
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: secret } });
+  const r = { child, stdout: "", stderr: "", closed: closing(child) };
+  child.stdout.on("data", (d) => (r.stdout += d));
+  r.port = await within(new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      r.stderr += d;
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(r.stderr);
+      if (m) resolve(Number(m[1]));
+    });
+    r.closed.then(() => reject(new Error(`webhook_receiver stopped: ${r.stderr}`)));
+  }), BOUND_MS, null);
+  if (r.port === null) {
+    child.kill("SIGKILL");
+    throw new Error(`webhook_receiver did not say where it listens within ${BOUND_MS} ms: ${r.stderr}`);
+  }
+  return r;
+}
+
+async function stopReceiver(r, signal) {
+  r.child.kill(signal);
+  const code = await within(r.closed, BOUND_MS, undefined);
+  if (code === undefined) r.child.kill("SIGKILL");
+  return code;
+}
+
+const processed = (receivers) => receivers.flatMap((r) => jsonLines(r.stdout).map((l) => l.id));
+
+async function sharing(store, outage) {
+  let a = await startReceiver(store);
+  const b = await startReceiver(store);
+  const all = [a, b];
+  // Each id at both receivers at the same moment: one of them processes it.
+  const raced = await Promise.all([...Array(IDS).keys()].flatMap((i) => [deliver(a.port, i), deliver(b.port, i)]));
+  check(raced.every((s) => s === 200), `[B6] [H9] ${IDS} ids sent to both receivers at once: all 200 ` +
+        `(${JSON.stringify([...new Set(raced)])})`);
+  let ids = processed(all);
+  check(ids.length === IDS && new Set(ids).size === IDS,
+        `[B6] [H9] each id processed once across the two receivers (${ids.length} lines, ${new Set(ids).size} ids)`);
+
+  // Replayed one after the other, to each receiver: answered, not processed.
+  const replayed = [];
+  for (let i = 0; i < IDS; i += 4) replayed.push(await deliver(a.port, i), await deliver(b.port, i));
+  check(replayed.every((s) => s === 200) && processed(all).length === IDS,
+        `[B6] [H9] replays to either receiver: 200, nothing processed again (${processed(all).length} lines)`);
+
+  // A crash: the in-memory table would be lost with the process; the store's is not.
+  check((await stopReceiver(a, "SIGKILL")) === "SIGKILL", "receiver A is SIGKILLed");
+  a = await startReceiver(store);
+  all.push(a);
+  const afterRestart = await Promise.all([...Array(IDS).keys()].map((i) => deliver(a.port, i)));
+  check(afterRestart.every((s) => s === 200) && processed(all).length === IDS,
+        `[B6] [H9] after the restart, every id again at the new receiver: 200, nothing processed again ` +
+        `(${processed(all).length} lines)`);
+  // The other side of the boundary: a new id is processed, once, then replays.
+  check((await deliver(a.port, IDS)) === 200 && (await deliver(b.port, IDS)) === 200, "a new id: 200 at both");
+  ids = processed(all);
+  check(ids.length === IDS + 1 && ids.filter((id) => id === `msg_store_${IDS}`).length === 1,
+        `[B6] [H9] the new id processed once (${ids.length} lines)`);
+
+  if (outage) await outage(a, b, all);
+
+  for (const r of [a, b]) check((await stopReceiver(r, "SIGTERM")) === 0, "SIGTERM: a clean stop, exit 0");
+  const logs = all.map((r) => r.stdout + r.stderr).join("");
+  check(!logs.includes(apiKey) && !logs.includes(secret.slice(6)), "no key printed");
+  console.log(`report: ${all.length} receivers on one ${mode} store, ${processed(all).length} deliveries processed`);
+}
+
+// A --store it cannot use: exit 2 before listening, saying why, no password shown.
+async function refusals() {
+  const env = { KEYHOOK_RECEIVER_KEY: apiKey };
+  const scheme = await run(program, ["--listen", "127.0.0.1:0", "--store", "mysql://db/x"], { env });
+  check(scheme.code === 2 && /expected sqlite:PATH or postgresql:\/\//.test(scheme.stderr),
+        `[B6] --store mysql://...: exit 2 naming the forms (${scheme.code}; ${scheme.stderr.trim().split("\n").pop()})`);
+  const closed = await run(program, ["--listen", "127.0.0.1:0", "--store", "postgresql://u:pw-4f9a@127.0.0.1:1/x"],
+                           { env });
+  check(closed.code === 2 && /cannot connect to the PostgreSQL store/.test(closed.stderr) &&
+        !closed.stderr.includes("pw-4f9a"), `[B6] a PostgreSQL store that refuses: exit 2, the password not shown ` +
+        `(${closed.code})`);
+}
+
+(async () => {
+  await refusals();
+  if (mode === "sqlite") {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keyhook-replay-"));
+    try {
+      await sharing("sqlite:" + path.join(dir, "replay.db"));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  } else if (mode === "postgresql") {
+    const pg = await startPostgres(); // throws when the server does not come up
+    try {
+      // The server stopped under the receivers: 503, nothing processed; back:
+      // they connect again and the id is processed once.
+      await sharing(pg.uri, async (a, b, all) => {
+        const fresh = IDS + 1;
+        await pg.halt();
+        check((await deliver(b.port, fresh)) === 503 && processed(all).length === IDS + 1,
+              `[B6] the store down: 503, nothing processed (${processed(all).length} lines)`);
+        check(await pg.restart(), "postgres started again on the same data");
+        check((await deliver(b.port, fresh)) === 200 && (await deliver(a.port, fresh)) === 200 &&
+              processed(all).length === IDS + 2 && processed(all).includes(`msg_store_${fresh}`),
+              `[B6] [H9] the store back: the receivers connect again, the id processed once ` +
+              `(${processed(all).length} lines)`);
+      });
+    } finally {
+      await pg.stop();
+    }
+  } else {
+    need(null, "sqlite|postgresql PATH/TO/webhook_receiver");
+  }
+  done();
+})();

@@ -1,0 +1,132 @@
+// H9's replay table kept in a SQLite store (examples/webhook_receiver/
+// replay_store.hpp, rule B6): two connections to one file act as two
+// receivers; ids are forgotten exactly two windows after signing, as in
+// memory; each claim prunes a bounded number of expired ids; concurrent
+// claims of one id accept it once.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "replay_store.hpp"
+
+namespace {
+
+using webhook_receiver::open_replay_store;
+using webhook_receiver::store_replay_table;
+using outcome = webhook_receiver::replay_table::outcome;
+const keyhook::timestamp t0 = keyhook::parse_timestamp("2026-11-22T12:00:00Z");
+const std::chrono::seconds window(300);
+
+// A store file of its own, removed at the end.
+struct temp_store {
+    std::string path;
+    temp_store() {
+        char name[] = "/tmp/keyhook-replay-test-XXXXXX";
+        const int fd = mkstemp(name);
+        REQUIRE(fd >= 0);
+        close(fd);
+        path = name;
+    }
+    ~temp_store() {
+        for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    }
+    [[nodiscard]] std::string spec() const { return "sqlite:" + path; }
+    [[nodiscard]] long long rows() const {
+        sqlite3* db = nullptr;
+        REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+        sqlite3_stmt* s = nullptr;
+        REQUIRE(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM keyhook_replay_ids", -1, &s, nullptr) == SQLITE_OK);
+        REQUIRE(sqlite3_step(s) == SQLITE_ROW);
+        const long long n = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+        sqlite3_close(db);
+        return n;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("store replay table: an id accepted by one receiver is a replay at another", "[H9][B6]") {
+    temp_store file;
+    store_replay_table a(open_replay_store(file.spec()), window);
+    store_replay_table b(open_replay_store(file.spec()), window);
+    CHECK(a.claim("msg_1", t0, t0) == outcome::accepted);
+    CHECK(b.claim("msg_1", t0, t0) == outcome::replay);
+    CHECK(a.claim("msg_1", t0, t0) == outcome::replay);
+    CHECK(b.claim("msg_2", t0, t0) == outcome::accepted);
+    CHECK(file.rows() == 2);
+}
+
+TEST_CASE("store replay table: kept across a restart", "[H9][B6]") {
+    temp_store file;
+    {
+        store_replay_table first(open_replay_store(file.spec()), window);
+        REQUIRE(first.claim("msg_1", t0, t0) == outcome::accepted);
+    }
+    store_replay_table again(open_replay_store(file.spec()), window);
+    CHECK(again.claim("msg_1", t0, t0 + window) == outcome::replay);
+}
+
+TEST_CASE("store replay table: an id is kept two windows after signing, then forgotten", "[H9][B6]") {
+    temp_store file;
+    store_replay_table table(open_replay_store(file.spec()), window);
+    REQUIRE(table.claim("a", t0, t0) == outcome::accepted);
+    const auto last = t0 + 2 * window;
+    CHECK(table.claim("a", t0, last) == outcome::replay);  // at exactly two windows "a" is still held
+    const auto after = last + std::chrono::microseconds(1);
+    // One microsecond later it is forgotten: accepted again (a fresh signature), and held anew.
+    CHECK(table.claim("a", after - window, after) == outcome::accepted);
+    CHECK(table.claim("a", after - window, after) == outcome::replay);
+    CHECK(file.rows() == 1);
+}
+
+TEST_CASE("store replay table: each claim prunes a bounded number of expired ids", "[H9][B6]") {
+    temp_store file;
+    store_replay_table table(open_replay_store(file.spec()), window);
+    constexpr long long old_ids = 20;
+    for (long long i = 0; i < old_ids; ++i)
+        REQUIRE(table.claim("old_" + std::to_string(i), t0, t0) == outcome::accepted);
+    const auto later = t0 + 3 * window;  // every old id has expired
+    const auto batch = static_cast<long long>(examples::store::replay_prune_batch);
+    REQUIRE(table.claim("new_1", later, later) == outcome::accepted);
+    CHECK(file.rows() == old_ids - batch + 1);  // `batch` forgotten, not all of them
+    REQUIRE(table.claim("new_2", later, later) == outcome::accepted);
+    CHECK(file.rows() == old_ids - 2 * batch + 2);
+    REQUIRE(table.claim("new_3", later, later) == outcome::accepted);
+    CHECK(file.rows() == 3);  // the last 4 old ones: fewer than a batch were left
+}
+
+TEST_CASE("store replay table: concurrent receivers accept each id once", "[H9][B6]") {
+    temp_store file;
+    store_replay_table a(open_replay_store(file.spec()), window);
+    store_replay_table b(open_replay_store(file.spec()), window);
+    constexpr int ids = 200;
+    std::atomic<int> accepted{0}, replays{0};
+    const auto run = [&](store_replay_table& table) {
+        for (int i = 0; i < ids; ++i) {
+            const auto o = table.claim("msg_" + std::to_string(i), t0, t0);
+            (o == outcome::accepted ? accepted : replays)++;
+        }
+    };
+    std::thread one(run, std::ref(a));
+    std::thread two(run, std::ref(b));
+    one.join();
+    two.join();
+    CHECK(accepted == ids);
+    CHECK(replays == ids);
+}
+
+TEST_CASE("store replay table: a --store it cannot open is an error naming it", "[B6]") {
+    CHECK_THROWS_WITH(open_replay_store("sqlite:"), Catch::Contains("needs a path"));
+    CHECK_THROWS_WITH(open_replay_store("mysql://x"), Catch::Contains("expected sqlite:PATH or postgresql://"));
+    CHECK_THROWS_WITH(open_replay_store("sqlite:/nonexistent-dir/x.db"), Catch::Contains("cannot open"));
+}
