@@ -228,9 +228,9 @@ static_assert(detail::members_complete<operational_notice>());
 
 template <>
 struct detail::members_of<endpoint_health> {
-    static constexpr auto rows = std::make_tuple(
-        row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
-        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional));
+    static constexpr auto rows =
+        std::make_tuple(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
+                        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional));
 };
 static_assert(detail::members_complete<endpoint_health>());
 

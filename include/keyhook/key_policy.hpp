@@ -188,11 +188,11 @@ struct address_range_form {
 template <>
 struct members_of<rate_limit> {
     static constexpr bool closed = true;
-    static constexpr auto rows = std::make_tuple(
-        row<whole_form<std::uint64_t, 1, any_count>>("limit", &rate_limit::limit, presence::required),
-        row<whole_form<microseconds, 1, static_cast<std::uint64_t>(max_rate_window.count())>>(
-            "periodMicroseconds", &rate_limit::period, presence::required),
-        row<whole_form<std::uint64_t, 1, any_count>>("burst", &rate_limit::burst, presence::optional));
+    static constexpr auto rows =
+        std::make_tuple(row<whole_form<std::uint64_t, 1, any_count>>("limit", &rate_limit::limit, presence::required),
+                        row<whole_form<microseconds, 1, static_cast<std::uint64_t>(max_rate_window.count())>>(
+                            "periodMicroseconds", &rate_limit::period, presence::required),
+                        row<whole_form<std::uint64_t, 1, any_count>>("burst", &rate_limit::burst, presence::optional));
 
     // The window (burst x interval), reported at the member that makes it long.
     static std::optional<error> check(const rate_limit& l, const std::string& base) {
@@ -217,8 +217,7 @@ struct members_of<key_policy> {
         row<list_form<address_range_form>>("allowedAddresses", &key_policy::addresses, presence::omitted),
         row<record_form<rate_limit>>("rateLimit", &key_policy::rate, presence::omitted),
         group("credits", &key_policy::limited_credits,
-              row<whole_form<std::uint64_t, 0, any_count>>("initial", &key_policy::initial_credits,
-                                                           presence::required),
+              row<whole_form<std::uint64_t, 0, any_count>>("initial", &key_policy::initial_credits, presence::required),
               row<record_form<credit_refill>>("refill", &key_policy::refill, presence::omitted)));
 };
 static_assert(members_complete<key_policy>());
@@ -226,13 +225,13 @@ static_assert(members_complete<key_policy>());
 template <>
 struct members_of<key_usage> {
     static constexpr bool closed = true;
-    static constexpr auto rows = std::make_tuple(
-        part(&key_usage::rate, row<time_form>("rateTat", &rate_state::tat, presence::omitted)),
-        part(&key_usage::credits,
-             row<whole_form<std::uint64_t, 0, any_count>>("creditsRemaining", &credit_state::remaining,
-                                                          presence::required),
-             row<time_form>("lastRefill", &credit_state::last_refill, presence::required)),
-        row<time_form>("lastUsedAt", &key_usage::last_used_at, presence::omitted));
+    static constexpr auto rows =
+        std::make_tuple(part(&key_usage::rate, row<time_form>("rateTat", &rate_state::tat, presence::omitted)),
+                        part(&key_usage::credits,
+                             row<whole_form<std::uint64_t, 0, any_count>>("creditsRemaining", &credit_state::remaining,
+                                                                          presence::required),
+                             row<time_form>("lastRefill", &credit_state::last_refill, presence::required)),
+                        row<time_form>("lastUsedAt", &key_usage::last_used_at, presence::omitted));
 };
 static_assert(members_complete<key_usage>());
 }  // namespace detail

@@ -169,9 +169,9 @@ struct rows_cover<std::tuple<Row...>> : std::integral_constant<std::size_t, (std
 template <class Record>
 constexpr bool members_complete() noexcept {
     static_assert(std::is_aggregate_v<Record>, "a record with a member table must be an aggregate");
-    static_assert(rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value ==
-                      aggregate_member_count<Record>(),
-                  "every member of the record needs exactly one row in its detail::members_of table");
+    static_assert(
+        rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value == aggregate_member_count<Record>(),
+        "every member of the record needs exactly one row in its detail::members_of table");
     return true;
 }
 
@@ -316,8 +316,8 @@ struct whole_form {
         const auto value = whole ? v.template get<std::uint64_t>() : 0;
         if (!whole || value < Lo || value > Hi)
             return error{whole ? errc::out_of_range : errc::invalid_value, path,
-                         "expected a whole number from " + std::to_string(Lo) + " to " + std::to_string(Hi) +
-                             ", got " + v.dump()};
+                         "expected a whole number from " + std::to_string(Lo) + " to " + std::to_string(Hi) + ", got " +
+                             v.dump()};
         if constexpr (std::is_arithmetic_v<T>)
             out = static_cast<T>(value);
         else
@@ -420,6 +420,7 @@ struct record_form {
     static std::optional<error> read(const Json& v, const std::string& path, Record& out);
     template <class Json>
     static void write(Json& slot, const Record& in);
+    static bool equal(const Record& a, const Record& b);
 };
 
 // The "expected" of an array of Elem: Elem::list_expected when it says, else "an array".
@@ -442,6 +443,8 @@ struct list_form {
     static std::optional<error> read(const Json& v, const std::string& path, std::vector<T>& out);
     template <class Json, class T>
     static void write(Json& slot, const std::vector<T>& in);
+    template <class T>
+    static bool equal(const std::vector<T>& a, const std::vector<T>& b);
 };
 
 // ---- deriving from the table
@@ -545,9 +548,8 @@ struct is_closed<Record, std::void_t<decltype(members_of<Record>::closed)>>
 template <class Record, class = void>
 struct has_check : std::false_type {};
 template <class Record>
-struct has_check<Record, std::void_t<decltype(members_of<Record>::check(std::declval<const Record&>(),
-                                                                       std::declval<const std::string&>()))>>
-    : std::true_type {};
+struct has_check<Record, std::void_t<decltype(members_of<Record>::check(
+                             std::declval<const Record&>(), std::declval<const std::string&>()))>> : std::true_type {};
 template <class Record, class = void>
 struct has_canonical : std::false_type {};
 template <class Record>
@@ -591,13 +593,31 @@ void write_row(const Row& r, Json& j, const Record& in) {
     }
 }
 
+// Whether Form compares values itself (a nested record by its table, a list
+// of them element by element), else operator==.
+template <class Form, class T, class = void>
+struct compares_itself : std::false_type {};
+template <class Form, class T>
+struct compares_itself<Form, T, std::void_t<decltype(Form::equal(std::declval<const T&>(), std::declval<const T&>()))>>
+    : std::true_type {};
+
+template <class Form, class T>
+bool values_equal(const T& a, const T& b) {
+    if constexpr (is_optional<T>::value && !compares_itself<Form, T>::value)
+        return a.has_value() == b.has_value() && (!a || values_equal<Form>(*a, *b));
+    else if constexpr (compares_itself<Form, T>::value)
+        return Form::equal(a, b);
+    else
+        return a == b;
+}
+
 template <class Row, class Record>
 bool row_equal(const Row& r, const Record& a, const Record& b) {
     if constexpr (is_conditional<Row>::value) {
         if (r.applies(a) != r.applies(b)) return false;
         if (!r.applies(a)) return true;
     }
-    return a.*(r.ptr) == b.*(r.ptr);
+    return values_equal<typename Row::form>(a.*(r.ptr), b.*(r.ptr));
 }
 
 // Whether `k` is a JSON name the row reads in the object it is read from;
@@ -674,8 +694,8 @@ constexpr inline_row<Form, Record, T> spread(T Record::*ptr) noexcept {
 
 // One JSON member that holds several members of the struct (a stored key
 // that is either a whsec_ secret or a whsk_ key). Form provides
-// read(value, path, T&...), write(slot, const T&...) and empty(const T&...)
-// (for presence::omitted).
+// read(value, path, T&...), write(slot, const T&...) and, for
+// presence::omitted, empty(const T&...).
 template <class Form, class Record, class... T>
 struct tie_row {
     static constexpr std::size_t members = sizeof...(T);
@@ -760,8 +780,7 @@ void append_names(const group_row<Record, Rows, Flagged>& r, std::string& list) 
 }
 
 template <class Record, class T, class Rows, class Json>
-std::optional<error> read_row(const part_row<Record, T, Rows>& r, const Json& j, const std::string& path,
-                              Record& out) {
+std::optional<error> read_row(const part_row<Record, T, Rows>& r, const Json& j, const std::string& path, Record& out) {
     return read_rows(r.rows, j, path, out.*(r.ptr));
 }
 template <class Record, class T, class Rows, class Json>
@@ -805,19 +824,29 @@ void append_names(const inline_row<Form, Record, T>&, std::string& list) {
     for (const auto name : Form::names) list += (list.empty() ? "\"" : ", \"") + std::string(name) + "\"";
 }
 
+template <class Form, class Void, class... T>
+struct tie_can_be_empty_impl : std::false_type {};
+template <class Form, class... T>
+struct tie_can_be_empty_impl<Form, std::void_t<decltype(Form::empty(std::declval<const T&>()...))>, T...>
+    : std::true_type {};
+template <class Form, class... T>
+using tie_can_be_empty = tie_can_be_empty_impl<Form, void, T...>;
+
 template <class Form, class Record, class... T, class Json>
 std::optional<error> read_row(const tie_row<Form, Record, T...>& r, const Json& j, const std::string& path,
                               Record& out) {
     const auto* m = json_member(j, r.name.data());
-    if (!m) return r.need == presence::required ? std::optional<error>(missing_member_error(path_member(path, r.name)))
-                                                : std::nullopt;
+    if (!m)
+        return r.need == presence::required ? std::optional<error>(missing_member_error(path_member(path, r.name)))
+                                            : std::nullopt;
     return std::apply([&](auto... p) { return Form::read(*m, path_member(path, r.name), (out.*p)...); }, r.ptrs);
 }
 template <class Form, class Record, class... T, class Json>
 void write_row(const tie_row<Form, Record, T...>& r, Json& j, const Record& in) {
     std::apply(
         [&](auto... p) {
-            if (r.need == presence::omitted && Form::empty((in.*p)...)) return;
+            if constexpr (tie_can_be_empty<Form, T...>::value)
+                if (r.need == presence::omitted && Form::empty((in.*p)...)) return;
             Form::write(j[std::string(r.name)], (in.*p)...);
         },
         r.ptrs);
@@ -881,6 +910,10 @@ template <class Json>
 void record_form<Record>::write(Json& slot, const Record& in) {
     write_members(slot, in);
 }
+template <class Record>
+bool record_form<Record>::equal(const Record& a, const Record& b) {
+    return members_equal(a, b);
+}
 
 template <class Elem, std::size_t Max>
 template <class Json, class T>
@@ -897,6 +930,14 @@ std::optional<error> list_form<Elem, Max>::read(const Json& v, const std::string
         out.push_back(std::move(item));
     }
     return std::nullopt;
+}
+template <class Elem, std::size_t Max>
+template <class T>
+bool list_form<Elem, Max>::equal(const std::vector<T>& a, const std::vector<T>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!values_equal<Elem>(a[i], b[i])) return false;
+    return true;
 }
 template <class Elem, std::size_t Max>
 template <class Json, class T>
