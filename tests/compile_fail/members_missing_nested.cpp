@@ -58,16 +58,14 @@ struct kd::members_of<delivery> {
 };
 template <>
 struct kd::members_of<notice> {
-    static constexpr auto rows = std::make_tuple(row<text_form>("type", &notice::type, presence::required),
-                                                 group<notice>("data",
-                                                               row<text_form>("endpointId", &notice::endpoint,
-                                                                              presence::required)
+    static constexpr auto rows =
+        std::make_tuple(row<text_form>("type", &notice::type, presence::required),
+                        group<notice>("data", row<text_form>("endpointId", &notice::endpoint, presence::required)
 #if KEYHOOK_COMPILE_FAIL_CASE != 2
-                                                                   ,
-                                                               row<whole_form<int, 100, 599>>(
-                                                                   "status", &notice::last_status, presence::optional)
+                                                  ,
+                                      row<whole_form<int, 100, 599>>("status", &notice::last_status, presence::optional)
 #endif
-                                                                   ));
+                                          ));
 };
 template <>
 struct kd::members_of<endpoint> {
