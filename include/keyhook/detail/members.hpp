@@ -301,6 +301,22 @@ struct form_keeps_text<Form, std::void_t<decltype(Form::keeps_text)>> : std::boo
 //     template <class Json, class T> static void write(Json& slot, const T& in);
 // The errors it returns carry `path` already.
 
+// A number member, or a std::chrono::duration counted in its unit.
+template <class T, class N>
+void set_count(T& out, N value) noexcept {
+    if constexpr (std::is_arithmetic_v<T>)
+        out = static_cast<T>(value);
+    else
+        out = T{static_cast<typename T::rep>(value)};
+}
+template <class N, class T>
+N count_of(const T& in) noexcept {
+    if constexpr (std::is_arithmetic_v<T>)
+        return static_cast<N>(in);
+    else
+        return static_cast<N>(in.count());
+}
+
 // A whole number in [Lo, Hi] (counts): a negative number or a fraction is
 // invalid_value, a whole number outside the bounds out_of_range. T may be a
 // std::chrono::duration, read and written as its count.
@@ -318,18 +334,12 @@ struct whole_form {
             return error{whole ? errc::out_of_range : errc::invalid_value, path,
                          "expected a whole number from " + std::to_string(Lo) + " to " + std::to_string(Hi) + ", got " +
                              v.dump()};
-        if constexpr (std::is_arithmetic_v<T>)
-            out = static_cast<T>(value);
-        else
-            out = T{static_cast<typename T::rep>(value)};
+        set_count(out, value);
         return std::nullopt;
     }
     template <class Json>
     static void write(Json& slot, const T& in) {
-        if constexpr (std::is_arithmetic_v<T>)
-            slot = static_cast<std::uint64_t>(in);
-        else
-            slot = static_cast<std::uint64_t>(in.count());
+        slot = count_of<std::uint64_t>(in);
     }
 };
 
@@ -357,18 +367,12 @@ struct integer_form {
             return refuse();
         }
         if (value < Lo || value > Hi) return refuse();
-        if constexpr (std::is_arithmetic_v<T>)
-            out = static_cast<T>(value);
-        else
-            out = T{static_cast<typename T::rep>(value)};
+        set_count(out, value);
         return std::nullopt;
     }
     template <class Json>
     static void write(Json& slot, const T& in) {
-        if constexpr (std::is_arithmetic_v<T>)
-            slot = static_cast<std::int64_t>(in);
-        else
-            slot = static_cast<std::int64_t>(in.count());
+        slot = count_of<std::int64_t>(in);
     }
 };
 
