@@ -43,6 +43,15 @@
 // detail::derived_row("name", &record::member): it counts for equality and
 // heap accounting only.
 //
+// Records whose JSON is more than flat text (the delivery state, notices,
+// endpoint state, key policy, key set) use value forms (whole_form,
+// integer_form, bool_form, named_enum_form, record_form, list_form),
+// presence::omitted, conditional rows (.only_when), group(...), part(...),
+// spread<Form>(...), tie<Form>(...) and the hooks closed, check and
+// canonical; docs/design.md ("Records whose JSON is not flat text") says what
+// each is for. visit_members, clear_optional_members and members_heap_bytes
+// take plain rows only.
+//
 // A streaming (SAX) reader uses detail::member_index<stored_key>: find(name)
 // gives a row index (or none), store(record, i, text) converts a string
 // member, reset(record, i) handles a null, list(record, i) gives an array
