@@ -20,7 +20,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/detail/enum_names.hpp"
+#include "keyhook/detail/delivery_id_form.hpp"
 #include "keyhook/detail/json_members.hpp"
+#include "keyhook/detail/members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/escape.hpp"
@@ -46,14 +48,6 @@ struct enum_names<delivery_status> {
 };
 }  // namespace detail
 
-namespace detail {
-inline std::optional<delivery_status> delivery_status_from_name(std::string_view name) noexcept {
-    for (std::size_t i = 0; i < std::size(enum_names<delivery_status>::values); ++i)
-        if (enum_names<delivery_status>::values[i] == name) return static_cast<delivery_status>(i);
-    return std::nullopt;
-}
-}  // namespace detail
-
 // B6: one delivery of one notification to one webhook. Invariant (checked
 // when read from JSON): next_due is set exactly when status is pending, and
 // the attempts are in time order.
@@ -65,11 +59,7 @@ struct delivery_state {
     delivery_status status = delivery_status::pending;
     std::optional<timestamp> next_due;
 
-    friend bool operator==(const delivery_state& a, const delivery_state& b) {
-        return a.id == b.id && a.webhook == b.webhook && a.body == b.body && a.attempts == b.attempts &&
-               a.status == b.status && a.next_due == b.next_due;
-    }
-    friend bool operator!=(const delivery_state& a, const delivery_state& b) { return !(a == b); }
+    // operator== is derived from the member table below.
 };
 
 // Prints the id, webhook, status, attempt count, next due time and the body's
@@ -125,108 +115,123 @@ inline std::string_view outcome_kind_name(attempt_outcome::kind k) noexcept {
     return "transport_failure";
 }
 
-template <class Json>
-std::optional<error> read_state_timestamp(const Json& obj, const char* name, const std::string& base, timestamp& out) {
-    std::string text;
-    if (auto e = read_member_string(obj, name, base, true, text)) return e;
-    if (!parse_timestamp_into(text, out)) return timestamp_error(path_member(base, name), text);
-    return std::nullopt;
-}
+// An attempt's outcome spreads over two members of the attempt: "outcome"
+// (its kind) and "status" (the HTTP status, for "http" only).
+struct outcome_form {
+    static constexpr std::string_view names[] = {"outcome", "status"};
+    using status_form = integer_form<int, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()>;
 
-// An integer member within [lo, hi] (J2: anything else, 1e400 or 2.5 included, is refused with its path).
-template <class Json>
-std::optional<error> read_state_integer(const Json& obj, const char* name, const std::string& base, std::int64_t lo,
-                                        std::int64_t hi, std::int64_t& out) {
-    const auto* m = json_member(obj, name);
-    const std::string path = path_member(base, name);
-    if (!m) return missing_member_error(path);
-    if (!m->is_number()) return wrong_type(path, "an integer", *m);
-    if (m->is_number_unsigned()) {
-        const auto v = m->template get<std::uint64_t>();
-        if (v > static_cast<std::uint64_t>(hi))
-            return error{errc::out_of_range, path, "must be at most " + std::to_string(hi)};
-        out = static_cast<std::int64_t>(v);
-    } else if (m->is_number_integer()) {
-        out = m->template get<std::int64_t>();
-    } else {
-        return error{errc::out_of_range, path,
-                     "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi)};
-    }
-    if (out < lo || out > hi)
-        return error{errc::out_of_range, path,
-                     "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi)};
-    return std::nullopt;
-}
-
-template <class Json>
-result<delivery_attempt> attempt_from_json(const Json& j, const std::string& base) {
-    if (!j.is_object()) return wrong_type(base, "an object", j);
-    delivery_attempt a;
-    if (auto e = read_state_timestamp(j, "sentAt", base, a.sent_at)) return *e;
-    std::string kind;
-    if (auto e = read_member_string(j, "outcome", base, true, kind)) return *e;
-    if (kind == "http") {
-        std::int64_t status = 0;
-        if (auto e = read_state_integer(j, "status", base, std::numeric_limits<int>::min(),
-                                        std::numeric_limits<int>::max(), status))
-            return *e;
-        a.outcome = attempt_outcome::http(static_cast<int>(status));
-    } else if (kind == "transport_failure" || kind == "timed_out") {
-        if (json_member(j, "status"))
-            return error{errc::invalid_value, path_member(base, "status"), "only an \"http\" outcome has a status"};
-        a.outcome = kind == "timed_out" ? attempt_outcome::timed_out() : attempt_outcome::transport_failure();
-    } else {
-        return error{errc::invalid_value, path_member(base, "outcome"),
-                     "expected \"http\", \"transport_failure\" or \"timed_out\", got " + quote_input(kind)};
-    }
-    if (const auto* ra = json_member(j, "retryAfter")) {
-        const std::string path = path_member(base, "retryAfter");
-        if (!ra->is_object()) return wrong_type(path, "an object", *ra);
-        const bool has_delay = json_member(*ra, "delay") != nullptr, has_at = json_member(*ra, "at") != nullptr;
-        if (has_delay == has_at)
-            return error{errc::invalid_value, path, "expected exactly one of \"delay\" and \"at\""};
-        if (has_delay) {
-            std::int64_t seconds = 0;
-            if (auto e = read_state_integer(*ra, "delay", path, 0, std::numeric_limits<std::int64_t>::max(), seconds))
-                return *e;
-            a.retry_after = retry_after::delay(std::chrono::seconds{seconds});
+    template <class Json>
+    static std::optional<error> read_in(const Json& obj, const std::string& base, attempt_outcome& out) {
+        std::string kind;
+        if (auto e = read_member_string(obj, "outcome", base, true, kind)) return e;
+        const auto* status = json_member(obj, "status");
+        if (kind == "http") {
+            if (!status) return missing_member_error(path_member(base, "status"));
+            int code = 0;
+            if (auto e = status_form::read(*status, path_member(base, "status"), code)) return e;
+            out = attempt_outcome::http(code);
+        } else if (kind == "transport_failure" || kind == "timed_out") {
+            if (status)
+                return error{errc::invalid_value, path_member(base, "status"), "only an \"http\" outcome has a status"};
+            out = kind == "timed_out" ? attempt_outcome::timed_out() : attempt_outcome::transport_failure();
         } else {
-            timestamp at{};
-            if (auto e = read_state_timestamp(*ra, "at", path, at)) return *e;
-            a.retry_after = retry_after::at(at);
+            return error{errc::invalid_value, path_member(base, "outcome"),
+                         "expected \"http\", \"transport_failure\" or \"timed_out\", got " + quote_input(kind)};
         }
+        return std::nullopt;
     }
-    return a;
-}
+    template <class Json>
+    static void write_in(Json& obj, const attempt_outcome& o) {
+        obj["outcome"] = std::string(outcome_kind_name(o.what()));
+        if (const auto status = o.status()) obj["status"] = *status;
+    }
+};
+
+// {"delay": seconds >= 0} or {"at": timestamp}, exactly one.
+struct retry_after_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "an object";
+    using delay_form = integer_form<std::chrono::seconds, 0, std::numeric_limits<std::int64_t>::max()>;
+
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, std::optional<retry_after>& out) {
+        if (!v.is_object()) return wrong_type(path, expected, v);
+        const auto* delay = json_member(v, "delay");
+        const auto* at = json_member(v, "at");
+        if ((delay != nullptr) == (at != nullptr))
+            return error{errc::invalid_value, path, "expected exactly one of \"delay\" and \"at\""};
+        if (delay) {
+            std::chrono::seconds seconds{};
+            if (auto e = delay_form::read(*delay, path_member(path, "delay"), seconds)) return e;
+            out = retry_after::delay(seconds);
+        } else {
+            timestamp t{};
+            if (auto e = read_value<time_form>(*at, path_member(path, "at"), t)) return e;
+            out = retry_after::at(t);
+        }
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const retry_after& r) {
+        slot = Json::object();
+        if (r.is_delay())
+            delay_form::write(slot["delay"], r.delay_value());
+        else
+            slot["at"] = format_timestamp(r.time_value());
+    }
+};
 }  // namespace detail
+
+// The member tables (detail/members.hpp): the JSON forms below are derived from them.
+template <>
+struct detail::members_of<delivery_attempt> {
+    static constexpr auto rows = std::make_tuple(  //
+        row<time_form>("sentAt", &delivery_attempt::sent_at, presence::required),
+        spread<outcome_form>(&delivery_attempt::outcome),
+        row<retry_after_form>("retryAfter", &delivery_attempt::retry_after, presence::omitted));
+};
+static_assert(detail::members_complete<delivery_attempt>());
+
+template <>
+struct detail::members_of<delivery_state> {
+    // Read in this order: the first fault is reported.
+    static constexpr auto rows = std::make_tuple(  //
+        row<delivery_id_form>("id", &delivery_state::id, presence::required),
+        row<text_form>("webhook", &delivery_state::webhook, presence::required),
+        row<text_form>("body", &delivery_state::body, presence::required),
+        row<named_enum_form<delivery_status>>("status", &delivery_state::status, presence::required),
+        row<time_form>("nextDue", &delivery_state::next_due, presence::optional),
+        row<list_form<record_form<delivery_attempt>>>("attempts", &delivery_state::attempts, presence::required));
+
+    // B6's invariant: next_due set exactly while pending, attempts in time order.
+    static std::optional<error> check(const delivery_state& s, const std::string& base) {
+        if (s.status == delivery_status::pending && !s.next_due)
+            return error{errc::missing_member, path_member(base, "nextDue"),
+                         "a pending delivery needs the time its next attempt is due"};
+        if (s.status != delivery_status::pending && s.next_due)
+            return error{errc::invalid_value, path_member(base, "nextDue"),
+                         "must be null once the delivery has ended (" + std::string(to_string(s.status)) + ")"};
+        for (std::size_t i = 1; i < s.attempts.size(); ++i)
+            if (s.attempts[i].sent_at < s.attempts[i - 1].sent_at)
+                return error{errc::invalid_value, path_member(path_index(path_member(base, "attempts"), i), "sentAt"),
+                             "earlier than the attempt before it"};
+        return std::nullopt;
+    }
+};
+static_assert(detail::members_complete<delivery_state>());
+
+inline bool operator==(const delivery_state& a, const delivery_state& b) { return detail::members_equal(a, b); }
+inline bool operator!=(const delivery_state& a, const delivery_state& b) { return !(a == b); }
 
 template <class Json>
 void to_json(Json& j, const delivery_attempt& a) {
-    j = Json::object();
-    j["sentAt"] = format_timestamp(a.sent_at);
-    j["outcome"] = std::string(detail::outcome_kind_name(a.outcome.what()));
-    if (const auto status = a.outcome.status()) j["status"] = *status;
-    if (a.retry_after) {
-        Json ra = Json::object();
-        if (a.retry_after->is_delay())
-            ra["delay"] = static_cast<std::int64_t>(a.retry_after->delay_value().count());
-        else
-            ra["at"] = format_timestamp(a.retry_after->time_value());
-        j["retryAfter"] = std::move(ra);
-    }
+    detail::write_members(j, a);
 }
 
 template <class Json>
 void to_json(Json& j, const delivery_state& s) {
-    j = Json::object();
-    j["id"] = to_string(s.id);
-    j["webhook"] = s.webhook;
-    j["body"] = s.body;
-    j["status"] = std::string(to_string(s.status));
-    j["nextDue"] = s.next_due ? Json(format_timestamp(*s.next_due)) : Json(nullptr);
-    Json attempts = Json::array();
-    for (const auto& a : s.attempts) attempts.push_back(Json(a));
-    j["attempts"] = std::move(attempts);
+    detail::write_members(j, s);
 }
 
 // The state a DOM holds. Errors carry the JSON path and the reason:
@@ -236,44 +241,8 @@ void to_json(Json& j, const delivery_state& s) {
 // and 32 lower-case hex digits).
 template <class Json = nlohmann::json>
 [[nodiscard]] result<delivery_state> try_delivery_state_from_json(const detail::non_deduced_t<Json>& j) {
-    namespace kd = detail;
-    if (!j.is_object()) return kd::wrong_type("", "an object", j);
     delivery_state s;
-    std::string text;
-    if (auto e = kd::read_member_string(j, "id", "", true, text)) return *e;
-    auto id = try_parse_delivery_id(text);
-    if (!id) return error{id.error().code, "id", id.error().message};
-    s.id = *id;
-    if (auto e = kd::read_member_string(j, "webhook", "", true, s.webhook)) return *e;
-    if (auto e = kd::read_member_string(j, "body", "", true, s.body)) return *e;
-    if (auto e = kd::read_member_string(j, "status", "", true, text)) return *e;
-    auto status = kd::delivery_status_from_name(text);
-    if (!status)
-        return error{errc::invalid_value, "status",
-                     "expected \"pending\", \"delivered\", \"gave_up\" or \"disabled\", got " + kd::quote_input(text)};
-    s.status = *status;
-    if (kd::json_member(j, "nextDue")) {
-        timestamp due{};
-        if (auto e = kd::read_state_timestamp(j, "nextDue", "", due)) return *e;
-        s.next_due = due;
-    }
-    if (s.status == delivery_status::pending && !s.next_due)
-        return error{errc::missing_member, "nextDue", "a pending delivery needs the time its next attempt is due"};
-    if (s.status != delivery_status::pending && s.next_due)
-        return error{errc::invalid_value, "nextDue",
-                     "must be null once the delivery has ended (" + std::string(to_string(s.status)) + ")"};
-    const auto* attempts = kd::json_member(j, "attempts", false);
-    if (!attempts) return kd::missing_member_error("attempts");
-    if (!attempts->is_array()) return kd::wrong_type("attempts", "an array", *attempts);
-    s.attempts.reserve(attempts->size());  // J3: the DOM already holds one object per entry
-    for (std::size_t i = 0; i < attempts->size(); ++i) {
-        const std::string base = kd::path_index("attempts", i);
-        auto a = kd::attempt_from_json((*attempts)[i], base);
-        if (!a) return a.error();
-        if (!s.attempts.empty() && a->sent_at < s.attempts.back().sent_at)
-            return error{errc::invalid_value, kd::path_member(base, "sentAt"), "earlier than the attempt before it"};
-        s.attempts.push_back(*a);
-    }
+    if (auto e = detail::read_members(j, std::string(), s)) return std::move(*e);
     return s;
 }
 

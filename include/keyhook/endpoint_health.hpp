@@ -26,7 +26,9 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
+#include "keyhook/detail/delivery_id_form.hpp"
 #include "keyhook/detail/json_members.hpp"
+#include "keyhook/detail/members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/rate_limit.hpp"
@@ -47,11 +49,7 @@ struct health_policy {
 struct endpoint_health {
     std::optional<timestamp> fail_since;  // the first failure after the last success
     std::optional<int> last_status;       // the last failed attempt's HTTP status (none: no response)
-
-    friend bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
-        return a.fail_since == b.fail_since && a.last_status == b.last_status;
-    }
-    friend bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
+    // operator== is derived from the member table below.
 };
 
 // Everything kept per webhook (H10, H11): one value, shared by every worker.
@@ -60,12 +58,7 @@ struct endpoint_state {
     bool disabled = false;
     std::optional<timestamp> disabled_at;
     rate_state throttle;  // H11's GCRA state (K13, burst 1)
-
-    friend bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept {
-        return a.health == b.health && a.disabled == b.disabled && a.disabled_at == b.disabled_at &&
-               a.throttle == b.throttle;
-    }
-    friend bool operator!=(const endpoint_state& a, const endpoint_state& b) noexcept { return !(a == b); }
+    // operator== is derived from the member table below.
 };
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s);
 
@@ -189,51 +182,93 @@ private:
     std::map<std::string, endpoint_state, std::less<>> states_;
 };
 
-// The JSON forms. A notice is written (for the owner); the state is written
-// and read back (for the host's store):
+// The JSON forms, derived from the member tables below (detail/members.hpp).
+// A notice is written (for the owner); the state is written and read back
+// (for the host's store):
 //   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
 //    "disabledAt": T4 or null, "throttleTat": T4 or null}
+namespace detail {
+// An HTTP status, 100 to 599.
+struct http_status_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "an HTTP status (integer) or null";
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, int& out) {
+        if (!v.is_number_integer()) return wrong_type(path, expected, v);
+        const bool in_range = v.is_number_unsigned()
+                                  ? v.template get<std::uint64_t>() - 100 <= 499
+                                  : v.template get<std::int64_t>() >= 100 && v.template get<std::int64_t>() <= 599;
+        if (!in_range) return error{errc::out_of_range, path, "an HTTP status is 100 to 599"};
+        out = v.template get<int>();
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, int status) {
+        slot = status;
+    }
+};
+
+}  // namespace detail
+
+template <>
+struct detail::members_of<operational_notice> {
+    using n = operational_notice;
+    static constexpr auto rows = std::make_tuple(
+        row<named_enum_form<notice_type>>("type", &n::type, presence::required),
+        row<time_form>("timestamp", &n::at, presence::required),
+        group<n>("data",  //
+                 row<text_form>("endpointId", &n::webhook_name, presence::required),
+                 row<delivery_id_form>("msgId", &n::delivery, presence::omitted),
+                 row<time_form>("failSince", &n::fail_since, presence::optional),
+                 group<n>("lastAttempt",  //
+                          row<time_form>("timestamp", &n::last_attempt_at, presence::required),
+                          row<http_status_form>("responseStatusCode", &n::last_status, presence::optional))));
+};
+static_assert(detail::members_complete<operational_notice>());
+
+template <>
+struct detail::members_of<endpoint_health> {
+    static constexpr auto rows =
+        std::make_tuple(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
+                        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional));
+};
+static_assert(detail::members_complete<endpoint_health>());
+
+template <>
+struct detail::members_of<endpoint_state> {
+    // Every member may be missing: healthy, enabled, unthrottled.
+    static constexpr auto rows = std::make_tuple(
+        part(&endpoint_state::health, members_of<endpoint_health>::rows),
+        row<bool_form>("disabled", &endpoint_state::disabled, presence::optional),
+        row<time_form>("disabledAt", &endpoint_state::disabled_at, presence::optional),
+        part(&endpoint_state::throttle, row<time_form>("throttleTat", &rate_state::tat, presence::optional)));
+
+    static std::optional<error> check(const endpoint_state& s, const std::string& base) {
+        if (s.disabled_at && !s.disabled)
+            return error{errc::invalid_value, path_member(base, "disabledAt"), "set, but disabled is false"};
+        return std::nullopt;
+    }
+};
+static_assert(detail::members_complete<endpoint_state>());
+
+inline bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
+    return detail::members_equal(a, b);
+}
+inline bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
+inline bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept {
+    return detail::members_equal(a, b);
+}
+inline bool operator!=(const endpoint_state& a, const endpoint_state& b) noexcept { return !(a == b); }
+
 template <class Json>
 void to_json(Json& j, const operational_notice& n) {
-    Json data = Json::object();
-    data["endpointId"] = n.webhook_name;
-    if (n.delivery) data["msgId"] = to_string(*n.delivery);
-    data["failSince"] = n.fail_since ? Json(format_timestamp(*n.fail_since)) : Json(nullptr);
-    Json last = Json::object();
-    last["timestamp"] = format_timestamp(n.last_attempt_at);
-    last["responseStatusCode"] = n.last_status ? Json(*n.last_status) : Json(nullptr);
-    data["lastAttempt"] = std::move(last);
-    j = Json::object();
-    j["type"] = std::string(to_string(n.type));
-    j["timestamp"] = format_timestamp(n.at);
-    j["data"] = std::move(data);
+    detail::write_members(j, n);
 }
 
 template <class Json>
 void to_json(Json& j, const endpoint_state& s) {
-    const auto when = [](const std::optional<timestamp>& t) { return t ? Json(format_timestamp(*t)) : Json(nullptr); };
-    j = Json::object();
-    j["failSince"] = when(s.health.fail_since);
-    j["lastStatus"] = s.health.last_status ? Json(*s.health.last_status) : Json(nullptr);
-    j["disabled"] = s.disabled;
-    j["disabledAt"] = when(s.disabled_at);
-    j["throttleTat"] = when(s.throttle.tat);
+    detail::write_members(j, s);
 }
-
-namespace detail {
-template <class Json>
-std::optional<error> read_optional_time(const Json& obj, const char* name, const std::string& base,
-                                        std::optional<timestamp>& out) {
-    const auto* m = json_member(obj, name);
-    if (!m) return std::nullopt;
-    const auto path = path_member(base, name);
-    if (!m->is_string()) return wrong_type(path, "a timestamp string or null", *m);
-    const auto t = try_parse_timestamp(m->template get_ref<const std::string&>());
-    if (!t) return timestamp_error(path, m->template get_ref<const std::string&>());
-    out = *t;
-    return std::nullopt;
-}
-}  // namespace detail
 
 // Reads the stored form back. Members may be missing (read as healthy,
 // enabled, unthrottled); errors name the path ("endpoints.crm.failSince") and
@@ -241,23 +276,8 @@ std::optional<error> read_optional_time(const Json& obj, const char* name, const
 template <class Json = nlohmann::json>
 [[nodiscard]] result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<Json>& j,
                                                                   std::string_view path = "") {
-    const std::string base(path);
-    if (!j.is_object()) return detail::wrong_type(base, "an object", j);
     endpoint_state s;
-    if (auto e = detail::read_optional_time(j, "failSince", base, s.health.fail_since)) return *e;
-    if (const auto* m = detail::json_member(j, "lastStatus")) {
-        const auto p = detail::path_member(base, "lastStatus");
-        if (!m->is_number_integer()) return detail::wrong_type(p, "an HTTP status (integer) or null", *m);
-        const auto v = m->template get<std::int64_t>();
-        if (v < 100 || v > 599) return error{errc::out_of_range, p, "an HTTP status is 100 to 599"};
-        s.health.last_status = static_cast<int>(v);
-    }
-    if (detail::json_member(j, "disabled"))
-        if (auto e = detail::read_member_bool(j, "disabled", base, s.disabled)) return *e;
-    if (auto e = detail::read_optional_time(j, "disabledAt", base, s.disabled_at)) return *e;
-    if (auto e = detail::read_optional_time(j, "throttleTat", base, s.throttle.tat)) return *e;
-    if (s.disabled_at && !s.disabled)
-        return error{errc::invalid_value, detail::path_member(base, "disabledAt"), "set, but disabled is false"};
+    if (auto e = detail::read_members(j, std::string(path), s)) return std::move(*e);
     return s;
 }
 

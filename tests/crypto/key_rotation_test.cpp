@@ -191,3 +191,24 @@ TEST_CASE("B5: a stored key set that is wrong names the path and never the key",
     const auto ten = old.substr(0, old.rfind(",{")) + "]";
     CHECK(kc::try_load_signing_key_set(R"({"current":[")" + s1 + R"("],"oldKeys":)" + ten + "}").has_value());
 }
+
+TEST_CASE("B5: the stored form's text is fixed: members in name order, keys in full, T4 expiries", "[B5]") {
+    // The store form comes from the key set's member table; a host's stored
+    // sets must keep reading, so its text is pinned here.
+    const auto first = kc::parse_signing_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", kc::signing_key_use::sign);
+    const auto second = kc::parse_signing_secret("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", kc::signing_key_use::sign);
+    auto set = kc::signing_key_set::make(first);
+    set.rotate(second, keyhook::parse_timestamp("2026-03-01T00:00:00Z"));
+    const std::string text = kc::store_signing_key_set(set).reveal();
+    CHECK(text ==
+          R"({"current":["whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"],)"
+          R"("oldKeys":[{"expiresAt":"2026-03-02T00:00:00.000Z","key":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}]})");
+    const auto back = kc::try_load_signing_key_set(text);
+    REQUIRE(back.has_value());
+    CHECK(*back == set);
+    CHECK(kc::store_signing_key_set(*back).reveal() == text);
+    // Equality comes from the table too: an old key's expiry counts.
+    auto later = kc::signing_key_set::make(first);
+    later.rotate(second, keyhook::parse_timestamp("2026-03-01T00:00:01Z"));
+    CHECK(later != set);
+}

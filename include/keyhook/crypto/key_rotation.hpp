@@ -22,6 +22,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/signing.hpp"
+#include "keyhook/detail/members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/http.hpp"
@@ -43,6 +44,17 @@ struct rotated_key {
 
     [[nodiscard]] bool is_asymmetric() const noexcept { return asymmetric.has_value(); }
 };
+
+namespace detail {
+// What a signing_key_set holds: its store form is derived from this
+// aggregate's member table (below), so a member added here and not there
+// does not compile.
+struct key_set_members {
+    std::optional<signing_secret> secret;
+    std::optional<asymmetric_signing_key> asymmetric;
+    std::vector<rotated_key> old;  // by expiry, soonest first
+};
+}  // namespace detail
 
 class signing_key_set {
 public:
@@ -81,11 +93,11 @@ public:
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_outbound(const outbound_request& r,
                                                                                timestamp now);
 
-    [[nodiscard]] const std::optional<signing_secret>& current_secret() const noexcept { return secret_; }
+    [[nodiscard]] const std::optional<signing_secret>& current_secret() const noexcept { return keys_.secret; }
     [[nodiscard]] const std::optional<asymmetric_signing_key>& current_asymmetric() const noexcept {
-        return asymmetric_;
+        return keys_.asymmetric;
     }
-    [[nodiscard]] const std::vector<rotated_key>& old_keys() const noexcept { return old_; }
+    [[nodiscard]] const std::vector<rotated_key>& old_keys() const noexcept { return keys_.old; }
 
     // Masked keys and expiries only (B1).
     friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_key_set& s);
@@ -94,9 +106,8 @@ public:
 
 private:
     signing_key_set() = default;
-    std::optional<signing_secret> secret_;
-    std::optional<asymmetric_signing_key> asymmetric_;
-    std::vector<rotated_key> old_;  // by expiry, soonest first
+    detail::key_set_members keys_;  // every member is in there (it has a member table)
+    friend KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s);
     friend KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored);
 };
 
@@ -118,6 +129,92 @@ void to_json(Json& j, const signing_key_set& s) {
     j["current"] = std::move(current);
     j["oldKeys"] = std::move(old);
 }
+
+namespace detail {
+using keyhook::detail::form_kind;
+using keyhook::detail::presence;
+
+// A stored key, a whsec_ secret or a whsk_ key by its prefix, written in full
+// (the store form only). A parse error keeps its reason, never the key's text.
+struct stored_key_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "a whsec_ or whsk_ key";
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, std::optional<signing_secret>& s,
+                                     std::optional<asymmetric_signing_key>& a) {
+        if (!v.is_string()) return keyhook::detail::wrong_type(path, expected, v);
+        const auto& text = v.template get_ref<const std::string&>();
+        if (text.compare(0, asymmetric_signing_key_prefix.size(), asymmetric_signing_key_prefix) == 0) {
+            auto k = try_parse_asymmetric_signing_key(text);
+            if (!k) return error{k.error().code, path, k.error().message};
+            a = std::move(*k);
+        } else {
+            auto k = try_parse_signing_secret(text, signing_key_use::sign);
+            if (!k) return error{k.error().code, path, k.error().message};
+            s = std::move(*k);
+        }
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const std::optional<signing_secret>& s,
+                      const std::optional<asymmetric_signing_key>& a) {
+        slot = s ? s->reveal() : a->reveal();
+    }
+};
+
+// The current keys: an array of at most one key per scheme, at least one.
+struct current_keys_form {
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, std::optional<signing_secret>& s,
+                                     std::optional<asymmetric_signing_key>& a) {
+        if (!v.is_array()) return keyhook::detail::wrong_type(path, "an array of keys", v);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const auto at = keyhook::detail::path_index(path, i);
+            std::optional<signing_secret> one_s;
+            std::optional<asymmetric_signing_key> one_a;
+            if (auto e = stored_key_form::read(v[i], at, one_s, one_a)) return e;
+            if ((one_s && s) || (one_a && a))
+                return error{errc::invalid_value, at, "a second current key of the same scheme (one each at most)"};
+            if (one_s) s = std::move(one_s);
+            if (one_a) a = std::move(one_a);
+        }
+        if (!s && !a) return error{errc::missing_member, path, "no current key"};
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const std::optional<signing_secret>& s,
+                      const std::optional<asymmetric_signing_key>& a) {
+        slot = Json::array();
+        if (s) slot.push_back(s->reveal());
+        if (a) slot.push_back(a->reveal());
+    }
+};
+}  // namespace detail
+
+}  // namespace keyhook::crypto
+
+namespace keyhook::detail {
+template <>
+struct members_of<crypto::rotated_key> {
+    using k = crypto::rotated_key;
+    static constexpr auto rows =
+        std::make_tuple(tie<crypto::detail::stored_key_form>("key", presence::required, &k::secret, &k::asymmetric),
+                        row<time_form>("expiresAt", &k::expires_at, presence::required));
+};
+static_assert(members_complete<crypto::rotated_key>());
+
+template <>
+struct members_of<crypto::detail::key_set_members> {
+    using m = crypto::detail::key_set_members;
+    static constexpr auto rows = std::make_tuple(
+        tie<crypto::detail::current_keys_form>("current", presence::required, &m::secret, &m::asymmetric),
+        row<list_form<record_form<crypto::rotated_key>, crypto::max_old_signing_keys>>("oldKeys", &m::old,
+                                                                                       presence::optional));
+};
+static_assert(members_complete<crypto::detail::key_set_members>());
+}  // namespace keyhook::detail
+
+namespace keyhook::crypto {
 
 // The store-only serializer: the same shape with the keys written in full,
 // as a keyhook::secret (so it prints masked too); only for the host's store.

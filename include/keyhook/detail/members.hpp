@@ -43,6 +43,15 @@
 // detail::derived_row("name", &record::member): it counts for equality and
 // heap accounting only.
 //
+// Records whose JSON is more than flat text (the delivery state, notices,
+// endpoint state, key policy, key set) use value forms (whole_form,
+// integer_form, bool_form, named_enum_form, record_form, list_form),
+// presence::omitted, conditional rows (.only_when), group(...), part(...),
+// spread<Form>(...), tie<Form>(...) and the hooks closed, check and
+// canonical; docs/design.md ("Records whose JSON is not flat text") says what
+// each is for. visit_members, clear_optional_members and members_heap_bytes
+// take plain rows only.
+//
 // A streaming (SAX) reader uses detail::member_index<stored_key>: find(name)
 // gives a row index (or none), store(record, i, text) converts a string
 // member, reset(record, i) handles a null, list(record, i) gives an array
@@ -60,6 +69,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,29 +79,50 @@
 #include <vector>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/enum_names.hpp"
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/escape.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace keyhook::detail {
 
 // ---- the table
 
-// Whether a member must be in the JSON, may be left out (or null), or is not
-// read from JSON at all.
-enum class presence : unsigned char { required, optional, derived };
+// Whether a member must be in the JSON, may be left out (or null; written as
+// null when empty), may be left out and is left out when empty (nullopt, an
+// empty list, false), or is not read from JSON at all.
+enum class presence : unsigned char { required, optional, derived, omitted };
 
 // One row: the JSON spelling (a string literal, so name.data() is
 // NUL-terminated), the pointer to member, whether it is required; Form is how
 // the value is written in JSON.
 template <class Form, class Record, class T>
+struct conditional_row;
+
+template <class Form, class Record, class T>
 struct member_row {
     using form = Form;
     using record = Record;
     using type = T;
+    static constexpr std::size_t members = 1;  // of the aggregate, for the completeness check
     std::string_view name;
     T Record::*ptr;
     presence need;
+
+    // The same row, read and written only while applies(record) holds (the
+    // rows before it are read already); otherwise the member must be absent
+    // (else `reason`, errc::invalid_value) and is not written or compared.
+    constexpr conditional_row<Form, Record, T> only_when(bool (*applies)(const Record&) noexcept,
+                                                         std::string_view reason) const noexcept {
+        return {{name, ptr, need}, applies, reason};
+    }
+};
+
+template <class Form, class Record, class T>
+struct conditional_row : member_row<Form, Record, T> {
+    bool (*applies)(const Record&) noexcept;
+    std::string_view reason;
 };
 
 template <class Form, class Record, class T>
@@ -138,11 +169,18 @@ constexpr std::size_t aggregate_member_count() noexcept {
         return N;
 }
 
+// The aggregate members a tuple of rows covers (a group or a tie row covers several).
+template <class Rows>
+struct rows_cover;
+template <class... Row>
+struct rows_cover<std::tuple<Row...>> : std::integral_constant<std::size_t, (std::size_t{0} + ... + Row::members)> {};
+
 template <class Record>
 constexpr bool members_complete() noexcept {
     static_assert(std::is_aggregate_v<Record>, "a record with a member table must be an aggregate");
-    static_assert(member_count<Record> == aggregate_member_count<Record>(),
-                  "every member of the record needs exactly one row in its detail::members_of table");
+    static_assert(
+        rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value == aggregate_member_count<Record>(),
+        "every member of the record needs exactly one row in its detail::members_of table");
     return true;
 }
 
@@ -161,7 +199,9 @@ inline std::size_t string_heap_bytes(const std::string& s) noexcept { return s.c
 // Forms whose JSON is a string provide: `expected` (the message's "expected
 // ..."), from_text (an error without path, the caller adds it), write (the
 // JSON value), heap_bytes. kind tells string forms from string_list_form.
-enum class form_kind : unsigned char { string, string_list, none };
+// A value form (kind value) reads and writes a JSON value itself (see
+// "nested and numeric forms" below).
+enum class form_kind : unsigned char { string, string_list, none, value };
 
 // A string kept as it is: std::string or a type built from one (key_id).
 struct text_form {
@@ -261,6 +301,165 @@ struct form_keeps_text : std::false_type {};
 template <class Form>
 struct form_keeps_text<Form, std::void_t<decltype(Form::keeps_text)>> : std::bool_constant<Form::keeps_text> {};
 
+// ---- nested and numeric forms (value forms)
+//
+// A value form reads a JSON value into a member and writes it back:
+//     static constexpr form_kind kind = form_kind::value;
+//     static constexpr std::string_view expected = "...";  // for wrong_type
+//     template <class Json, class T> static std::optional<error> read(const Json& v, const std::string& path, T& out);
+//     template <class Json, class T> static void write(Json& slot, const T& in);
+// The errors it returns carry `path` already.
+
+// A number member, or a std::chrono::duration counted in its unit.
+template <class T, class N>
+void set_count(T& out, N value) noexcept {
+    if constexpr (std::is_arithmetic_v<T>)
+        out = static_cast<T>(value);
+    else
+        out = T{static_cast<typename T::rep>(value)};
+}
+template <class N, class T>
+N count_of(const T& in) noexcept {
+    if constexpr (std::is_arithmetic_v<T>)
+        return static_cast<N>(in);
+    else
+        return static_cast<N>(in.count());
+}
+
+// A whole number in [Lo, Hi] (counts): a negative number or a fraction is
+// invalid_value, a whole number outside the bounds out_of_range. T may be a
+// std::chrono::duration, read and written as its count.
+template <class T, std::uint64_t Lo, std::uint64_t Hi>
+struct whole_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "a whole number";
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, T& out) {
+        if (!v.is_number()) return wrong_type(path, expected, v);
+        // A DOM built in memory holds signed integers; parsed text holds unsigned ones.
+        const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.template get<std::int64_t>() >= 0);
+        const auto value = whole ? v.template get<std::uint64_t>() : 0;
+        if (!whole || value < Lo || value > Hi)
+            return error{whole ? errc::out_of_range : errc::invalid_value, path,
+                         "expected a whole number from " + std::to_string(Lo) + " to " + std::to_string(Hi) + ", got " +
+                             v.dump()};
+        set_count(out, value);
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const T& in) {
+        slot = count_of<std::uint64_t>(in);
+    }
+};
+
+// An integer in [Lo, Hi]: anything else, a fraction or 1e400 included, is
+// out_of_range (J2). T may be a std::chrono::duration, as in whole_form.
+template <class T, std::int64_t Lo, std::int64_t Hi>
+struct integer_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "an integer";
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, T& out) {
+        if (!v.is_number()) return wrong_type(path, expected, v);
+        const auto refuse = [&] {
+            return error{errc::out_of_range, path,
+                         "must be an integer from " + std::to_string(Lo) + " to " + std::to_string(Hi)};
+        };
+        std::int64_t value = 0;
+        if (v.is_number_unsigned()) {
+            const auto u = v.template get<std::uint64_t>();
+            if (u > static_cast<std::uint64_t>(Hi)) return refuse();
+            value = static_cast<std::int64_t>(u);
+        } else if (v.is_number_integer()) {
+            value = v.template get<std::int64_t>();
+        } else {
+            return refuse();
+        }
+        if (value < Lo || value > Hi) return refuse();
+        set_count(out, value);
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const T& in) {
+        slot = count_of<std::int64_t>(in);
+    }
+};
+
+struct bool_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "true or false";
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, bool& out) {
+        if (!v.is_boolean()) return wrong_type(path, expected, v);
+        out = v.template get<bool>();
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, bool in) {
+        slot = in;
+    }
+};
+
+// An enumeration spelt by its enum_names table; an unknown spelling is
+// refused with the list of known ones.
+template <class E>
+struct named_enum_form {
+    static constexpr form_kind kind = form_kind::string;
+    static constexpr bool keeps_text = false;
+    static constexpr std::string_view expected = "a string";
+    static std::optional<error> from_text(const std::string& text, E& out) {
+        const auto& names = enum_names<E>::values;
+        const std::size_t n = std::size(names);
+        for (std::size_t i = 0; i < n; ++i)
+            if (names[i] == text) {
+                out = static_cast<E>(static_cast<long long>(i) + enum_first<E>::value);
+                return std::nullopt;
+            }
+        std::string list;
+        for (std::size_t i = 0; i < n; ++i)
+            list += (i == 0 ? "\"" : i + 1 == n ? " or \"" : ", \"") + std::string(names[i]) + "\"";
+        return error{errc::invalid_value, {}, "expected " + list + ", got " + quote_input(text)};
+    }
+    static std::string write(E v) { return std::string(enum_name(v)); }
+    static std::size_t heap_bytes(E) noexcept { return 0; }
+};
+
+// A nested record: a JSON object read and written by Record's own table.
+template <class Record>
+struct record_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = "an object";
+    template <class Json>
+    static std::optional<error> read(const Json& v, const std::string& path, Record& out);
+    template <class Json>
+    static void write(Json& slot, const Record& in);
+    static bool equal(const Record& a, const Record& b);
+};
+
+// The "expected" of an array of Elem: Elem::list_expected when it says, else "an array".
+template <class Elem, class = void>
+struct list_expected {
+    static constexpr std::string_view value = "an array";
+};
+template <class Elem>
+struct list_expected<Elem, std::void_t<decltype(Elem::list_expected)>> {
+    static constexpr std::string_view value = Elem::list_expected;
+};
+
+// An array (std::vector) of values of form Elem, at most Max of them
+// (refused before any is read: errc::limit_exceeded).
+template <class Elem, std::size_t Max = ~std::size_t{0}>
+struct list_form {
+    static constexpr form_kind kind = form_kind::value;
+    static constexpr std::string_view expected = list_expected<Elem>::value;
+    template <class Json, class T>
+    static std::optional<error> read(const Json& v, const std::string& path, std::vector<T>& out);
+    template <class Json, class T>
+    static void write(Json& slot, const std::vector<T>& in);
+    template <class T>
+    static bool equal(const std::vector<T>& a, const std::vector<T>& b);
+};
+
 // ---- deriving from the table
 
 // The first element that is not a string is reported, with its index.
@@ -287,6 +486,89 @@ std::optional<error> store_text(T& value, const std::string& text) {
     }
 }
 
+// Whether Form reads into T itself (an optional of a type with no default value).
+template <class Form, class Json, class T, class = void>
+struct reads_itself : std::false_type {};
+template <class Form, class Json, class T>
+struct reads_itself<Form, Json, T,
+                    std::void_t<decltype(Form::read(std::declval<const Json&>(), std::declval<const std::string&>(),
+                                                    std::declval<T&>()))>> : std::true_type {};
+
+// A JSON value of any form into a (possibly optional) member; the error's path is `path`.
+template <class Form, class Json, class T>
+std::optional<error> read_value(const Json& m, const std::string& path, T& value) {
+    if constexpr (Form::kind == form_kind::string_list) {
+        return read_string_list(m, path, value);
+    } else if constexpr (Form::kind == form_kind::string) {
+        if (!m.is_string()) return wrong_type(path, Form::expected, m);
+        auto e = store_text<Form>(value, m.template get_ref<const std::string&>());
+        if (e) e->path = path;
+        return e;
+    } else if constexpr (is_optional<T>::value && !reads_itself<Form, Json, T>::value) {
+        if (!value) value.emplace();
+        return Form::read(m, path, *value);
+    } else {
+        return Form::read(m, path, value);
+    }
+}
+
+template <class Form, class Json, class T>
+void write_value(Json& slot, const T& value) {
+    if constexpr (is_optional<T>::value) {
+        if (value)
+            write_value<Form>(slot, *value);
+        else
+            slot = nullptr;
+    } else if constexpr (Form::kind == form_kind::string_list) {
+        slot = value;
+    } else if constexpr (Form::kind == form_kind::string) {
+        slot = Form::write(value);
+    } else {
+        Form::write(slot, value);
+    }
+}
+
+// What presence::omitted leaves out: nullopt, an empty list or string, false.
+template <class T, class = void>
+struct has_empty : std::false_type {};
+template <class T>
+struct has_empty<T, std::void_t<decltype(std::declval<const T&>().empty())>> : std::true_type {};
+template <class T>
+bool is_empty_value(const T& v) noexcept {
+    if constexpr (is_optional<T>::value)
+        return !v.has_value();
+    else if constexpr (std::is_same_v<T, bool>)
+        return !v;
+    else if constexpr (has_empty<T>::value)
+        return v.empty();
+    else
+        return false;
+}
+
+template <class Row, class = void>
+struct is_conditional : std::false_type {};
+template <class Row>
+struct is_conditional<Row, std::void_t<decltype(std::declval<const Row&>().applies)>> : std::true_type {};
+
+// Hooks a record's members_of may have: `closed` (refuse members not in the
+// table), check(record, path) (what no single member says, run after them),
+// canonical(record) (the form written and compared).
+template <class Record, class = void>
+struct is_closed : std::false_type {};
+template <class Record>
+struct is_closed<Record, std::void_t<decltype(members_of<Record>::closed)>>
+    : std::bool_constant<members_of<Record>::closed> {};
+template <class Record, class = void>
+struct has_check : std::false_type {};
+template <class Record>
+struct has_check<Record, std::void_t<decltype(members_of<Record>::check(
+                             std::declval<const Record&>(), std::declval<const std::string&>()))>> : std::true_type {};
+template <class Record, class = void>
+struct has_canonical : std::false_type {};
+template <class Record>
+struct has_canonical<Record, std::void_t<decltype(members_of<Record>::canonical(std::declval<const Record&>()))>>
+    : std::true_type {};
+
 // One member of a parsed JSON object (null counts as missing, L2).
 template <class Row, class Json, class Record>
 std::optional<error> read_row(const Row& r, const Json& j, const std::string& path, Record& out) {
@@ -295,31 +577,18 @@ std::optional<error> read_row(const Row& r, const Json& j, const std::string& pa
         return std::nullopt;
     else {
         const auto* m = json_member(j, r.name.data());
+        if constexpr (is_conditional<Row>::value) {
+            if (!r.applies(out)) {
+                if (m) return error{errc::invalid_value, path_member(path, r.name), std::string(r.reason)};
+                return std::nullopt;
+            }
+        }
         if (!m) {
             if (r.need == presence::required) return missing_member_error(path_member(path, r.name));
             return std::nullopt;
         }
-        auto& value = out.*(r.ptr);
-        if constexpr (form::kind == form_kind::string_list) {
-            return read_string_list(*m, path_member(path, r.name), value);
-        } else {
-            if (!m->is_string()) return wrong_type(path_member(path, r.name), form::expected, *m);
-            auto e = store_text<form>(value, m->template get_ref<const std::string&>());
-            if (e) e->path = path_member(path, r.name);
-            return e;
-        }
+        return read_value<form>(*m, path_member(path, r.name), out.*(r.ptr));
     }
-}
-
-// Reads every member of `out` from object j, in table order; the first fault
-// is returned with its path under `path`.
-template <class Json, class Record>
-std::optional<error> read_members(const Json& j, const std::string& path, Record& out) {
-    static_assert(members_complete<Record>());
-    if (!j.is_object()) return wrong_type(path, "an object", j);
-    std::optional<error> e;
-    std::apply([&](const auto&... r) { (void)((e = read_row(r, j, path, out), !e) && ...); }, members_of<Record>::rows);
-    return e;
 }
 
 template <class Row, class Json, class Record>
@@ -329,33 +598,372 @@ void write_row(const Row& r, Json& j, const Record& in) {
     if constexpr (form::kind == form_kind::none) {
         (void)value;
         return;
-    } else if constexpr (form::kind == form_kind::string_list) {
-        j[std::string(r.name)] = value;
-    } else if constexpr (is_optional<std::decay_t<decltype(value)>>::value) {
-        if (value)
-            j[std::string(r.name)] = form::write(*value);
-        else
-            j[std::string(r.name)] = nullptr;
     } else {
-        j[std::string(r.name)] = form::write(value);
+        if constexpr (is_conditional<Row>::value)
+            if (!r.applies(in)) return;
+        if (r.need == presence::omitted && is_empty_value(value)) return;
+        write_value<form>(j[std::string(r.name)], value);
     }
 }
 
-// Writes every member in table order; an empty optional as null.
+// Whether Form compares values itself (a nested record by its table, a list
+// of them element by element), else operator==.
+template <class Form, class T, class = void>
+struct compares_itself : std::false_type {};
+template <class Form, class T>
+struct compares_itself<Form, T, std::void_t<decltype(Form::equal(std::declval<const T&>(), std::declval<const T&>()))>>
+    : std::true_type {};
+
+template <class Form, class T>
+bool values_equal(const T& a, const T& b) {
+    if constexpr (is_optional<T>::value && !compares_itself<Form, T>::value)
+        return a.has_value() == b.has_value() && (!a || values_equal<Form>(*a, *b));
+    else if constexpr (compares_itself<Form, T>::value)
+        return Form::equal(a, b);
+    else
+        return a == b;
+}
+
+template <class Row, class Record>
+bool row_equal(const Row& r, const Record& a, const Record& b) {
+    if constexpr (is_conditional<Row>::value) {
+        if (r.applies(a) != r.applies(b)) return false;
+        if (!r.applies(a)) return true;
+    }
+    return values_equal<typename Row::form>(a.*(r.ptr), b.*(r.ptr));
+}
+
+// Whether `k` is a JSON name the row reads in the object it is read from;
+// append_names lists them (for the message of a closed record).
+template <class Row>
+bool row_has_name(const Row& r, std::string_view k) noexcept {
+    return Row::form::kind != form_kind::none && r.name == k;
+}
+template <class Row>
+void append_names(const Row& r, std::string& list) {
+    if (Row::form::kind == form_kind::none) return;
+    list += (list.empty() ? "\"" : ", \"") + std::string(r.name) + "\"";
+}
+
+// Rows of the same record whose members sit in a JSON object of their own
+// (`name`), which the struct does not have: {"data": {"endpointId": ...}}.
+// With a flag (a bool member), the object is optional and the flag says
+// whether it is there; without, it is required and always written.
+template <class Record, class Rows, bool Flagged>
+struct group_row {
+    static constexpr std::size_t members = rows_cover<Rows>::value + (Flagged ? 1 : 0);
+    std::string_view name;
+    bool Record::*flag;  // nullptr unless Flagged
+    Rows rows;
+};
+
+template <class Record, class... Row>
+constexpr group_row<Record, std::tuple<Row...>, false> group(std::string_view name, Row... rows) noexcept {
+    return {name, nullptr, std::make_tuple(rows...)};
+}
+template <class Record, class... Row>
+constexpr group_row<Record, std::tuple<Row...>, true> group(std::string_view name, bool Record::*flag,
+                                                            Row... rows) noexcept {
+    return {name, flag, std::make_tuple(rows...)};
+}
+
+// A member that is a struct of its own whose members sit in the record's JSON
+// object, by the given rows (their names depend on the record: a rate_state's
+// `tat` is "rateTat" in one record, "throttleTat" in another). The rows must
+// cover every member of that struct.
+template <class Record, class T, class Rows>
+struct part_row {
+    static constexpr std::size_t members = 1;
+    T Record::*ptr;
+    Rows rows;
+};
+
+template <class Record, class T, class... Row>
+constexpr part_row<Record, T, std::tuple<Row...>> part(T Record::*ptr, Row... rows) noexcept {
+    static_assert(rows_cover<std::tuple<Row...>>::value == aggregate_member_count<T>(),
+                  "every member of the record needs exactly one row in its detail::members_of table");
+    return {ptr, std::make_tuple(rows...)};
+}
+template <class Record, class T, class... Row>
+constexpr part_row<Record, T, std::tuple<Row...>> part(T Record::*ptr, const std::tuple<Row...>& rows) noexcept {
+    static_assert(rows_cover<std::tuple<Row...>>::value == aggregate_member_count<T>(),
+                  "every member of the record needs exactly one row in its detail::members_of table");
+    return {ptr, rows};
+}
+
+// A member read and written by Form from the record's own JSON object, under
+// the names Form::names (for a value the JSON spreads over several members,
+// such as an attempt's "outcome" and "status"). Form provides
+// read_in(object, path, T&) and write_in(object, const T&).
+template <class Form, class Record, class T>
+struct inline_row {
+    static constexpr std::size_t members = 1;
+    T Record::*ptr;
+};
+template <class Form, class Record, class T>
+constexpr inline_row<Form, Record, T> spread(T Record::*ptr) noexcept {
+    return {ptr};
+}
+
+// One JSON member that holds several members of the struct (a stored key
+// that is either a whsec_ secret or a whsk_ key). Form provides
+// read(value, path, T&...), write(slot, const T&...) and, for
+// presence::omitted, empty(const T&...).
+template <class Form, class Record, class... T>
+struct tie_row {
+    static constexpr std::size_t members = sizeof...(T);
+    std::string_view name;
+    presence need;
+    std::tuple<T Record::*...> ptrs;
+};
+template <class Form, class Record, class... T>
+constexpr tie_row<Form, Record, T...> tie(std::string_view name, presence need, T Record::*... ptrs) noexcept {
+    return {name, need, std::make_tuple(ptrs...)};
+}
+
+template <class Json, class Record, class Rows>
+std::optional<error> read_rows(const Rows& rows, const Json& j, const std::string& path, Record& out) {
+    std::optional<error> e;
+    std::apply([&](const auto&... r) { (void)((e = read_row(r, j, path, out), !e) && ...); }, rows);
+    return e;
+}
+template <class Json, class Record, class Rows>
+void write_rows(const Rows& rows, Json& j, const Record& in) {
+    std::apply([&](const auto&... r) { (write_row(r, j, in), ...); }, rows);
+}
+template <class Record, class Rows>
+bool rows_equal(const Rows& rows, const Record& a, const Record& b) {
+    return std::apply([&](const auto&... r) { return (row_equal(r, a, b) && ...); }, rows);
+}
+template <class Rows>
+bool rows_have_name(const Rows& rows, std::string_view k) noexcept {
+    return std::apply([&](const auto&... r) { return (row_has_name(r, k) || ...); }, rows);
+}
+template <class Rows>
+void append_rows_names(const Rows& rows, std::string& list) {
+    std::apply([&](const auto&... r) { (append_names(r, list), ...); }, rows);
+}
+
+// A closed record refuses a member its rows do not read.
+template <class Json, class Rows>
+std::optional<error> refuse_unknown(const Json& j, const std::string& path, const Rows& rows) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (rows_have_name(rows, it.key())) continue;
+        std::string list;
+        append_rows_names(rows, list);
+        return error{errc::invalid_value, path_member(path, it.key()),
+                     "is not a member keyhook knows here; expected " + list};
+    }
+    return std::nullopt;
+}
+
+template <class Record, class Rows, bool Flagged, class Json>
+std::optional<error> read_row(const group_row<Record, Rows, Flagged>& r, const Json& j, const std::string& path,
+                              Record& out) {
+    const auto* m = json_member(j, r.name.data());
+    const std::string sub = path_member(path, r.name);
+    if constexpr (Flagged) out.*(r.flag) = m != nullptr;
+    if (!m) return Flagged ? std::nullopt : std::optional<error>(missing_member_error(sub));
+    if (!m->is_object()) return wrong_type(sub, "an object", *m);
+    if constexpr (is_closed<Record>::value)
+        if (auto e = refuse_unknown(*m, sub, r.rows)) return e;
+    return read_rows(r.rows, *m, sub, out);
+}
+template <class Record, class Rows, bool Flagged, class Json>
+void write_row(const group_row<Record, Rows, Flagged>& r, Json& j, const Record& in) {
+    if constexpr (Flagged)
+        if (!(in.*(r.flag))) return;
+    auto& g = j[std::string(r.name)];
+    g = Json::object();
+    write_rows(r.rows, g, in);
+}
+template <class Record, class Rows, bool Flagged>
+bool row_equal(const group_row<Record, Rows, Flagged>& r, const Record& a, const Record& b) {
+    if constexpr (Flagged)
+        if (a.*(r.flag) != b.*(r.flag)) return false;
+    return rows_equal(r.rows, a, b);
+}
+template <class Record, class Rows, bool Flagged>
+bool row_has_name(const group_row<Record, Rows, Flagged>& r, std::string_view k) noexcept {
+    return r.name == k;
+}
+template <class Record, class Rows, bool Flagged>
+void append_names(const group_row<Record, Rows, Flagged>& r, std::string& list) {
+    list += (list.empty() ? "\"" : ", \"") + std::string(r.name) + "\"";
+}
+
+template <class Record, class T, class Rows, class Json>
+std::optional<error> read_row(const part_row<Record, T, Rows>& r, const Json& j, const std::string& path, Record& out) {
+    return read_rows(r.rows, j, path, out.*(r.ptr));
+}
+template <class Record, class T, class Rows, class Json>
+void write_row(const part_row<Record, T, Rows>& r, Json& j, const Record& in) {
+    write_rows(r.rows, j, in.*(r.ptr));
+}
+template <class Record, class T, class Rows>
+bool row_equal(const part_row<Record, T, Rows>& r, const Record& a, const Record& b) {
+    return rows_equal(r.rows, a.*(r.ptr), b.*(r.ptr));
+}
+template <class Record, class T, class Rows>
+bool row_has_name(const part_row<Record, T, Rows>& r, std::string_view k) noexcept {
+    return rows_have_name(r.rows, k);
+}
+template <class Record, class T, class Rows>
+void append_names(const part_row<Record, T, Rows>& r, std::string& list) {
+    append_rows_names(r.rows, list);
+}
+
+template <class Form, class Record, class T, class Json>
+std::optional<error> read_row(const inline_row<Form, Record, T>& r, const Json& j, const std::string& path,
+                              Record& out) {
+    return Form::read_in(j, path, out.*(r.ptr));
+}
+template <class Form, class Record, class T, class Json>
+void write_row(const inline_row<Form, Record, T>& r, Json& j, const Record& in) {
+    Form::write_in(j, in.*(r.ptr));
+}
+template <class Form, class Record, class T>
+bool row_equal(const inline_row<Form, Record, T>& r, const Record& a, const Record& b) {
+    return a.*(r.ptr) == b.*(r.ptr);
+}
+template <class Form, class Record, class T>
+bool row_has_name(const inline_row<Form, Record, T>&, std::string_view k) noexcept {
+    for (const auto name : Form::names)
+        if (name == k) return true;
+    return false;
+}
+template <class Form, class Record, class T>
+void append_names(const inline_row<Form, Record, T>&, std::string& list) {
+    for (const auto name : Form::names) list += (list.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+}
+
+template <class Form, class Void, class... T>
+struct tie_can_be_empty_impl : std::false_type {};
+template <class Form, class... T>
+struct tie_can_be_empty_impl<Form, std::void_t<decltype(Form::empty(std::declval<const T&>()...))>, T...>
+    : std::true_type {};
+template <class Form, class... T>
+using tie_can_be_empty = tie_can_be_empty_impl<Form, void, T...>;
+
+template <class Form, class Record, class... T, class Json>
+std::optional<error> read_row(const tie_row<Form, Record, T...>& r, const Json& j, const std::string& path,
+                              Record& out) {
+    const auto* m = json_member(j, r.name.data());
+    if (!m)
+        return r.need == presence::required ? std::optional<error>(missing_member_error(path_member(path, r.name)))
+                                            : std::nullopt;
+    return std::apply([&](auto... p) { return Form::read(*m, path_member(path, r.name), (out.*p)...); }, r.ptrs);
+}
+template <class Form, class Record, class... T, class Json>
+void write_row(const tie_row<Form, Record, T...>& r, Json& j, const Record& in) {
+    std::apply(
+        [&](auto... p) {
+            if constexpr (tie_can_be_empty<Form, T...>::value)
+                if (r.need == presence::omitted && Form::empty((in.*p)...)) return;
+            Form::write(j[std::string(r.name)], (in.*p)...);
+        },
+        r.ptrs);
+}
+template <class Form, class Record, class... T>
+bool row_equal(const tie_row<Form, Record, T...>& r, const Record& a, const Record& b) {
+    return std::apply([&](auto... p) { return ((a.*p == b.*p) && ...); }, r.ptrs);
+}
+template <class Form, class Record, class... T>
+bool row_has_name(const tie_row<Form, Record, T...>& r, std::string_view k) noexcept {
+    return r.name == k;
+}
+template <class Form, class Record, class... T>
+void append_names(const tie_row<Form, Record, T...>& r, std::string& list) {
+    list += (list.empty() ? "\"" : ", \"") + std::string(r.name) + "\"";
+}
+
+// Reads every member of `out` from object j, in table order; the first fault
+// is returned with its path under `path`. A closed record first refuses
+// members it does not know; its check runs last.
+template <class Json, class Record>
+std::optional<error> read_members(const Json& j, const std::string& path, Record& out) {
+    static_assert(members_complete<Record>());
+    if (!j.is_object()) return wrong_type(path, "an object", j);
+    if constexpr (is_closed<Record>::value)
+        if (auto e = refuse_unknown(j, path, members_of<Record>::rows)) return e;
+    auto e = read_rows(members_of<Record>::rows, j, path, out);
+    if constexpr (has_check<Record>::value)
+        if (!e) e = members_of<Record>::check(out, path);
+    return e;
+}
+
+// Writes every member in table order; an empty optional as null (left out
+// under presence::omitted).
 template <class Json, class Record>
 void write_members(Json& j, const Record& in) {
     static_assert(members_complete<Record>());
     j = Json::object();
-    std::apply([&](const auto&... r) { (write_row(r, j, in), ...); }, members_of<Record>::rows);
+    if constexpr (has_canonical<Record>::value)
+        write_rows(members_of<Record>::rows, j, members_of<Record>::canonical(in));
+    else
+        write_rows(members_of<Record>::rows, j, in);
 }
 
 template <class Record>
 bool members_equal(const Record& a, const Record& b) {
     static_assert(members_complete<Record>());
-    return std::apply([&](const auto&... r) { return ((a.*(r.ptr) == b.*(r.ptr)) && ...); }, members_of<Record>::rows);
+    if constexpr (has_canonical<Record>::value)
+        return rows_equal(members_of<Record>::rows, members_of<Record>::canonical(a), members_of<Record>::canonical(b));
+    else
+        return rows_equal(members_of<Record>::rows, a, b);
 }
 
-// Calls f(row, value) for each member, in table order.
+template <class Record>
+template <class Json>
+std::optional<error> record_form<Record>::read(const Json& v, const std::string& path, Record& out) {
+    return read_members(v, path, out);
+}
+template <class Record>
+template <class Json>
+void record_form<Record>::write(Json& slot, const Record& in) {
+    write_members(slot, in);
+}
+template <class Record>
+bool record_form<Record>::equal(const Record& a, const Record& b) {
+    return members_equal(a, b);
+}
+
+template <class Elem, std::size_t Max>
+template <class Json, class T>
+std::optional<error> list_form<Elem, Max>::read(const Json& v, const std::string& path, std::vector<T>& out) {
+    if (!v.is_array()) return wrong_type(path, expected, v);
+    if (v.size() > Max)
+        return error{errc::limit_exceeded, path,
+                     std::to_string(v.size()) + " entries; at most " + std::to_string(Max) + " are kept"};
+    out.clear();
+    out.reserve(v.size());  // J3: the DOM already holds one value per entry
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        T item{};
+        if (auto e = read_value<Elem>(v[i], path_index(path, i), item)) return e;
+        out.push_back(std::move(item));
+    }
+    return std::nullopt;
+}
+template <class Elem, std::size_t Max>
+template <class T>
+bool list_form<Elem, Max>::equal(const std::vector<T>& a, const std::vector<T>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!values_equal<Elem>(a[i], b[i])) return false;
+    return true;
+}
+template <class Elem, std::size_t Max>
+template <class Json, class T>
+void list_form<Elem, Max>::write(Json& slot, const std::vector<T>& in) {
+    slot = Json::array();
+    for (const auto& item : in) {
+        Json one;
+        write_value<Elem>(one, item);
+        slot.push_back(std::move(one));
+    }
+}
+
+// Calls f(row, value) for each member, in table order (plain rows only).
 template <class Record, class F>
 void visit_members(const Record& in, F&& f) {
     static_assert(members_complete<Record>());
@@ -390,7 +998,7 @@ std::size_t row_heap_bytes(const Row& r, const Record& in) noexcept {
         return Row::form::heap_bytes(value);
 }
 
-// Heap bytes the record holds besides its own size (J3's accounting).
+// Heap bytes the record holds besides its own size (J3's accounting; plain rows only).
 template <class Record>
 std::size_t members_heap_bytes(const Record& in) noexcept {
     static_assert(members_complete<Record>());

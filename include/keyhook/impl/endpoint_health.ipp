@@ -15,8 +15,7 @@ KEYHOOK_INLINE std::string_view to_string(notice_type t) noexcept {
 }
 
 KEYHOOK_INLINE bool operator==(const operational_notice& a, const operational_notice& b) {
-    return a.type == b.type && a.at == b.at && a.webhook_name == b.webhook_name && a.delivery == b.delivery &&
-           a.fail_since == b.fail_since && a.last_attempt_at == b.last_attempt_at && a.last_status == b.last_status;
+    return detail::members_equal(a, b);
 }
 
 KEYHOOK_INLINE bool operator==(const health_decision& a, const health_decision& b) {

@@ -163,8 +163,7 @@ KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>&
 }
 
 KEYHOOK_INLINE bool operator==(const key_policy& a, const key_policy& b) noexcept {
-    return a.addresses == b.addresses && a.rate == b.rate && a.limited_credits == b.limited_credits &&
-           a.initial_credits == b.initial_credits && a.refill == b.refill;
+    return detail::members_equal(a, b);
 }
 
 KEYHOOK_INLINE std::vector<error> key_policy_problems(const key_policy& policy) {

@@ -39,19 +39,20 @@ inline result<void> retire(std::vector<rotated_key>& keys, rotated_key old, time
 
 KEYHOOK_CRYPTO_INLINE signing_key_set signing_key_set::make(const signing_secret& current) {
     signing_key_set s;
-    s.secret_ = current;
+    s.keys_.secret = current;
     return s;
 }
 
 KEYHOOK_CRYPTO_INLINE signing_key_set signing_key_set::make(const asymmetric_signing_key& current) {
     signing_key_set s;
-    s.asymmetric_ = current;
+    s.keys_.asymmetric = current;
     return s;
 }
 
 KEYHOOK_CRYPTO_INLINE void signing_key_set::drop_expired(timestamp now) {
-    old_.erase(std::remove_if(old_.begin(), old_.end(), [now](const rotated_key& k) { return now >= k.expires_at; }),
-               old_.end());
+    keys_.old.erase(
+        std::remove_if(keys_.old.begin(), keys_.old.end(), [now](const rotated_key& k) { return now >= k.expires_at; }),
+        keys_.old.end());
 }
 
 KEYHOOK_CRYPTO_INLINE result<void> signing_key_set::try_rotate(const signing_secret& next, timestamp now,
@@ -60,40 +61,40 @@ KEYHOOK_CRYPTO_INLINE result<void> signing_key_set::try_rotate(const signing_sec
     if (!can_sign_with(next))
         return error{errc::out_of_range, "signingSecret",
                      "the secret is " + std::to_string(next.key_size()) + " bytes; keyhook signs with 24 to 64"};
-    auto old = old_;
+    auto old = keys_.old;
     old.erase(std::remove_if(old.begin(), old.end(), [now](const rotated_key& k) { return now >= k.expires_at; }),
               old.end());
-    if (secret_) {
+    if (keys_.secret) {
         rotated_key k;
-        k.secret = *secret_;
+        k.secret = *keys_.secret;
         if (auto r = detail::retire(old, std::move(k), now, grace); !r) return r;
     }
-    old_ = std::move(old);
-    secret_ = next;
+    keys_.old = std::move(old);
+    keys_.secret = next;
     return {};
 }
 
 KEYHOOK_CRYPTO_INLINE result<void> signing_key_set::try_rotate(const asymmetric_signing_key& next, timestamp now,
                                                                timestamp::duration grace) {
     if (auto g = detail::check_grace(grace); !g) return g;
-    auto old = old_;
+    auto old = keys_.old;
     old.erase(std::remove_if(old.begin(), old.end(), [now](const rotated_key& k) { return now >= k.expires_at; }),
               old.end());
-    if (asymmetric_) {
+    if (keys_.asymmetric) {
         rotated_key k;
-        k.asymmetric = *asymmetric_;
+        k.asymmetric = *keys_.asymmetric;
         if (auto r = detail::retire(old, std::move(k), now, grace); !r) return r;
     }
-    old_ = std::move(old);
-    asymmetric_ = next;
+    keys_.old = std::move(old);
+    keys_.asymmetric = next;
     return {};
 }
 
 KEYHOOK_CRYPTO_INLINE signing_keys signing_key_set::keys_at(timestamp now) const {
     signing_keys keys;
-    if (secret_) keys.secrets.push_back(*secret_);
-    if (asymmetric_) keys.asymmetric.push_back(*asymmetric_);
-    for (const auto& k : old_) {
+    if (keys_.secret) keys.secrets.push_back(*keys_.secret);
+    if (keys_.asymmetric) keys.asymmetric.push_back(*keys_.asymmetric);
+    for (const auto& k : keys_.old) {
         if (now >= k.expires_at) continue;
         if (k.secret) keys.secrets.push_back(*k.secret);
         if (k.asymmetric) keys.asymmetric.push_back(*k.asymmetric);
@@ -114,63 +115,29 @@ KEYHOOK_CRYPTO_INLINE result<http_request> signing_key_set::try_sign_outbound(co
 }
 
 KEYHOOK_CRYPTO_INLINE bool operator==(const signing_key_set& a, const signing_key_set& b) noexcept {
-    if (a.secret_ != b.secret_ || a.asymmetric_ != b.asymmetric_ || a.old_.size() != b.old_.size()) return false;
-    for (std::size_t i = 0; i < a.old_.size(); ++i)
-        if (a.old_[i].secret != b.old_[i].secret || a.old_[i].asymmetric != b.old_[i].asymmetric ||
-            a.old_[i].expires_at != b.old_[i].expires_at)
-            return false;
-    return true;
+    return keyhook::detail::members_equal(a.keys_, b.keys_);
 }
 
 KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_key_set& s) {
     os << "signing keys: current";
-    if (s.secret_) os << ' ' << s.secret_->masked();
-    if (s.asymmetric_) os << ' ' << s.asymmetric_->masked();
-    os << "; " << s.old_.size() << " old";
-    for (const auto& k : s.old_)
+    if (s.keys_.secret) os << ' ' << s.keys_.secret->masked();
+    if (s.keys_.asymmetric) os << ' ' << s.keys_.asymmetric->masked();
+    os << "; " << s.keys_.old.size() << " old";
+    for (const auto& k : s.keys_.old)
         os << ", " << (k.secret ? k.secret->masked() : k.asymmetric->masked()) << " until "
            << format_timestamp(k.expires_at);
     return os;
 }
 
 KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s) {
-    nlohmann::json j = nlohmann::json::object();
-    nlohmann::json current = nlohmann::json::array();
-    if (s.current_secret()) current.push_back(s.current_secret()->reveal());
-    if (s.current_asymmetric()) current.push_back(s.current_asymmetric()->reveal());
-    nlohmann::json old = nlohmann::json::array();
-    for (const auto& k : s.old_keys())
-        old.push_back({{"key", k.secret ? k.secret->reveal() : k.asymmetric->reveal()},
-                       {"expiresAt", format_timestamp(k.expires_at)}});
-    j["current"] = std::move(current);
-    j["oldKeys"] = std::move(old);
+    nlohmann::json j;
+    keyhook::detail::write_members(j, s.keys_);
     std::string text = j.dump();
     // The DOM's copies of the keys are released with it; wipe them first.
     for (auto& e : j["current"]) keyhook::detail::wipe_string(e.get_ref<std::string&>());
     for (auto& e : j["oldKeys"]) keyhook::detail::wipe_string(e["key"].get_ref<std::string&>());
     return secret(std::move(text), secret_kind::signing_key);
 }
-
-namespace detail {
-
-// One stored key: whsk_ or whsec_ by its prefix; errors keep the reason only.
-inline result<rotated_key> load_key(const nlohmann::json& j, const std::string& path) {
-    if (!j.is_string()) return keyhook::detail::wrong_type(path, "a whsec_ or whsk_ key", j);
-    const auto& text = j.get_ref<const std::string&>();
-    rotated_key k;
-    if (text.compare(0, asymmetric_signing_key_prefix.size(), asymmetric_signing_key_prefix) == 0) {
-        auto a = try_parse_asymmetric_signing_key(text);
-        if (!a) return error{a.error().code, path, a.error().message};
-        k.asymmetric = std::move(*a);
-    } else {
-        auto s = try_parse_signing_secret(text, signing_key_use::sign);
-        if (!s) return error{s.error().code, path, s.error().message};
-        k.secret = std::move(*s);
-    }
-    return k;
-}
-
-}  // namespace detail
 
 KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored) {
     auto parsed = try_parse_json(stored);
@@ -191,45 +158,10 @@ KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::stri
                         if (auto k = e.find("key"); k != e.end()) wipe(*k);
         }
     } guard{*parsed};
-    const nlohmann::json& j = *parsed;
-    if (!j.is_object()) return keyhook::detail::wrong_type("", "an object", j);
     signing_key_set set;
-    const auto* current = keyhook::detail::json_member(j, "current");
-    if (!current) return keyhook::detail::missing_member_error("current");
-    if (!current->is_array()) return keyhook::detail::wrong_type("current", "an array of keys", *current);
-    for (std::size_t i = 0; i < current->size(); ++i) {
-        const auto path = keyhook::detail::path_index("current", i);
-        auto k = detail::load_key((*current)[i], path);
-        if (!k) return k.error();
-        if ((k->secret && set.secret_) || (k->asymmetric && set.asymmetric_))
-            return error{errc::invalid_value, path, "a second current key of the same scheme (one each at most)"};
-        if (k->secret) set.secret_ = std::move(k->secret);
-        if (k->asymmetric) set.asymmetric_ = std::move(k->asymmetric);
-    }
-    if (!set.secret_ && !set.asymmetric_) return error{errc::missing_member, "current", "no current key"};
-    if (const auto* old = keyhook::detail::json_member(j, "oldKeys")) {
-        if (!old->is_array()) return keyhook::detail::wrong_type("oldKeys", "an array", *old);
-        if (old->size() > max_old_signing_keys)
-            return error{errc::limit_exceeded, "oldKeys",
-                         std::to_string(old->size()) + " old keys; at most 10 are kept"};
-        for (std::size_t i = 0; i < old->size(); ++i) {
-            const auto path = keyhook::detail::path_index("oldKeys", i);
-            const auto& e = (*old)[i];
-            if (!e.is_object()) return keyhook::detail::wrong_type(path, "an object", e);
-            const auto* key = keyhook::detail::json_member(e, "key");
-            if (!key) return keyhook::detail::missing_member_error(keyhook::detail::path_member(path, "key"));
-            auto k = detail::load_key(*key, keyhook::detail::path_member(path, "key"));
-            if (!k) return k.error();
-            std::string when;
-            if (auto err = keyhook::detail::read_member_string(e, "expiresAt", path, true, when)) return *err;
-            const auto t = try_parse_timestamp(when);
-            if (!t) return keyhook::detail::timestamp_error(keyhook::detail::path_member(path, "expiresAt"), when);
-            k->expires_at = *t;
-            set.old_.push_back(std::move(*k));
-        }
-        std::stable_sort(set.old_.begin(), set.old_.end(),
-                         [](const rotated_key& a, const rotated_key& b) { return a.expires_at < b.expires_at; });
-    }
+    if (auto e = keyhook::detail::read_members(*parsed, std::string(), set.keys_)) return std::move(*e);
+    std::stable_sort(set.keys_.old.begin(), set.keys_.old.end(),
+                     [](const rotated_key& a, const rotated_key& b) { return a.expires_at < b.expires_at; });
     return set;
 }
 
