@@ -192,6 +192,32 @@ TEST_CASE("B5: a stored key set that is wrong names the path and never the key",
     CHECK(kc::try_load_signing_key_set(R"({"current":[")" + s1 + R"("],"oldKeys":)" + ten + "}").has_value());
 }
 
+// An outside review made the reader quote a key: a key where the expiry
+// belongs, and a key used as a member name twice.
+TEST_CASE("B5: no error reading a stored key set quotes its text, wherever the key stands", "[B5][B1]") {
+    const std::string s1 = new_secret().reveal(), s2 = new_secret().reveal();
+    const auto body = s2.substr(6);  // the base64 part, which no message may hold any of
+    const auto check_quiet = [&](const std::string& text, const std::string& path, errc code) {
+        const auto r = kc::try_load_signing_key_set(text);
+        REQUIRE_FALSE(r.has_value());
+        INFO(r.error().path << ": " << r.error().message);
+        CHECK(r.error().path == path);
+        CHECK(r.error().code == code);
+        CHECK(r.error().what().find(body.substr(0, 8)) == std::string::npos);
+        CHECK(r.error().what().find("whsec_") == std::string::npos);
+    };
+    check_quiet(R"({"current":[")" + s1 + R"("],"oldKeys":[{"key":")" + s2 + R"(","expiresAt":")" + s2 + R"("}]})",
+                "oldKeys[0].expiresAt", errc::invalid_timestamp);
+    check_quiet(R"({"current":[")" + s1 + R"("],")" + s2 + R"(":1,")" + s2 + R"(":2})", "[...]",
+                errc::duplicate_member);
+    check_quiet(R"({"current":[")" + s1 + R"("],"oldKeys":[{")" + s2 + R"(":1,")" + s2 + R"(":2}]})", "oldKeys[0][...]",
+                errc::duplicate_member);
+    // Paths made of the form's own names and indices are kept whole.
+    check_quiet(
+        R"({"current":[")" + s1 + R"("],"oldKeys":[{"key":")" + s2 + R"(","expiresAt":"2026-02-30T00:00:00Z"}]})",
+        "oldKeys[0].expiresAt", errc::invalid_timestamp);
+}
+
 TEST_CASE("B5: the stored form's text is fixed: members in name order, keys in full, T4 expiries", "[B5]") {
     // The store form comes from the key set's member table; a host's stored
     // sets must keep reading, so its text is pinned here.

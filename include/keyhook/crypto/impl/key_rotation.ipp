@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,47 @@ inline result<void> retire(std::vector<rotated_key>& keys, rotated_key old, time
                                      [](timestamp t, const rotated_key& k) { return t < k.expires_at; });
     keys.insert(at, std::move(old));
     return {};
+}
+
+// B1: the stored form is all keys, so an error reading it says where and
+// why but quotes nothing of the text. A path step that is neither one of the
+// form's member names nor an index ends the path as "[...]"; a message's
+// quotation of the input is cut.
+inline error without_key_text(error e) {
+    static constexpr std::string_view members[] = {"current", "oldKeys", "key", "expiresAt"};
+    const std::string& p = e.path;
+    std::string path;
+    std::size_t at = 0;
+    while (at < p.size()) {
+        if (p[at] == '[' && at + 1 < p.size() && p[at + 1] >= '0' && p[at + 1] <= '9') {
+            const auto close = p.find(']', at);
+            if (close == std::string::npos) break;
+            path.append(p, at, close + 1 - at);
+            at = close + 1;
+            continue;
+        }
+        const std::size_t begin = p[at] == '.' ? at + 1 : at;
+        const auto end = p.find_first_of(".[", begin);
+        const std::string_view name =
+            std::string_view(p).substr(begin, end == std::string::npos ? p.npos : end - begin);
+        if (p[at] == '[' || std::find(std::begin(members), std::end(members), name) == std::end(members)) {
+            path += "[...]";
+            break;
+        }
+        if (!path.empty()) path += '.';
+        path.append(name);
+        at = end == std::string::npos ? p.size() : end;
+    }
+    e.path = std::move(path);
+    if (const auto quote = e.message.find('"'); quote != std::string::npos) {
+        e.message.erase(quote);
+        while (!e.message.empty() && (e.message.back() == ' ' || e.message.back() == ',')) e.message.pop_back();
+        if (e.message.size() >= 4 && e.message.compare(e.message.size() - 4, 4, " got") == 0)
+            e.message.resize(e.message.size() - 4);
+        while (!e.message.empty() && (e.message.back() == ' ' || e.message.back() == ',')) e.message.pop_back();
+        e.message += " (the text is not shown: a stored key set holds keys)";
+    }
+    return e;
 }
 
 }  // namespace detail
@@ -141,7 +183,7 @@ KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s) {
 
 KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored) {
     auto parsed = try_parse_json(stored);
-    if (!parsed) return parsed.error();
+    if (!parsed) return detail::without_key_text(parsed.error());
     // The DOM holds key text: wipe it whatever happens below.
     struct wipe_dom {
         nlohmann::json& j;
@@ -159,7 +201,8 @@ KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::stri
         }
     } guard{*parsed};
     signing_key_set set;
-    if (auto e = keyhook::detail::read_members(*parsed, std::string(), set.keys_)) return std::move(*e);
+    if (auto e = keyhook::detail::read_members(*parsed, std::string(), set.keys_))
+        return detail::without_key_text(std::move(*e));
     std::stable_sort(set.keys_.old.begin(), set.keys_.old.end(),
                      [](const rotated_key& a, const rotated_key& b) { return a.expires_at < b.expires_at; });
     return set;
