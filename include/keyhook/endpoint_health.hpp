@@ -43,13 +43,24 @@ struct health_policy {
     timestamp::duration disable_after = std::chrono::hours{24 * 5};
 };
 
-// The failing period: empty while the endpoint is healthy.
+// The problems of a policy, each with its member's name as path (empty: none):
+// failing_notice_attempt 0 (no attempt is number 0: never notified) and a
+// disable_after of 0 or less (an endpoint would be disabled at its first
+// failure). record_attempt applies a policy as given.
+[[nodiscard]] KEYHOOK_INLINE std::vector<error> health_policy_problems(const health_policy& policy);
+
+// The failing period (empty while the endpoint is healthy) and the latest
+// success, all by the attempts' sent_at, so that reports arriving out of
+// order fold as in time order (H10).
 struct endpoint_health {
-    std::optional<timestamp> fail_since;  // the first failure after the last success
-    std::optional<int> last_status;       // the last failed attempt's HTTP status (none: no response)
+    std::optional<timestamp> fail_since;       // the earliest failure known after the latest success
+    std::optional<int> last_status;            // the period's latest failure's HTTP status (none: no response)
+    std::optional<timestamp> last_failure_at;  // the period's latest failure (none: read as fail_since)
+    std::optional<timestamp> last_success_at;  // the latest success ever reported (none: none yet)
 
     friend bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
-        return a.fail_since == b.fail_since && a.last_status == b.last_status;
+        return a.fail_since == b.fail_since && a.last_status == b.last_status &&
+               a.last_failure_at == b.last_failure_at && a.last_success_at == b.last_success_at;
     }
     friend bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
 };
@@ -122,13 +133,20 @@ struct health_decision {
     friend bool operator!=(const health_decision& a, const health_decision& b) { return !(a == b); }
 };
 
-// H10: folds one attempt into the state. A 2xx ends the failing period. A
-// failure starts one (at its sent_at) if none is open; it yields
-// message.attempt.failing when it is attempt number failing_notice_attempt,
-// message.attempt.exhausted when the delivery gave up, and disables the
-// endpoint (endpoint.disabled, with the period's start) when it is a 410 (B2)
-// or comes disable_after or more after the period began. An endpoint already
-// disabled stays so and is not announced again. `now` stamps the notices.
+// H10: folds one attempt into the state, by its sent_at whatever the order
+// the workers report in. A 2xx sent at or after the period's latest failure
+// ends the failing period; one sent inside the period moves its start to the
+// latest failure (the earliest failure known to follow it). A failure sent
+// after the latest success starts a period (at its sent_at) if none is open,
+// or moves an open one's start earlier; one sent at or before the latest
+// success changes no period. Every failure yields message.attempt.failing
+// when it is attempt number failing_notice_attempt and
+// message.attempt.exhausted when the delivery gave up; a 410 disables the
+// endpoint (B2), as does a failure coming disable_after or more after the
+// period began (endpoint.disabled, with the period's start). An endpoint
+// already disabled stays so and is not announced again. A status outside 100
+// to 599 (libcurl's 0 for "no response") is kept as no status. `now` stamps
+// the notices.
 [[nodiscard]] KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const attempt_report& report,
                                                             timestamp now, const health_policy& policy = {});
 
@@ -192,7 +210,8 @@ private:
 // The JSON forms. A notice is written (for the owner); the state is written
 // and read back (for the host's store):
 //   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
-//    "disabledAt": T4 or null, "throttleTat": T4 or null}
+//    "disabledAt": T4 or null, "throttleTat": T4 or null,
+//    "lastFailureAt": T4 or null, "lastSuccessAt": T4 or null}
 template <class Json>
 void to_json(Json& j, const operational_notice& n) {
     Json data = Json::object();
@@ -218,6 +237,8 @@ void to_json(Json& j, const endpoint_state& s) {
     j["disabled"] = s.disabled;
     j["disabledAt"] = when(s.disabled_at);
     j["throttleTat"] = when(s.throttle.tat);
+    j["lastFailureAt"] = when(s.health.last_failure_at);
+    j["lastSuccessAt"] = when(s.health.last_success_at);
 }
 
 namespace detail {
@@ -256,6 +277,8 @@ template <class Json = nlohmann::json>
         if (auto e = detail::read_member_bool(j, "disabled", base, s.disabled)) return *e;
     if (auto e = detail::read_optional_time(j, "disabledAt", base, s.disabled_at)) return *e;
     if (auto e = detail::read_optional_time(j, "throttleTat", base, s.throttle.tat)) return *e;
+    if (auto e = detail::read_optional_time(j, "lastFailureAt", base, s.health.last_failure_at)) return *e;
+    if (auto e = detail::read_optional_time(j, "lastSuccessAt", base, s.health.last_success_at)) return *e;
     if (s.disabled_at && !s.disabled)
         return error{errc::invalid_value, detail::path_member(base, "disabledAt"), "set, but disabled is false"};
     return s;
