@@ -1,7 +1,10 @@
 #pragma once
 // keyhook: definitions of dispatch.hpp.
 
+#include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -206,10 +209,44 @@ KEYHOOK_INLINE result<std::vector<outbound_request>> dispatch_requests(const ten
 }
 }  // namespace detail::hooks
 
+namespace detail::hooks {
+// H2, H12: names identify webhooks (delivery ids, health, B6's stores), so a
+// list validated one webhook at a time is refused when a name repeats, as
+// try_validate_webhooks refuses it: path "webhooks[i].name", the first i
+// whose name an earlier webhook has. Sorting the names' hashes keeps this
+// linear in the names' bytes and makes one allocation.
+KEYHOOK_INLINE std::optional<error> repeated_name_error(const std::vector<validated_webhook>& webhooks) {
+    if (webhooks.size() < 2) return std::nullopt;
+    std::vector<std::pair<std::size_t, std::size_t>> hashed;  // (hash of the name, index)
+    hashed.reserve(webhooks.size());
+    for (std::size_t i = 0; i < webhooks.size(); ++i)
+        hashed.emplace_back(std::hash<std::string_view>{}(webhooks[i].name()), i);
+    std::sort(hashed.begin(), hashed.end());
+    std::size_t later = webhooks.size(), earlier = 0;
+    for (std::size_t g = 0; g < hashed.size();) {
+        std::size_t end = g + 1;
+        while (end < hashed.size() && hashed[end].first == hashed[g].first) ++end;
+        // Within a run of equal hashes (by index), the first that repeats an earlier name.
+        for (std::size_t a = g + 1; a < end && hashed[a].second < later; ++a)
+            for (std::size_t b = g; b < a; ++b)
+                if (webhooks[hashed[a].second].name() == webhooks[hashed[b].second].name()) {
+                    later = hashed[a].second;
+                    earlier = hashed[b].second;
+                    break;
+                }
+        g = end;
+    }
+    if (later == webhooks.size()) return std::nullopt;
+    return error{errc::invalid_name, path_member(path_index("webhooks", later), "name"),
+                 duplicate_name_message(webhooks[later].name(), "webhooks", earlier)};
+}
+}  // namespace detail::hooks
+
 KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_settings& tenant,
                                                                   const std::vector<validated_webhook>& webhooks,
                                                                   const notification& n,
                                                                   const dispatch_options& options) {
+    if (auto e = detail::hooks::repeated_name_error(webhooks)) return std::move(*e);
     return detail::hooks::dispatch_requests(tenant, webhooks, n, options);
 }
 
@@ -225,7 +262,7 @@ KEYHOOK_INLINE result<std::vector<outbound_request>> try_dispatch(const tenant_s
                                                                   const dispatch_options& options) {
     auto valid = try_validate_webhooks(webhooks, policy);
     if (!valid) return valid.error();
-    return try_dispatch(tenant, *valid, n, options);
+    return detail::hooks::dispatch_requests(tenant, *valid, n, options);  // names checked already
 }
 
 KEYHOOK_INLINE std::vector<outbound_request> dispatch(const tenant_settings& tenant,
