@@ -257,7 +257,8 @@ std::optional<error> read_optional_time(const Json& obj, const char* name, const
 }  // namespace detail
 
 // Reads the stored form back. Members may be missing (read as healthy,
-// enabled, unthrottled); errors name the path ("endpoints.crm.failSince") and
+// enabled, unthrottled; a state stored before lastFailureAt and lastSuccessAt
+// existed reads as having neither); errors name the path ("endpoints.crm.failSince") and
 // the reason: a wrong type, a timestamp T1 refuses, a status outside 100..599.
 template <class Json = nlohmann::json>
 [[nodiscard]] result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<Json>& j,
