@@ -45,10 +45,20 @@ struct health_policy {
     timestamp::duration disable_after = std::chrono::hours{24 * 5};
 };
 
-// The failing period: empty while the endpoint is healthy.
+// The problems of a policy, each with its member's name as path (empty: none):
+// failing_notice_attempt 0 (no attempt is number 0: never notified) and a
+// disable_after of 0 or less (an endpoint would be disabled at its first
+// failure). record_attempt applies a policy as given.
+[[nodiscard]] KEYHOOK_INLINE std::vector<error> health_policy_problems(const health_policy& policy);
+
+// The failing period (empty while the endpoint is healthy) and the latest
+// success, all by the attempts' sent_at, so that reports arriving out of
+// order fold as in time order (H10).
 struct endpoint_health {
-    std::optional<timestamp> fail_since;  // the first failure after the last success
-    std::optional<int> last_status;       // the last failed attempt's HTTP status (none: no response)
+    std::optional<timestamp> fail_since;       // the earliest failure known after the latest success
+    std::optional<int> last_status;            // the period's latest failure's HTTP status (none: no response)
+    std::optional<timestamp> last_failure_at;  // the period's latest failure (none: read as fail_since)
+    std::optional<timestamp> last_success_at;  // the latest success ever reported (none: none yet)
     // operator== is derived from the member table below.
 };
 
@@ -115,13 +125,20 @@ struct health_decision {
     friend bool operator!=(const health_decision& a, const health_decision& b) { return !(a == b); }
 };
 
-// H10: folds one attempt into the state. A 2xx ends the failing period. A
-// failure starts one (at its sent_at) if none is open; it yields
-// message.attempt.failing when it is attempt number failing_notice_attempt,
-// message.attempt.exhausted when the delivery gave up, and disables the
-// endpoint (endpoint.disabled, with the period's start) when it is a 410 (B2)
-// or comes disable_after or more after the period began. An endpoint already
-// disabled stays so and is not announced again. `now` stamps the notices.
+// H10: folds one attempt into the state, by its sent_at whatever the order
+// the workers report in. A 2xx sent at or after the period's latest failure
+// ends the failing period; one sent inside the period moves its start to the
+// latest failure (the earliest failure known to follow it). A failure sent
+// after the latest success starts a period (at its sent_at) if none is open,
+// or moves an open one's start earlier; one sent at or before the latest
+// success changes no period. Every failure yields message.attempt.failing
+// when it is attempt number failing_notice_attempt and
+// message.attempt.exhausted when the delivery gave up; a 410 disables the
+// endpoint (B2), as does a failure coming disable_after or more after the
+// period began (endpoint.disabled, with the period's start). An endpoint
+// already disabled stays so and is not announced again. A status outside 100
+// to 599 (libcurl's 0 for "no response") is kept as no status. `now` stamps
+// the notices.
 [[nodiscard]] KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const attempt_report& report,
                                                             timestamp now, const health_policy& policy = {});
 
@@ -186,6 +203,7 @@ private:
 // A notice is written (for the owner); the state is written and read back
 // (for the host's store):
 //   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
+//    "lastFailureAt": T4 or null, "lastSuccessAt": T4 or null,
 //    "disabledAt": T4 or null, "throttleTat": T4 or null}
 namespace detail {
 // An HTTP status, 100 to 599.
@@ -230,7 +248,9 @@ template <>
 struct detail::members_of<endpoint_health> {
     static constexpr auto rows =
         std::make_tuple(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
-                        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional));
+                        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional),
+                        row<time_form>("lastFailureAt", &endpoint_health::last_failure_at, presence::optional),
+                        row<time_form>("lastSuccessAt", &endpoint_health::last_success_at, presence::optional));
 };
 static_assert(detail::members_complete<endpoint_health>());
 
@@ -271,7 +291,8 @@ void to_json(Json& j, const endpoint_state& s) {
 }
 
 // Reads the stored form back. Members may be missing (read as healthy,
-// enabled, unthrottled); errors name the path ("endpoints.crm.failSince") and
+// enabled, unthrottled; a state stored before lastFailureAt and lastSuccessAt
+// existed reads as having neither); errors name the path ("endpoints.crm.failSince") and
 // the reason: a wrong type, a timestamp T1 refuses, a status outside 100..599.
 template <class Json = nlohmann::json>
 [[nodiscard]] result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<Json>& j,

@@ -23,8 +23,10 @@ namespace keyhook {
 // A server's Retry-After (RFC 9110 10.2.3): a delay or an instant.
 class retry_after {
 public:
+    // A negative delay is clamped to 0 (no wait), as a header cannot say one
+    // and the stored form (B6) holds only delays of 0 or more.
     [[nodiscard]] static constexpr retry_after delay(std::chrono::seconds d) noexcept {
-        return retry_after(d, {}, false);
+        return retry_after(d < std::chrono::seconds::zero() ? std::chrono::seconds::zero() : d, {}, false);
     }
     [[nodiscard]] static constexpr retry_after at(timestamp t) noexcept { return retry_after({}, t, true); }
 

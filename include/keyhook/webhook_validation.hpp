@@ -119,6 +119,7 @@ struct prepared_webhook {
     http_headers headers;
     std::uint64_t event_mask = 0;
     std::vector<decoded_signing_key> signing_keys;  // in the order configured; empty without a signing secret
+    std::size_t name_hash = 0;                      // std::hash of config.name, for dispatch's check of repeated names
 };
 
 }  // namespace detail::hooks

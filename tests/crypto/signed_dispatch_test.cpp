@@ -112,6 +112,16 @@ TEST_CASE("B1: signed dispatch follows dispatch: nothing when the switch is off"
     CHECK(kc::dispatch_signed(acme, validated, event(), now).size() == 2);
 }
 
+// Attack findings F11: signed dispatch refuses what dispatch refuses.
+TEST_CASE("H12: signed dispatch refuses validated webhooks that repeat a name", "[H12][B1][dispatch]") {
+    const std::vector<keyhook::validated_webhook> twice{keyhook::validate_webhook(hook("crm", secret_text)),
+                                                        keyhook::validate_webhook(hook("crm"))};
+    const auto r = kc::try_dispatch_signed(acme, twice, event(), now);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::invalid_name);
+    CHECK(r.error().path == "webhooks[1].name");
+}
+
 TEST_CASE("B1: a signed delivery prints no secret", "[B1][M3][signing][dispatch]") {
     const auto d = kc::dispatch_signed(acme, {hook("signed", secret_text)}, event(), now).at(0);
     std::ostringstream os;

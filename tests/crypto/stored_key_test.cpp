@@ -12,6 +12,7 @@
 
 #include "keyhook/authorization.hpp"
 #include "keyhook/crypto/asymmetric.hpp"
+#include "keyhook/crypto/key_rotation.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/stored_key.hpp"
 #include "keyhook/key_index.hpp"
@@ -452,13 +453,20 @@ kc::pepper_set sample<kc::pepper_set>() {
     return two_peppers();
 }
 template <>
+kc::signing_key_set sample<kc::signing_key_set>() {
+    auto set = kc::signing_key_set::make(kc::generate_signing_secret(kc::openssl_random{}));
+    set.rotate(kc::generate_signing_secret(kc::openssl_random{}), keyhook::parse_timestamp("2026-01-01T00:00:00Z"));
+    return set;
+}
+template <>
 kc::stored_digest sample<kc::stored_digest>() {
     return kc::try_compute_stored_digest(two_peppers(), secret("k")).value();
 }
 }  // namespace
 
-TEMPLATE_TEST_CASE("a moved-from crypto value keeps every function's contract", "[K11]", kc::public_key,
-                   kc::asymmetric_signing_key, kc::signing_secret, kc::pepper_set, kc::stored_digest) {
+TEMPLATE_TEST_CASE("a moved-from crypto value keeps every function's contract", "[K11][B5]", kc::public_key,
+                   kc::asymmetric_signing_key, kc::signing_secret, kc::pepper_set, kc::stored_digest,
+                   kc::signing_key_set) {
     TestType a = sample<TestType>();
     TestType b(std::move(a));
     // NOLINTBEGIN(bugprone-use-after-move): the contract after a move is the subject
@@ -499,6 +507,16 @@ TEMPLATE_TEST_CASE("a moved-from crypto value keeps every function's contract", 
         TestType moved = sample<TestType>();
         TestType taken(std::move(moved));
         CHECK(moved == taken);
+    }
+    if constexpr (std::is_same_v<TestType, kc::signing_key_set>) {
+        // A move copies (B5, attack findings F9): the source still signs.
+        TestType moved = sample<TestType>();
+        TestType taken(std::move(moved));
+        CHECK(moved == taken);
+        const auto at = keyhook::parse_timestamp("2026-01-01T01:00:00Z");
+        const keyhook::http_request r{"POST", "https://hooks.example.com/in", {}, "{}"};
+        CHECK(moved.try_sign_request(r, "msg_0123456789abcdef0123456789abcdef", at) ==
+              taken.try_sign_request(r, "msg_0123456789abcdef0123456789abcdef", at));
     }
     if constexpr (std::is_same_v<TestType, kc::signing_secret>) {
         TestType moved = sample<TestType>();

@@ -71,6 +71,23 @@ TEST_CASE("delivery state: the JSON form round-trips exactly", "[B6]") {
     CHECK(keyhook::parse_delivery_state(keyhook::write_delivery_state(big)) == big);
 }
 
+// Attack findings F4: every state the library lets a host build is written in
+// a form the reader takes. A negative Retry-After delay (no header says one)
+// is clamped to 0 when made, so it is written as 0.
+TEST_CASE("delivery state: a negative Retry-After delay is 0, and round-trips", "[B6][B2]") {
+    CHECK(retry_after::delay(-5s) == retry_after::delay(0s));
+    CHECK(retry_after::delay(-1s).delay_value() == 0s);
+    CHECK(retry_after::delay(std::chrono::seconds::min()).delay_value() == 0s);
+    CHECK(retry_after::delay(1s).delay_value() == 1s);
+    delivery_state s = sample();
+    s.attempts.push_back({t0 + 2h, attempt_outcome::http(429), retry_after::delay(-5s)});
+    const auto text = keyhook::write_delivery_state(s);
+    CHECK(text.find(R"("retryAfter":{"delay":0})") != std::string::npos);
+    const auto back = keyhook::try_parse_delivery_state(text);
+    REQUIRE(back.has_value());
+    CHECK(*back == s);
+}
+
 TEST_CASE("delivery state: the JSON members and their spelling", "[B6]") {
     const nlohmann::json j = sample();
     CHECK(j.at("id") == keyhook::to_string(sample().id));

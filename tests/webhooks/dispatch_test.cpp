@@ -318,3 +318,52 @@ TEST_CASE("H5, H6: a notification whose event is outside the 53 types is neither
     REQUIRE(one);
     CHECK(one->size() == 1);
 }
+
+// Attack findings F11: names identify webhooks (delivery id, health, stores),
+// so two webhooks validated one at a time under one name must not get one id.
+TEST_CASE("H12: dispatch refuses validated webhooks that repeat a name, as the list validator does",
+          "[H12][H2][dispatch]") {
+    auto a = hook("crm");
+    auto b = hook("crm");
+    b.endpoint = "https://b.example.org/other";
+    const std::vector<validated_webhook> twice{keyhook::validate_webhook(a), keyhook::validate_webhook(hook("x")),
+                                               keyhook::validate_webhook(b)};
+    const auto r = keyhook::try_dispatch(acme, twice, event());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::invalid_name);
+    CHECK(r.error().path == "webhooks[2].name");
+    CHECK(r.error().message.find("webhooks[0]") != std::string::npos);
+    // The same message and path as the list form gives.
+    const auto listed = keyhook::try_validate_webhooks({a, hook("x"), b});
+    REQUIRE_FALSE(listed);
+    CHECK(listed.error().path == r.error().path);
+    CHECK(listed.error().message == r.error().message);
+    CHECK_THROWS_AS(keyhook::dispatch(acme, twice, event()), keyhook::exception);
+    // Refused whether or not they fire: the list itself is wrong.
+    CHECK_FALSE(keyhook::try_dispatch({"acme", false}, twice, event()));
+    // The first repeat in list order is named, whichever name it is.
+    const std::vector<validated_webhook> several{
+        keyhook::validate_webhook(hook("p")), keyhook::validate_webhook(hook("q")),
+        keyhook::validate_webhook(hook("r")), keyhook::validate_webhook(hook("q")),
+        keyhook::validate_webhook(hook("p"))};
+    CHECK(keyhook::try_dispatch(acme, several, event()).error().path == "webhooks[3].name");
+    std::vector<validated_webhook> many;
+    for (int i = 0; i < 300; ++i) many.push_back(keyhook::validate_webhook(hook("n" + std::to_string(i))));
+    CHECK(keyhook::try_dispatch(acme, many, event()));
+    many.push_back(keyhook::validate_webhook(hook("n150")));
+    const auto late = keyhook::try_dispatch(acme, many, event());
+    REQUIRE_FALSE(late);
+    CHECK(late.error().path == "webhooks[300].name");
+    CHECK(late.error().message.find("webhooks[150]") != std::string::npos);
+    // Names differing in one byte, or only in case, are different names.
+    const std::vector<validated_webhook> distinct{keyhook::validate_webhook(hook("crm")),
+                                                  keyhook::validate_webhook(hook("Crm")),
+                                                  keyhook::validate_webhook(hook("crm2"))};
+    const auto ok = keyhook::try_dispatch(acme, distinct, event());
+    REQUIRE(ok);
+    CHECK(ok->size() == 3);
+    // One webhook is fine; the same handle twice repeats its name.
+    CHECK(keyhook::try_dispatch(acme, std::vector<validated_webhook>{twice[0]}, event()));
+    CHECK(keyhook::try_dispatch(acme, std::vector<validated_webhook>{twice[0], twice[0]}, event()).error().path ==
+          "webhooks[1].name");
+}

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <sstream>
 #include <string>
@@ -115,7 +116,10 @@ TEST_CASE("H10: a success in between starts the failing period again", "[H10]") 
     endpoint_state s;
     s = keyhook::record_attempt(s, report(1, t0, attempt_outcome::http(500)), t0).state;
     s = keyhook::record_attempt(s, report(2, t0 + 72h, attempt_outcome::http(204)), t0).state;
-    CHECK(s.health == keyhook::endpoint_health{});
+    CHECK_FALSE(s.health.fail_since.has_value());
+    CHECK_FALSE(s.health.last_status.has_value());
+    CHECK_FALSE(s.health.last_failure_at.has_value());
+    CHECK(s.health.last_success_at == t0 + 72h);
     s = keyhook::record_attempt(s, report(1, t0 + 100h, attempt_outcome::http(500), false, other_id), t0).state;
     CHECK(s.health.fail_since == t0 + 100h);
     // 5 days after the first failure, but not after the new period's start.
@@ -193,7 +197,8 @@ TEST_CASE("H10: the stored form of an endpoint's state reads back; bad values na
     const nlohmann::json j = s;
     CHECK(j.dump() ==
           R"({"disabled":true,"disabledAt":"2026-03-14T09:00:01.000Z","failSince":"2026-03-14T09:00:00.000Z",)"
-          R"("lastStatus":410,"throttleTat":"2026-03-14T09:00:02.000Z"})");
+          R"("lastFailureAt":"2026-03-14T09:00:00.000Z","lastStatus":410,"lastSuccessAt":null,)"
+          R"("throttleTat":"2026-03-14T09:00:02.000Z"})");
     const auto back = keyhook::try_endpoint_state_from_json(j, "endpoints.crm");
     REQUIRE(back.has_value());
     CHECK(*back == s);
@@ -211,9 +216,24 @@ TEST_CASE("H10: the stored form of an endpoint's state reads back; bad values na
     fails(R"({"lastStatus":"500"})", "endpoints.crm.lastStatus");
     fails(R"({"disabled":"yes"})", "endpoints.crm.disabled");
     fails(R"({"disabledAt":"2026-03-14T09:00:00Z"})", "endpoints.crm.disabledAt");
+    fails(R"({"lastFailureAt":1})", "endpoints.crm.lastFailureAt");
+    fails(R"({"lastSuccessAt":"yesterday"})", "endpoints.crm.lastSuccessAt");
     fails(R"([])", "endpoints.crm");
     CHECK(keyhook::try_endpoint_state_from_json(keyhook::parse_json(R"({"lastStatus":100})")).has_value());
     CHECK(keyhook::try_endpoint_state_from_json(keyhook::parse_json(R"({"lastStatus":599})")).has_value());
+    // A state stored before lastFailureAt and lastSuccessAt existed reads back.
+    const auto older = keyhook::try_endpoint_state_from_json(keyhook::parse_json(
+        R"({"disabled":false,"disabledAt":null,"failSince":"2026-03-14T09:00:00Z","lastStatus":500,"throttleTat":null})"));
+    REQUIRE(older.has_value());
+    CHECK(older->health.fail_since == t0);
+    CHECK_FALSE(older->health.last_failure_at.has_value());
+    CHECK_FALSE(older->health.last_success_at.has_value());
+    // ...and folds as its period's only failure were at failSince.
+    CHECK(
+        keyhook::record_attempt(*older, report(1, t0 - 1us, attempt_outcome::http(200)), t0).state.health.fail_since ==
+        t0);
+    CHECK_FALSE(keyhook::record_attempt(*older, report(1, t0, attempt_outcome::http(200)), t0)
+                    .state.health.fail_since.has_value());
     // J1: a repeated member is refused by the reader before this.
     CHECK_FALSE(keyhook::try_parse_json(R"({"disabled":true,"disabled":false})").has_value());
 }
@@ -350,4 +370,148 @@ TEST_CASE("H10 with B2: an endpoint failing for 6 virtual days is disabled once,
     CHECK(s.disabled);
     CHECK(exhausted > 0);               // deliveries older than ~28 h gave up before
     CHECK(attempts_after_disable > 0);  // later ones were due, and not sent
+}
+
+// Attack findings F3: attempts reported out of order by several workers fold
+// as in time order (by sent_at), whatever the order of the reports.
+TEST_CASE("H10: a late failure sent before the latest success neither opens nor moves the period", "[H10]") {
+    const auto fail = attempt_outcome::http(500);
+    endpoint_state s;
+    s = keyhook::record_attempt(s, report(2, t0 + 1h, attempt_outcome::http(200)), t0 + 1h).state;  // worker B
+    s = keyhook::record_attempt(s, report(1, t0, fail), t0 + 2h).state;  // worker A's older failure, late
+    CHECK_FALSE(s.health.fail_since.has_value());
+    // At or before the success: still nothing (a success and a failure at one instant: the success wins).
+    s = keyhook::record_attempt(s, report(1, t0 + 1h, fail), t0 + 2h).state;
+    CHECK_FALSE(s.health.fail_since.has_value());
+    // One microsecond after it: a period opens there.
+    const auto after = keyhook::record_attempt(s, report(1, t0 + 1h + 1us, fail), t0 + 2h).state;
+    CHECK(after.health.fail_since == t0 + 1h + 1us);
+    // The attacker's case: a failure 5 days after t0 has been failing for 0 s, not 5 days.
+    const auto d = keyhook::record_attempt(s, report(1, t0 + 120h + 1min, fail), t0 + 120h + 1min);
+    CHECK_FALSE(d.state.disabled);
+    CHECK(d.state.health.fail_since == t0 + 120h + 1min);
+    CHECK(d.notices.empty());
+    // A late failure still counts for its own delivery's notices, with the current period.
+    const auto late4 = keyhook::record_attempt(s, report(4, t0 + 30min, fail, true), t0 + 2h);
+    CHECK(types(late4) == std::vector<notice_type>{notice_type::attempt_failing, notice_type::attempt_exhausted});
+    CHECK_FALSE(late4.notices[0].fail_since.has_value());
+    CHECK(late4.notices[0].last_attempt_at == t0 + 30min);
+    CHECK(late4.notices[0].last_status == 500);
+    CHECK(late4.state.health == s.health);
+}
+
+TEST_CASE("H10: a late success sent inside a failing period does not end it", "[H10]") {
+    const auto fail = attempt_outcome::http(500);
+    endpoint_state s;
+    s = keyhook::record_attempt(s, report(1, t0, fail), t0).state;
+    s = keyhook::record_attempt(s, report(1, t0 + 2h, attempt_outcome::http(502)), t0 + 2h).state;
+    CHECK(s.health.last_failure_at == t0 + 2h);
+    CHECK(s.health.last_status == 502);
+    // The success sent at t0 + 1h, reported last: the endpoint fails again
+    // since t0 + 2h (the earliest failure known after it), not healthy.
+    const auto mid = keyhook::record_attempt(s, report(2, t0 + 1h, attempt_outcome::http(200)), t0 + 3h).state;
+    CHECK(mid.health.fail_since == t0 + 2h);
+    CHECK(mid.health.last_status == 502);
+    CHECK(mid.health.last_success_at == t0 + 1h);
+    // So the period runs from t0 + 2h: exactly 5 days later the endpoint is disabled.
+    CHECK_FALSE(keyhook::record_attempt(mid, report(3, t0 + 122h - 1us, fail), t0).state.disabled);
+    const auto off = keyhook::record_attempt(mid, report(3, t0 + 122h, fail), t0);
+    CHECK(off.state.disabled);
+    REQUIRE(types(off) == std::vector<notice_type>{notice_type::endpoint_disabled});
+    CHECK(off.notices[0].fail_since == t0 + 2h);
+    // A success at the latest failure's instant, or after it, ends the period.
+    CHECK(keyhook::record_attempt(s, report(2, t0 + 2h, attempt_outcome::http(204)), t0).state.health ==
+          keyhook::endpoint_health{std::nullopt, std::nullopt, std::nullopt, t0 + 2h});
+    // A success before the period began leaves it as it is.
+    const auto before = keyhook::record_attempt(s, report(2, t0 - 1us, attempt_outcome::http(204)), t0).state;
+    CHECK(before.health.fail_since == t0);
+    CHECK(before.health.last_failure_at == t0 + 2h);
+    CHECK(before.health.last_success_at == t0 - 1us);
+    // An older success reported after a newer one does not move the latest success back.
+    CHECK(keyhook::record_attempt(mid, report(2, t0 + 30min, attempt_outcome::http(200)), t0)
+              .state.health.last_success_at == t0 + 1h);
+}
+
+TEST_CASE("H10: the fold of a shuffled set of attempts equals the fold in time order", "[H10]") {
+    // Failures every hour for 7 days with one success at hour 30: in time
+    // order the period starts at hour 31 and the endpoint is disabled at
+    // hour 151. Reported in any order, the fold ends the same.
+    struct at {
+        int hour;
+        bool ok;
+    };
+    std::vector<at> attempts;
+    for (int hour = 0; hour <= 7 * 24; ++hour) attempts.push_back({hour, hour == 30});
+    const auto fold = [](const std::vector<at>& order) {
+        endpoint_state s;
+        for (const auto& a : order)
+            s = keyhook::record_attempt(
+                    s, report(1, t0 + a.hour * 1h, a.ok ? attempt_outcome::http(200) : attempt_outcome::http(500)), t0)
+                    .state;
+        return s;
+    };
+    const auto in_order = fold(attempts);
+    CHECK(in_order.health.fail_since == t0 + 31h);
+    CHECK(in_order.disabled);
+    std::vector<at> reversed(attempts.rbegin(), attempts.rend());
+    CHECK(fold(reversed).health == in_order.health);
+    CHECK(fold(reversed).disabled);  // the known period reached 5 days as the late reports came
+    std::vector<at> success_last = attempts;
+    std::rotate(success_last.begin() + 30, success_last.begin() + 31, success_last.end());
+    CHECK(fold(success_last).health.fail_since == t0 + 168h);  // the latest failure: the only one known after it
+    CHECK(fold(success_last).disabled);
+    CHECK(fold(success_last).health.last_success_at == t0 + 30h);
+    std::vector<at> success_first = attempts;
+    std::rotate(success_first.begin(), success_first.begin() + 30, success_first.begin() + 31);
+    CHECK(fold(success_first).health == in_order.health);
+    CHECK(fold(success_first).disabled);
+}
+
+// Attack findings F4: a state is always written in a form its reader takes.
+TEST_CASE("H10: a status outside 100 to 599 is kept as no status, so the state reads back", "[H10][B6]") {
+    for (const int status : {0, -1, 99, 600, 999, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()}) {
+        CAPTURE(status);
+        const auto d = keyhook::record_attempt({}, report(4, t0, attempt_outcome::http(status)), t0);
+        CHECK(d.state.health.fail_since == t0);
+        CHECK_FALSE(d.state.health.last_status.has_value());
+        REQUIRE(d.notices.size() == 1);
+        CHECK_FALSE(d.notices[0].last_status.has_value());
+        const auto back = keyhook::try_endpoint_state_from_json(nlohmann::json(d.state));
+        REQUIRE(back.has_value());
+        CHECK(*back == d.state);
+    }
+    for (const int status : {100, 599}) {
+        CAPTURE(status);
+        const auto s = keyhook::record_attempt({}, report(1, t0, attempt_outcome::http(status)), t0).state;
+        CHECK(s.health.last_status == status);
+        CHECK(keyhook::try_endpoint_state_from_json(nlohmann::json(s)).value() == s);
+    }
+}
+
+// Attack findings F5: instants the host builds may lie at the clock's ends.
+TEST_CASE("H10: the failing period's length is computed without overflow at the clock's ends", "[H10]") {
+    const auto fail = attempt_outcome::http(500);
+    endpoint_state s;
+    s = keyhook::record_attempt(s, report(1, timestamp::min() + 1h, fail), t0).state;
+    const auto last = keyhook::record_attempt(s, report(2, timestamp::max(), fail), t0);
+    CHECK(last.state.disabled);  // some 584,000 years of failing
+    endpoint_state end;
+    end = keyhook::record_attempt(end, report(1, timestamp::max() - 1h, fail), t0).state;
+    CHECK_FALSE(keyhook::record_attempt(end, report(2, timestamp::max(), fail), t0).state.disabled);  // 1 h
+    end = keyhook::record_attempt(end, report(1, timestamp::max() - 120h, fail), t0).state;
+    CHECK(keyhook::record_attempt(end, report(2, timestamp::max(), fail), t0).state.disabled);  // exactly 5 days
+    const auto early = keyhook::record_attempt({}, report(1, timestamp::max(), fail), t0).state;
+    // Reported late, the earliest failure moves the start back: the known period spans the clock.
+    CHECK(keyhook::record_attempt(early, report(2, timestamp::min(), fail), t0).state.disabled);
+}
+
+// Attack findings F16.
+TEST_CASE("H10: health_policy_problems names each unusable member", "[H10]") {
+    CHECK(keyhook::health_policy_problems({}).empty());
+    CHECK(keyhook::health_policy_problems({1, 1us}).empty());
+    const auto problems = keyhook::health_policy_problems({0, 0us});
+    REQUIRE(problems.size() == 2);
+    CHECK(problems[0].path == "failing_notice_attempt");
+    CHECK(problems[1].path == "disable_after");
+    CHECK(keyhook::health_policy_problems({4, -1us}).size() == 1);
 }

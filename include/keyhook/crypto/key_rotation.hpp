@@ -58,16 +58,33 @@ struct key_set_members {
 
 class signing_key_set {
 public:
-    // A set whose only key is `current`.
+    // A set whose only key is `current`. Refused (errc::out_of_range, path
+    // "signingSecret"): a secret keyhook may not sign with (B1: 24 to 64
+    // bytes; a moved-from secret has none), since the set could never sign.
+    [[nodiscard]] static KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_make(const signing_secret& current);
+    // The same; throws keyhook::exception.
     [[nodiscard]] static KEYHOOK_CRYPTO_INLINE signing_key_set make(const signing_secret& current);
     [[nodiscard]] static KEYHOOK_CRYPTO_INLINE signing_key_set make(const asymmetric_signing_key& current);
 
+    // Keys are shared, never-changing values, so a move copies: a moved-from
+    // set keeps its keys and every function's contract (issue 22 item 5; an
+    // emptied one held a current secret of 0 bytes that could not sign).
+    signing_key_set(const signing_key_set&) = default;
+    signing_key_set& operator=(const signing_key_set&) = default;
+    signing_key_set(signing_key_set&& other) : signing_key_set(static_cast<const signing_key_set&>(other)) {}
+    signing_key_set& operator=(signing_key_set&& other) { return *this = static_cast<const signing_key_set&>(other); }
+    ~signing_key_set() = default;
+
     // B5: `next` becomes the current key of its scheme; the key it replaces
-    // is kept until now + grace (not kept when grace is 0). Expired old keys
-    // are dropped first. Refused, with the set unchanged: a grace outside 0
-    // to 7 days (errc::out_of_range, path "grace"), a rotation that would keep
-    // an 11th unexpired old key (errc::limit_exceeded, path "oldKeys"), a
-    // secret keyhook may not sign with (B1, path "signingSecret").
+    // is kept until now + grace (not kept when grace is 0; the end of time
+    // when now + grace is past it). Expired old keys are dropped first. The
+    // set never holds a key twice: rotating to the current key changes
+    // nothing, and rotating to an old key the set still holds makes it
+    // current again and drops its old entry. Refused, with the set unchanged:
+    // a grace outside 0 to 7 days (errc::out_of_range, path "grace"), a
+    // rotation that would keep an 11th unexpired old key
+    // (errc::limit_exceeded, path "oldKeys"), a secret keyhook may not sign
+    // with (B1, path "signingSecret").
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<void> try_rotate(const signing_secret& next, timestamp now,
                                                                 timestamp::duration grace = default_rotation_grace);
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<void> try_rotate(const asymmetric_signing_key& next, timestamp now,
@@ -83,7 +100,8 @@ public:
     KEYHOOK_CRYPTO_INLINE void drop_expired(timestamp now);
 
     // The keys that sign at `now`: the current ones and the old ones not yet
-    // expired (v1 secrets then v1a keys; current first, then old by expiry).
+    // expired (v1 secrets then v1a keys; current first, then old by expiry),
+    // each once (a stored set written by hand may repeat a key).
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE signing_keys keys_at(timestamp now) const;
 
     // Drops expired keys, then signs with keys_at(now): one entry per key.

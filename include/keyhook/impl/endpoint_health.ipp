@@ -53,21 +53,52 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const operational_noti
     return os;
 }
 
+KEYHOOK_INLINE std::vector<error> health_policy_problems(const health_policy& policy) {
+    std::vector<error> out;
+    if (policy.failing_notice_attempt == 0)
+        out.push_back({errc::invalid_value, "failing_notice_attempt",
+                       "attempts are numbered from 1: with 0 no failing notice is ever sent"});
+    if (policy.disable_after <= timestamp::duration::zero())
+        out.push_back({errc::invalid_value, "disable_after",
+                       "must be more than 0: the endpoint would be disabled at its first failure"});
+    return out;
+}
+
 KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const attempt_report& report, timestamp now,
                                               const health_policy& policy) {
     health_decision d;
     d.state = state;
     const auto& outcome = report.result.outcome;
     const timestamp sent = report.result.sent_at;
+    auto& h = d.state.health;
+    // Attempts may be reported out of order by several workers: every step
+    // below compares sent_at values, so that the fold follows time order.
+    // A success and a failure sent at the same instant: the success wins.
     if (outcome.succeeded()) {
-        d.state.health = endpoint_health{};  // the failing period ends
+        if (!h.last_success_at || sent > *h.last_success_at) h.last_success_at = sent;
+        if (h.fail_since && sent >= *h.fail_since) {
+            const timestamp latest = h.last_failure_at ? *h.last_failure_at : *h.fail_since;
+            if (sent >= latest) {  // the failing period ends
+                h.fail_since.reset();
+                h.last_status.reset();
+                h.last_failure_at.reset();
+            } else {
+                h.fail_since = latest;  // the failures before it are over
+            }
+        }
         return d;
     }
-    auto& h = d.state.health;
-    // Attempts may be reported out of order by several workers: the period
-    // starts at the earliest failure since the last success.
-    if (!h.fail_since || sent < *h.fail_since) h.fail_since = sent;
-    h.last_status = outcome.status();
+    // Kept only when a stored state can hold it (H10's 100 to 599).
+    std::optional<int> status = outcome.status();
+    if (status && (*status < 100 || *status > 599)) status.reset();
+    const bool before_success = h.last_success_at && sent <= *h.last_success_at;
+    if (!before_success) {
+        if (!h.fail_since || sent >= (h.last_failure_at ? *h.last_failure_at : *h.fail_since)) {
+            h.last_failure_at = sent;
+            h.last_status = status;
+        }
+        if (!h.fail_since || sent < *h.fail_since) h.fail_since = sent;
+    }
     const auto notice = [&](notice_type type, bool with_delivery) {
         operational_notice n;
         n.type = type;
@@ -76,7 +107,7 @@ KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const
         if (with_delivery) n.delivery = report.delivery;
         n.fail_since = h.fail_since;
         n.last_attempt_at = sent;
-        n.last_status = h.last_status;
+        n.last_status = status;
         return n;
     };
     if (report.attempt == policy.failing_notice_attempt) {
@@ -85,7 +116,11 @@ KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const
     }
     if (report.gave_up) d.notices.push_back(notice(notice_type::attempt_exhausted, true));
     if (state.disabled) return d;  // already announced
-    const bool too_long = sent - *h.fail_since >= policy.disable_after;
+    // The period as known now, from its start to its latest failure (a
+    // failure reported late may move the start back). Saturating: instants
+    // the host builds may lie near the clock's ends.
+    const bool too_long = h.fail_since && detail::difference_saturating(h.last_failure_at.value_or(*h.fail_since),
+                                                                        *h.fail_since) >= policy.disable_after;
     if (outcome.gone() || too_long) {
         d.state.disabled = true;
         d.state.disabled_at = now;

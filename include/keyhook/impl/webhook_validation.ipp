@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -295,6 +296,7 @@ KEYHOOK_INLINE std::optional<validated_webhook> validate_webhook_at(const webhoo
         for (auto e : w.events) state->event_mask |= std::uint64_t{1} << static_cast<unsigned>(e);
     }
     state->signing_keys = std::move(signing_keys);
+    state->name_hash = std::hash<std::string_view>{}(state->config.name);
     return validated_webhook(std::move(state));
 }
 

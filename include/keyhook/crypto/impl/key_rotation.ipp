@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -29,7 +30,7 @@ inline result<void> retire(std::vector<rotated_key>& keys, rotated_key old, time
     if (keys.size() >= max_old_signing_keys)
         return error{errc::limit_exceeded, "oldKeys",
                      "10 unexpired old keys are kept already; wait until one expires or rotate with grace 0"};
-    old.expires_at = now + grace;
+    old.expires_at = keyhook::detail::add_saturating(now, grace);  // no overflow near the end of time
     const auto at = std::upper_bound(keys.begin(), keys.end(), old.expires_at,
                                      [](timestamp t, const rotated_key& k) { return t < k.expires_at; });
     keys.insert(at, std::move(old));
@@ -77,12 +78,41 @@ inline error without_key_text(error e) {
     return e;
 }
 
+// B1: the error for a secret keyhook may not sign with.
+inline error unusable_secret(const signing_secret& s) {
+    return error{errc::out_of_range, "signingSecret",
+                 "the secret is " + std::to_string(s.key_size()) + " bytes; keyhook signs with 24 to 64"};
+}
+
+// A copy of `keys` without the expired ones nor the entry of `next` (B5: the
+// set never holds a key twice; `next` is becoming current).
+template <class Key>
+std::vector<rotated_key> unexpired_without(const std::vector<rotated_key>& keys, timestamp now, const Key& next) {
+    std::vector<rotated_key> out;
+    out.reserve(keys.size() + 1);
+    for (const auto& k : keys) {
+        if (now >= k.expires_at) continue;
+        if constexpr (std::is_same_v<Key, signing_secret>) {
+            if (k.secret && *k.secret == next) continue;
+        } else {
+            if (k.asymmetric && *k.asymmetric == next) continue;
+        }
+        out.push_back(k);
+    }
+    return out;
+}
+
 }  // namespace detail
 
-KEYHOOK_CRYPTO_INLINE signing_key_set signing_key_set::make(const signing_secret& current) {
+KEYHOOK_CRYPTO_INLINE result<signing_key_set> signing_key_set::try_make(const signing_secret& current) {
+    if (!can_sign_with(current)) return detail::unusable_secret(current);
     signing_key_set s;
     s.keys_.secret = current;
     return s;
+}
+
+KEYHOOK_CRYPTO_INLINE signing_key_set signing_key_set::make(const signing_secret& current) {
+    return try_make(current).value();
 }
 
 KEYHOOK_CRYPTO_INLINE signing_key_set signing_key_set::make(const asymmetric_signing_key& current) {
@@ -100,12 +130,9 @@ KEYHOOK_CRYPTO_INLINE void signing_key_set::drop_expired(timestamp now) {
 KEYHOOK_CRYPTO_INLINE result<void> signing_key_set::try_rotate(const signing_secret& next, timestamp now,
                                                                timestamp::duration grace) {
     if (auto g = detail::check_grace(grace); !g) return g;
-    if (!can_sign_with(next))
-        return error{errc::out_of_range, "signingSecret",
-                     "the secret is " + std::to_string(next.key_size()) + " bytes; keyhook signs with 24 to 64"};
-    auto old = keys_.old;
-    old.erase(std::remove_if(old.begin(), old.end(), [now](const rotated_key& k) { return now >= k.expires_at; }),
-              old.end());
+    if (!can_sign_with(next)) return detail::unusable_secret(next);
+    if (keys_.secret && *keys_.secret == next) return {};  // already current: nothing to rotate
+    auto old = detail::unexpired_without(keys_.old, now, next);
     if (keys_.secret) {
         rotated_key k;
         k.secret = *keys_.secret;
@@ -119,9 +146,8 @@ KEYHOOK_CRYPTO_INLINE result<void> signing_key_set::try_rotate(const signing_sec
 KEYHOOK_CRYPTO_INLINE result<void> signing_key_set::try_rotate(const asymmetric_signing_key& next, timestamp now,
                                                                timestamp::duration grace) {
     if (auto g = detail::check_grace(grace); !g) return g;
-    auto old = keys_.old;
-    old.erase(std::remove_if(old.begin(), old.end(), [now](const rotated_key& k) { return now >= k.expires_at; }),
-              old.end());
+    if (keys_.asymmetric && *keys_.asymmetric == next) return {};  // already current: nothing to rotate
+    auto old = detail::unexpired_without(keys_.old, now, next);
     if (keys_.asymmetric) {
         rotated_key k;
         k.asymmetric = *keys_.asymmetric;
@@ -136,10 +162,14 @@ KEYHOOK_CRYPTO_INLINE signing_keys signing_key_set::keys_at(timestamp now) const
     signing_keys keys;
     if (keys_.secret) keys.secrets.push_back(*keys_.secret);
     if (keys_.asymmetric) keys.asymmetric.push_back(*keys_.asymmetric);
+    // Each key once, however the set was stored (at most 12 keys: pairwise is enough).
+    const auto add = [](auto& list, const auto& key) {
+        if (std::find(list.begin(), list.end(), key) == list.end()) list.push_back(key);
+    };
     for (const auto& k : keys_.old) {
         if (now >= k.expires_at) continue;
-        if (k.secret) keys.secrets.push_back(*k.secret);
-        if (k.asymmetric) keys.asymmetric.push_back(*k.asymmetric);
+        if (k.secret) add(keys.secrets, *k.secret);
+        if (k.asymmetric) add(keys.asymmetric, *k.asymmetric);
     }
     return keys;
 }
