@@ -239,119 +239,120 @@ TEST_CASE("B5: the stored form's text is fixed: members in name order, keys in f
     auto later = kc::signing_key_set::make(first);
     later.rotate(second, keyhook::parse_timestamp("2026-03-01T00:00:01Z"));
     CHECK(later != set);
+}
 
-    // Attack findings F7: "one signature entry each" holds when a rotation brings
-    // back a key the set still holds, and for a stored set that repeats a key.
-    TEST_CASE("B5: the set never holds a key twice; rotating back makes the old key current", "[B5]") {
-        const auto a = new_secret(), b = new_secret();
-        auto set = kc::signing_key_set::make(a);
-        // Rotating to the current key changes nothing (not even the grace's checks of old keys).
-        REQUIRE(set.try_rotate(a, t0).has_value());
-        CHECK(set.old_keys().empty());
-        CHECK(set.current_secret() == a);
-        // a -> b -> a within the grace: a is current again, b old, a's old entry gone.
-        REQUIRE(set.try_rotate(b, t0).has_value());
-        REQUIRE(set.try_rotate(a, t0 + 1min).has_value());
-        CHECK(set.current_secret() == a);
-        REQUIRE(set.old_keys().size() == 1);
-        CHECK(set.old_keys()[0].secret == b);
-        CHECK(set.old_keys()[0].expires_at == t0 + 1min + 24h);
-        CHECK(set.keys_at(t0 + 2min).secrets.size() == 2);
-        auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 2min);
-        REQUIRE(r.has_value());
-        CHECK(entries(*r) == 2);
-        // Back to b with grace 0: a is not kept, and b's old entry is gone too.
-        REQUIRE(set.try_rotate(b, t0 + 3min, 0s).has_value());
-        CHECK(set.current_secret() == b);
-        CHECK(set.old_keys().empty());
-        // Asymmetric keys alike.
-        const auto ed1 = new_asymmetric(), ed2 = new_asymmetric();
-        auto eds = kc::signing_key_set::make(ed1);
-        REQUIRE(eds.try_rotate(ed1, t0).has_value());
-        CHECK(eds.old_keys().empty());
-        REQUIRE(eds.try_rotate(ed2, t0).has_value());
-        REQUIRE(eds.try_rotate(ed1, t0 + 1min).has_value());
-        CHECK(eds.current_asymmetric() == ed1);
-        REQUIRE(eds.old_keys().size() == 1);
-        CHECK(eds.old_keys()[0].asymmetric == ed2);
-        // Bringing back an old key frees its slot: with 10 old keys, rotating to one of them is allowed.
-        auto full = kc::signing_key_set::make(new_secret());
-        std::vector<kc::signing_secret> retired;
-        for (int i = 0; i < 10; ++i) {
-            retired.push_back(*full.current_secret());
-            REQUIRE(full.try_rotate(new_secret(), t0 + i * 1min, 1h).has_value());
-        }
-        CHECK_FALSE(full.try_rotate(new_secret(), t0 + 10min, 1h).has_value());
-        REQUIRE(full.try_rotate(retired[3], t0 + 10min, 1h).has_value());
-        CHECK(full.old_keys().size() == 10);
-        CHECK(full.current_secret() == retired[3]);
+// Attack findings F7: "one signature entry each" holds when a rotation brings
+// back a key the set still holds, and for a stored set that repeats a key.
+TEST_CASE("B5: the set never holds a key twice; rotating back makes the old key current", "[B5]") {
+    const auto a = new_secret(), b = new_secret();
+    auto set = kc::signing_key_set::make(a);
+    // Rotating to the current key changes nothing (not even the grace's checks of old keys).
+    REQUIRE(set.try_rotate(a, t0).has_value());
+    CHECK(set.old_keys().empty());
+    CHECK(set.current_secret() == a);
+    // a -> b -> a within the grace: a is current again, b old, a's old entry gone.
+    REQUIRE(set.try_rotate(b, t0).has_value());
+    REQUIRE(set.try_rotate(a, t0 + 1min).has_value());
+    CHECK(set.current_secret() == a);
+    REQUIRE(set.old_keys().size() == 1);
+    CHECK(set.old_keys()[0].secret == b);
+    CHECK(set.old_keys()[0].expires_at == t0 + 1min + 24h);
+    CHECK(set.keys_at(t0 + 2min).secrets.size() == 2);
+    auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 2min);
+    REQUIRE(r.has_value());
+    CHECK(entries(*r) == 2);
+    // Back to b with grace 0: a is not kept, and b's old entry is gone too.
+    REQUIRE(set.try_rotate(b, t0 + 3min, 0s).has_value());
+    CHECK(set.current_secret() == b);
+    CHECK(set.old_keys().empty());
+    // Asymmetric keys alike.
+    const auto ed1 = new_asymmetric(), ed2 = new_asymmetric();
+    auto eds = kc::signing_key_set::make(ed1);
+    REQUIRE(eds.try_rotate(ed1, t0).has_value());
+    CHECK(eds.old_keys().empty());
+    REQUIRE(eds.try_rotate(ed2, t0).has_value());
+    REQUIRE(eds.try_rotate(ed1, t0 + 1min).has_value());
+    CHECK(eds.current_asymmetric() == ed1);
+    REQUIRE(eds.old_keys().size() == 1);
+    CHECK(eds.old_keys()[0].asymmetric == ed2);
+    // Bringing back an old key frees its slot: with 10 old keys, rotating to one of them is allowed.
+    auto full = kc::signing_key_set::make(new_secret());
+    std::vector<kc::signing_secret> retired;
+    for (int i = 0; i < 10; ++i) {
+        retired.push_back(*full.current_secret());
+        REQUIRE(full.try_rotate(new_secret(), t0 + i * 1min, 1h).has_value());
     }
+    CHECK_FALSE(full.try_rotate(new_secret(), t0 + 10min, 1h).has_value());
+    REQUIRE(full.try_rotate(retired[3], t0 + 10min, 1h).has_value());
+    CHECK(full.old_keys().size() == 10);
+    CHECK(full.current_secret() == retired[3]);
+}
 
-    TEST_CASE("B5: a stored set that repeats a key signs with it once", "[B5]") {
-        const std::string s1 = new_secret().reveal(), s2 = new_secret().reveal();
-        const std::string old_entry = R"({"key":")" + s2 + R"(","expiresAt":"2026-03-15T00:00:00Z"})";
-        const std::string current_again = R"({"key":")" + s1 + R"(","expiresAt":"2026-03-15T00:00:00Z"})";
-        auto set = kc::try_load_signing_key_set(R"({"current":[")" + s1 + R"("],"oldKeys":[)" + old_entry + "," +
-                                                old_entry + "," + current_again + "]}")
-                       .value();
-        const auto keys = set.keys_at(t0);
-        CHECK(keys.secrets.size() == 2);
-        auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0);
-        REQUIRE(r.has_value());
-        CHECK(entries(*r) == 2);
-    }
+TEST_CASE("B5: a stored set that repeats a key signs with it once", "[B5]") {
+    const std::string s1 = new_secret().reveal(), s2 = new_secret().reveal();
+    const std::string old_entry = R"({"key":")" + s2 + R"(","expiresAt":"2026-03-15T00:00:00Z"})";
+    const std::string current_again = R"({"key":")" + s1 + R"(","expiresAt":"2026-03-15T00:00:00Z"})";
+    auto set = kc::try_load_signing_key_set(R"({"current":[")" + s1 + R"("],"oldKeys":[)" + old_entry + "," +
+                                            old_entry + "," + current_again + "]}")
+                   .value();
+    const auto keys = set.keys_at(t0);
+    CHECK(keys.secrets.size() == 2);
+    auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0);
+    REQUIRE(r.has_value());
+    CHECK(entries(*r) == 2);
+}
 
-    // Attack findings F9: a set that cannot sign is never made.
-    TEST_CASE("B5: a set is never made from, nor rotated to, a secret keyhook may not sign with", "[B5][B1]") {
-        const auto short_key = kc::parse_signing_secret("whsec_" + std::string(16, 'A'));  // 12 bytes
-        const auto made = kc::signing_key_set::try_make(short_key);
-        REQUIRE_FALSE(made.has_value());
-        CHECK(made.error().code == errc::out_of_range);
-        CHECK(made.error().path == "signingSecret");
-        CHECK_THROWS_AS(kc::signing_key_set::make(short_key), keyhook::exception);
-        auto key = new_secret();
-        const auto taken = std::move(key);
-        // NOLINTBEGIN(bugprone-use-after-move): the moved-from secret is the subject
-        CHECK(kc::signing_key_set::try_make(key).error().message.find("0 bytes") != std::string::npos);
-        auto set = kc::signing_key_set::make(taken);
-        CHECK(set.try_rotate(key, t0).error().path == "signingSecret");
-        // NOLINTEND(bugprone-use-after-move)
-        CHECK(set.old_keys().empty());
-        CHECK(kc::signing_key_set::try_make(kc::parse_signing_secret("whsec_" + std::string(32, 'A'))).has_value());
-    }
+// Attack findings F9: a set that cannot sign is never made.
+TEST_CASE("B5: a set is never made from, nor rotated to, a secret keyhook may not sign with", "[B5][B1]") {
+    const auto short_key = kc::parse_signing_secret("whsec_" + std::string(16, 'A'));  // 12 bytes
+    const auto made = kc::signing_key_set::try_make(short_key);
+    REQUIRE_FALSE(made.has_value());
+    CHECK(made.error().code == errc::out_of_range);
+    CHECK(made.error().path == "signingSecret");
+    CHECK_THROWS_AS(kc::signing_key_set::make(short_key), keyhook::exception);
+    auto key = new_secret();
+    const auto taken = std::move(key);
+    // NOLINTBEGIN(bugprone-use-after-move): the moved-from secret is the subject
+    CHECK(kc::signing_key_set::try_make(key).error().message.find("0 bytes") != std::string::npos);
+    auto set = kc::signing_key_set::make(taken);
+    CHECK(set.try_rotate(key, t0).error().path == "signingSecret");
+    // NOLINTEND(bugprone-use-after-move)
+    CHECK(set.old_keys().empty());
+    CHECK(kc::signing_key_set::try_make(kc::parse_signing_secret("whsec_" + std::string(32, 'A'))).has_value());
+}
 
-    TEST_CASE("B5: a moved-from set keeps its keys, signs, rotates and stores as before", "[B5]") {
-        const auto a = new_secret(), b = new_secret();
-        auto set = kc::signing_key_set::make(a);
-        REQUIRE(set.try_rotate(b, t0).has_value());
-        const auto copy = set;
-        const auto other = std::move(set);
-        // NOLINTBEGIN(bugprone-use-after-move): the moved-from set is the subject
-        CHECK(set == copy);
-        CHECK(other == copy);
-        auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 1h);
-        REQUIRE(r.has_value());
-        CHECK(entries(*r) == 2);
-        CHECK(kc::try_load_signing_key_set(kc::store_signing_key_set(set).reveal()).value() == copy);
-        REQUIRE(set.try_rotate(new_secret(), t0 + 1h).has_value());
-        r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 2h);
-        REQUIRE(r.has_value());
-        CHECK(entries(*r) == 3);
-        auto assigned = kc::signing_key_set::make(new_secret());
-        assigned = std::move(set);
-        CHECK(assigned == set);
-        // NOLINTEND(bugprone-use-after-move)
-    }
+TEST_CASE("B5: a moved-from set keeps its keys, signs, rotates and stores as before", "[B5]") {
+    const auto a = new_secret(), b = new_secret();
+    auto set = kc::signing_key_set::make(a);
+    REQUIRE(set.try_rotate(b, t0).has_value());
+    const auto copy = set;
+    const auto other = std::move(set);
+    // NOLINTBEGIN(bugprone-use-after-move): the moved-from set is the subject
+    CHECK(set == copy);
+    CHECK(other == copy);
+    auto r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 1h);
+    REQUIRE(r.has_value());
+    CHECK(entries(*r) == 2);
+    CHECK(kc::try_load_signing_key_set(kc::store_signing_key_set(set).reveal()).value() == copy);
+    REQUIRE(set.try_rotate(new_secret(), t0 + 1h).has_value());
+    r = set.try_sign_request(request(), "msg_0123456789abcdef0123456789abcdef", t0 + 2h);
+    REQUIRE(r.has_value());
+    CHECK(entries(*r) == 3);
+    auto assigned = kc::signing_key_set::make(new_secret());
+    assigned = std::move(set);
+    CHECK(assigned == set);
+    // NOLINTEND(bugprone-use-after-move)
+}
 
-    // Attack findings F10: instants the host builds may lie near the clock's end.
-    TEST_CASE("B5: an old key's expiry saturates at the end of time", "[B5]") {
-        const auto a = new_secret();
-        auto set = kc::signing_key_set::make(a);
-        const auto late = timestamp::max() - 1h;
-        REQUIRE(set.try_rotate(new_secret(), late, 24h).has_value());
-        REQUIRE(set.old_keys().size() == 1);
-        CHECK(set.old_keys()[0].expires_at == timestamp::max());
-        CHECK(set.keys_at(late).secrets.size() == 2);  // kept, not expired in the far past
-        REQUIRE(set.try_rotate(new_secret(), timestamp::max() - 24h, 24h).has_value());
-        CHECK(set.old_keys().back().expires_at == timestamp::max());
-    }
+// Attack findings F10: instants the host builds may lie near the clock's end.
+TEST_CASE("B5: an old key's expiry saturates at the end of time", "[B5]") {
+    const auto a = new_secret();
+    auto set = kc::signing_key_set::make(a);
+    const auto late = timestamp::max() - 1h;
+    REQUIRE(set.try_rotate(new_secret(), late, 24h).has_value());
+    REQUIRE(set.old_keys().size() == 1);
+    CHECK(set.old_keys()[0].expires_at == timestamp::max());
+    CHECK(set.keys_at(late).secrets.size() == 2);  // kept, not expired in the far past
+    REQUIRE(set.try_rotate(new_secret(), timestamp::max() - 24h, 24h).has_value());
+    CHECK(set.old_keys().back().expires_at == timestamp::max());
+}
