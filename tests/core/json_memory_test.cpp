@@ -36,8 +36,8 @@ usage measure(F f) {
 // J3's constant: what a parser may take whatever the input's size.
 constexpr std::size_t allowance = std::size_t{1} << 20;
 
-// A shape of input: the text of about `bytes` bytes.
-using shape = std::function<std::string(std::size_t bytes)>;
+// An input shape: the text of about `bytes` bytes.
+using input_shape = std::function<std::string(std::size_t bytes)>;
 
 // Fills `middle` repeatedly between head and tail up to about `bytes`.
 std::string fill(const std::string& head, const std::string& first, const std::string& next, const std::string& tail,
@@ -52,7 +52,7 @@ std::string fill(const std::string& head, const std::string& first, const std::s
 // about ten times the peak and the bytes requested in total (a quadratic
 // regrowth, or a copy per element, would take a hundred).
 template <class Parse>
-void check_j3(const char* what, const shape& make, std::size_t n, Parse parse) {
+void check_j3(const char* what, const input_shape& make, std::size_t n, Parse parse) {
     const std::string small = make(n), large = make(10 * n);
     const usage a = measure([&] { return parse(small); });
     const usage b = measure([&] { return parse(large); });

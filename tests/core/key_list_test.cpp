@@ -31,7 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr keyhook::microseconds us{1};
+constexpr keyhook::microseconds one_us{1};
 
 key_list_query sample_query() {
     key_list_query q;
@@ -41,7 +41,7 @@ key_list_query sample_query() {
     return q;
 }
 
-const char* const base = "https://utilities.example.com/acme/api/v1/key/apikeys";
+const char* const list_url = "https://utilities.example.com/acme/api/v1/key/apikeys";
 
 // A response with the given records (as JSON values) in data.result.
 std::string response_with(const json& records, const std::string& status = "success") {
@@ -72,7 +72,7 @@ TEST_CASE("L1: the request with defaults", "[L1][key_list]") {
     CHECK_FALSE(q.status);
     const auto r = keyhook::list_keys_request(q);
     CHECK(r.method == "GET");
-    CHECK(r.url == std::string(base) + "?_page=1&_size=100&type=synthetic");
+    CHECK(r.url == std::string(list_url) + "?_page=1&_size=100&type=synthetic");
     CHECK(r.body.empty());
     const auto* auth = keyhook::find_header(r.headers, "authorization");
     REQUIRE(auth != nullptr);
@@ -86,10 +86,11 @@ TEST_CASE("L1: parameters, status filter, and omitted empty parameters", "[L1][k
     q.page = 3;
     q.size = 25;
     q.status = "active";
-    CHECK(keyhook::list_keys_request(q).url == std::string(base) + "?_page=3&_size=25&type=synthetic&status=active");
+    CHECK(keyhook::list_keys_request(q).url ==
+          std::string(list_url) + "?_page=3&_size=25&type=synthetic&status=active");
     q.status = "";
     q.type = "";
-    CHECK(keyhook::list_keys_request(q).url == std::string(base) + "?_page=3&_size=25");
+    CHECK(keyhook::list_keys_request(q).url == std::string(list_url) + "?_page=3&_size=25");
     q.type = "a&b=c";
     CHECK(keyhook::find_query_parameter(keyhook::list_keys_request(q).url, "type") == std::string("a&b=c"));
 }
@@ -98,7 +99,7 @@ TEST_CASE("L1: trailing slashes on base_url, tenant percent-encoded", "[L1][key_
     auto q = sample_query();
     for (const char* b : {"https://utilities.example.com/", "https://utilities.example.com//"}) {
         q.base_url = b;
-        CHECK(keyhook::list_keys_request(q).url.rfind(base, 0) == 0);
+        CHECK(keyhook::list_keys_request(q).url.rfind(list_url, 0) == 0);
     }
     q.base_url = "https://utilities.example.com/prefix/";
     q.tenant = "my tenant/ü";
@@ -1022,8 +1023,8 @@ std::vector<keyhook::api_key> names_of_view_fixture() {
         key_builder::numbered(4).name("bravo").period(t - days{2}, t + days{5}).build(),
         key_builder::numbered(5).name("alpha").period(t - days{1}, t + days{2}).revoked().build(),
         key_builder::numbered(6).name("echo").period(t - days{9}, t).build(),
-        key_builder::numbered(7).name("foxtrot").period(t + us, t + days{9}).build(),
-        key_builder::numbered(8).name("golf").period(t - days{9}, t + us).status(key_status::expired).build(),
+        key_builder::numbered(7).name("foxtrot").period(t + one_us, t + days{9}).build(),
+        key_builder::numbered(8).name("golf").period(t - days{9}, t + one_us).status(key_status::expired).build(),
         key_builder::numbered(9).name("alpha").period(t - days{1}, t + days{3}).build(),
     };
 }
@@ -1058,9 +1059,9 @@ TEST_CASE("L3: the default view: Active only, earliest expireAt first, ties by n
     auto copy = records;
     CHECK(ids(keyhook::default_view(std::move(copy), fixed_now)) == expected);
     // One microsecond later golf has expired and foxtrot (7) has started.
-    CHECK(ids(keyhook::default_view(records, fixed_now + us)) == uuids({2, 9, 4, 3, 1, 7}));
+    CHECK(ids(keyhook::default_view(records, fixed_now + one_us)) == uuids({2, 9, 4, 3, 1, 7}));
     // One microsecond earlier charlie has not started yet and echo (6) has not expired.
-    CHECK(ids(keyhook::default_view(records, fixed_now - us)) == uuids({6, 8, 2, 9, 4, 1}));
+    CHECK(ids(keyhook::default_view(records, fixed_now - one_us)) == uuids({6, 8, 2, 9, 4, 1}));
 }
 
 TEST_CASE("L3: the view accepts other ranges of records", "[L3][key_list]") {
@@ -1096,7 +1097,7 @@ TEST_CASE("L3: filters by status, type, group and name substring", "[L3][key_lis
         CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({6}));
         f.status = key_status::active_in_future;
         CHECK(ids(keyhook::select_keys(records, f, fixed_now)) == uuids({7}));
-        CHECK(ids(keyhook::select_keys(records, f, fixed_now + us)).empty());
+        CHECK(ids(keyhook::select_keys(records, f, fixed_now + one_us)).empty());
     }
     SECTION("type, ASCII case-insensitive; a record without type never matches") {
         f.type = "SYNTHETIC";

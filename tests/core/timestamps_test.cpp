@@ -15,10 +15,10 @@ using keyhook::timestamp;
 using keyhook::try_parse_timestamp;
 
 namespace {
-timestamp at(int y, unsigned m, unsigned d, int hh = 0, int mm = 0, int ss = 0, long long us = 0) {
+timestamp at(int y, unsigned m, unsigned d, int hh = 0, int mm = 0, int ss = 0, long long micros = 0) {
     return timestamp{date::sys_days{date::year{y} / date::month{m} / date::day{d}}.time_since_epoch() +
                      std::chrono::hours{hh} + std::chrono::minutes{mm} + std::chrono::seconds{ss} +
-                     std::chrono::microseconds{us}};
+                     std::chrono::microseconds{micros}};
 }
 }  // namespace
 

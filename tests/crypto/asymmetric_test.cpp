@@ -29,7 +29,11 @@ namespace kc = keyhook::crypto;
 
 namespace {
 
-timestamp unix_time(std::int64_t s) { return timestamp{std::chrono::seconds{s}}; }
+using crypto_fixtures::kat_body;
+using crypto_fixtures::kat_id;
+using crypto_fixtures::kat_secret;
+using crypto_fixtures::kat_unix;
+using crypto_fixtures::unix_time;
 
 std::string from_hex(std::string_view hex) {
     if (hex == "-") return {};
@@ -70,12 +74,8 @@ std::vector<rfc8032_vector> rfc8032_vectors() {
 constexpr const char* svix_signing_key =
     "whsk_6Xb/dCcHpPea21PS1N9VY/NZW723CEc77N4rJCubMbfVKIDij2HKpMKkioLlX0dRqSKJp4AJ6p9lMicMFs6Kvg==";
 constexpr const char* svix_public_key = "whpk_1SiA4o9hyqTCpIqC5V9HUakiiaeACeqfZTInDBbOir4=";
-constexpr const char* kat_id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
-constexpr std::int64_t kat_unix = 1614265330;
-constexpr const char* kat_body = R"({"test": 2432232314})";
 constexpr const char* svix_v1a_signature =
     "v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg==";
-constexpr const char* kat_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 constexpr const char* kat_v1_signature = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
 
 // A deterministic "random" source: 0, 1, 2, ... (tests only).

@@ -2,6 +2,8 @@
 // signing keys (whsec_ and whsk_ text, as configured).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +15,15 @@
 #include "keyhook/webhook.hpp"
 
 namespace crypto_fixtures {
+
+// The Standard Webhooks reference test vector (the same in its libraries for
+// every language).
+inline constexpr const char* kat_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+inline constexpr const char* kat_id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+inline constexpr std::int64_t kat_unix = 1614265330;
+inline constexpr const char* kat_body = R"({"test": 2432232314})";
+
+inline keyhook::timestamp unix_time(std::int64_t s) { return keyhook::timestamp{std::chrono::seconds{s}}; }
 
 inline keyhook::notification event(keyhook::timestamp at) {
     keyhook::notification n;

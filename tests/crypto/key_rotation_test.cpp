@@ -38,8 +38,8 @@ std::size_t entries(const keyhook::http_request& r) {
     return n;
 }
 
-bool verifies(const keyhook::http_request& r, const kc::verification_keys& keys, timestamp now) {
-    return kc::try_verify_signature(keys, r.headers, r.body, now).has_value();
+bool verifies(const keyhook::http_request& r, const kc::verification_keys& keys, timestamp at) {
+    return kc::try_verify_signature(keys, r.headers, r.body, at).has_value();
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "fixtures.hpp"
 #include "keyhook/crypto/signing.hpp"
 
 #include "keyhook/crypto/random.hpp"
@@ -28,15 +29,13 @@ namespace kc = keyhook::crypto;
 
 namespace {
 
-// The Standard Webhooks reference test vector (the same in its libraries for
-// every language).
-constexpr const char* kat_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-constexpr const char* kat_id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
-constexpr std::int64_t kat_unix = 1614265330;
-constexpr const char* kat_body = R"({"test": 2432232314})";
+// The Standard Webhooks reference test vector: crypto_fixtures.
+using crypto_fixtures::kat_body;
+using crypto_fixtures::kat_id;
+using crypto_fixtures::kat_secret;
+using crypto_fixtures::kat_unix;
+using crypto_fixtures::unix_time;
 constexpr const char* kat_signature = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
-
-timestamp unix_time(std::int64_t s) { return timestamp{std::chrono::seconds{s}}; }
 
 http_headers kat_headers(std::string id = kat_id, std::string ts = std::to_string(kat_unix),
                          std::string sig = kat_signature) {

@@ -47,12 +47,12 @@ TEST_CASE("J2: a number too large for a double in a notification body is out_of_
     // non-throwing reader let it escape (std::terminate in a receiver). J2 now
     // names the value's path and the reason (it was a syntax error without a
     // path: finding 21 of the outside review).
-    struct row {
+    struct number_case {
         std::string body, path, number;
     };
-    for (const auto& r :
-         {row{"55e0555555555", "", "55e0555555555"}, row{R"({"FolderName":"a","x":1e999})", "x", "1e999"},
-          row{R"({"x":[-1e400]})", "x[0]", "-1e400"}}) {
+    for (const auto& r : {number_case{"55e0555555555", "", "55e0555555555"},
+                          number_case{R"({"FolderName":"a","x":1e999})", "x", "1e999"},
+                          number_case{R"({"x":[-1e400]})", "x[0]", "-1e400"}}) {
         INFO(r.body);
         const auto e = keyhook::try_parse_notification(r.body);
         REQUIRE_FALSE(e);

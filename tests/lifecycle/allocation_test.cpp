@@ -18,6 +18,7 @@
 
 using namespace keyhook;
 using test_support::at;
+using test_support::record_with_id;
 
 TEST_CASE("the allocation counter sees allocations", "[K10][allocation]") {
     const counting_allocator::scope counter;
@@ -134,16 +135,6 @@ struct plain_entry {  // what the baseline map holds per key
     std::uint32_t tenant;
     std::int64_t expire_at;
 };
-
-api_key record_with_id(std::string id) {
-    api_key k;
-    k.id = key_id(std::move(id));
-    k.name = "k";
-    k.active_from = at("2024-01-01T00:00:00Z");
-    k.expire_at = at("2025-01-01T00:00:00Z");
-    k.groups = {"user:pf"};
-    return k;
-}
 
 // n generated keys, and ids of `id_bytes` bytes (UUIDs when 36).
 struct key_set {

@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "keyhook/api_key.hpp"
 #include "keyhook/creation.hpp"
 #include "keyhook/timestamps.hpp"
 
@@ -43,6 +45,17 @@ struct counting_random {
 inline keyhook::timestamp at(const char* text) { return keyhook::parse_timestamp(text); }
 
 inline constexpr keyhook::microseconds one_us{1};
+
+// A stored record with the given id, the same in every test that needs one.
+inline keyhook::api_key record_with_id(std::string id) {
+    keyhook::api_key k;
+    k.id = keyhook::key_id(std::move(id));
+    k.name = "k";
+    k.active_from = at("2024-01-01T00:00:00Z");
+    k.expire_at = at("2025-01-01T00:00:00Z");
+    k.groups = {"user:pf"};
+    return k;
+}
 
 inline keyhook::key_request request(std::string name = "Billing integration") {
     keyhook::key_request r;

@@ -14,22 +14,13 @@
 
 using namespace keyhook;
 using test_support::at;
+using test_support::record_with_id;
 
 namespace {
 
 std::array<unsigned char, 16> fixed_hashing_key() {
     std::array<unsigned char, 16> k{};
     for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<unsigned char>(i);
-    return k;
-}
-
-api_key record_with_id(std::string id) {
-    api_key k;
-    k.id = key_id(std::move(id));
-    k.name = "k";
-    k.active_from = at("2024-01-01T00:00:00Z");
-    k.expire_at = at("2025-01-01T00:00:00Z");
-    k.groups = {"user:pf"};
     return k;
 }
 

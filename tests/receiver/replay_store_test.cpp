@@ -23,7 +23,7 @@ namespace {
 using webhook_receiver::open_replay_store;
 using webhook_receiver::store_replay_table;
 using outcome = webhook_receiver::replay_table::outcome;
-const keyhook::timestamp t0 = keyhook::parse_timestamp("2026-11-22T12:00:00Z");
+const keyhook::timestamp store_t0 = keyhook::parse_timestamp("2026-11-22T12:00:00Z");
 const std::chrono::seconds window(300);
 
 // A store file of its own, removed at the end.
@@ -59,10 +59,10 @@ TEST_CASE("store replay table: an id accepted by one receiver is a replay at ano
     temp_store file;
     store_replay_table a(open_replay_store(file.spec()), window);
     store_replay_table b(open_replay_store(file.spec()), window);
-    CHECK(a.claim("msg_1", t0, t0) == outcome::accepted);
-    CHECK(b.claim("msg_1", t0, t0) == outcome::replay);
-    CHECK(a.claim("msg_1", t0, t0) == outcome::replay);
-    CHECK(b.claim("msg_2", t0, t0) == outcome::accepted);
+    CHECK(a.claim("msg_1", store_t0, store_t0) == outcome::accepted);
+    CHECK(b.claim("msg_1", store_t0, store_t0) == outcome::replay);
+    CHECK(a.claim("msg_1", store_t0, store_t0) == outcome::replay);
+    CHECK(b.claim("msg_2", store_t0, store_t0) == outcome::accepted);
     CHECK(file.rows() == 2);
 }
 
@@ -70,18 +70,18 @@ TEST_CASE("store replay table: kept across a restart", "[H9][B6]") {
     temp_store file;
     {
         store_replay_table first(open_replay_store(file.spec()), window);
-        REQUIRE(first.claim("msg_1", t0, t0) == outcome::accepted);
+        REQUIRE(first.claim("msg_1", store_t0, store_t0) == outcome::accepted);
     }
     store_replay_table again(open_replay_store(file.spec()), window);
-    CHECK(again.claim("msg_1", t0, t0 + window) == outcome::replay);
+    CHECK(again.claim("msg_1", store_t0, store_t0 + window) == outcome::replay);
 }
 
 TEST_CASE("store replay table: an id is kept two windows after signing, then forgotten", "[H9][B6]") {
     temp_store file;
     store_replay_table table(open_replay_store(file.spec()), window);
-    REQUIRE(table.claim("a", t0, t0) == outcome::accepted);
-    const auto last = t0 + 2 * window;
-    CHECK(table.claim("a", t0, last) == outcome::replay);  // at exactly two windows "a" is still held
+    REQUIRE(table.claim("a", store_t0, store_t0) == outcome::accepted);
+    const auto last = store_t0 + 2 * window;
+    CHECK(table.claim("a", store_t0, last) == outcome::replay);  // at exactly two windows "a" is still held
     const auto after = last + std::chrono::microseconds(1);
     // One microsecond later it is forgotten: accepted again (a fresh signature), and held anew.
     CHECK(table.claim("a", after - window, after) == outcome::accepted);
@@ -94,8 +94,8 @@ TEST_CASE("store replay table: each claim prunes a bounded number of expired ids
     store_replay_table table(open_replay_store(file.spec()), window);
     constexpr long long old_ids = 20;
     for (long long i = 0; i < old_ids; ++i)
-        REQUIRE(table.claim("old_" + std::to_string(i), t0, t0) == outcome::accepted);
-    const auto later = t0 + 3 * window;  // every old id has expired
+        REQUIRE(table.claim("old_" + std::to_string(i), store_t0, store_t0) == outcome::accepted);
+    const auto later = store_t0 + 3 * window;  // every old id has expired
     const auto batch = static_cast<long long>(examples::store::replay_prune_batch);
     REQUIRE(table.claim("new_1", later, later) == outcome::accepted);
     CHECK(file.rows() == old_ids - batch + 1);  // `batch` forgotten, not all of them
@@ -113,7 +113,7 @@ TEST_CASE("store replay table: concurrent receivers accept each id once", "[H9][
     std::atomic<int> accepted{0}, replays{0};
     const auto run = [&](store_replay_table& table) {
         for (int i = 0; i < ids; ++i) {
-            const auto o = table.claim("msg_" + std::to_string(i), t0, t0);
+            const auto o = table.claim("msg_" + std::to_string(i), store_t0, store_t0);
             (o == outcome::accepted ? accepted : replays)++;
         }
     };

@@ -22,19 +22,19 @@ using keyhook::timestamp;
 
 namespace {
 
-const timestamp t0 = keyhook::parse_timestamp("2026-03-01T12:00:00.123456Z");
+const timestamp state_t0 = keyhook::parse_timestamp("2026-03-01T12:00:00.123456Z");
 
 delivery_state sample() {
     delivery_state s;
     s.webhook = "orders \"eu\"";
     s.body = R"({"UserAction":"PublishEngine","FolderName":"Loan é"})";
     s.id = keyhook::make_delivery_id(s.webhook, s.body);
-    s.attempts.push_back({t0, attempt_outcome::http(503), retry_after::delay(60s)});
-    s.attempts.push_back({t0 + 61s, attempt_outcome::timed_out(), std::nullopt});
-    s.attempts.push_back({t0 + 70s, attempt_outcome::transport_failure(), std::nullopt});
-    s.attempts.push_back(
-        {t0 + 80s, attempt_outcome::http(429), retry_after::at(keyhook::parse_timestamp("2026-03-01T13:00:00Z"))});
-    s.next_due = t0 + 1h;
+    s.attempts.push_back({state_t0, attempt_outcome::http(503), retry_after::delay(60s)});
+    s.attempts.push_back({state_t0 + 61s, attempt_outcome::timed_out(), std::nullopt});
+    s.attempts.push_back({state_t0 + 70s, attempt_outcome::transport_failure(), std::nullopt});
+    s.attempts.push_back({state_t0 + 80s, attempt_outcome::http(429),
+                          retry_after::at(keyhook::parse_timestamp("2026-03-01T13:00:00Z"))});
+    s.next_due = state_t0 + 1h;
     return s;
 }
 
@@ -56,7 +56,7 @@ TEST_CASE("delivery state: the JSON form round-trips exactly", "[B6]") {
     delivery_state ended = s;
     ended.status = delivery_status::delivered;
     ended.next_due.reset();
-    ended.attempts.push_back({t0 + 2h, attempt_outcome::http(200), std::nullopt});
+    ended.attempts.push_back({state_t0 + 2h, attempt_outcome::http(200), std::nullopt});
     CHECK(keyhook::parse_delivery_state(keyhook::write_delivery_state(ended)) == ended);
 
     delivery_state fresh = s;
@@ -65,9 +65,9 @@ TEST_CASE("delivery state: the JSON form round-trips exactly", "[B6]") {
 
     // Extremes of the numbers it holds.
     delivery_state big = fresh;
-    big.attempts.push_back(
-        {t0, attempt_outcome::http(std::numeric_limits<int>::min()), retry_after::delay(std::chrono::seconds::max())});
-    big.attempts.push_back({t0, attempt_outcome::http(std::numeric_limits<int>::max()), retry_after::delay(0s)});
+    big.attempts.push_back({state_t0, attempt_outcome::http(std::numeric_limits<int>::min()),
+                            retry_after::delay(std::chrono::seconds::max())});
+    big.attempts.push_back({state_t0, attempt_outcome::http(std::numeric_limits<int>::max()), retry_after::delay(0s)});
     CHECK(keyhook::parse_delivery_state(keyhook::write_delivery_state(big)) == big);
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("delivery state: a negative Retry-After delay is 0, and round-trips", 
     CHECK(retry_after::delay(std::chrono::seconds::min()).delay_value() == 0s);
     CHECK(retry_after::delay(1s).delay_value() == 1s);
     delivery_state s = sample();
-    s.attempts.push_back({t0 + 2h, attempt_outcome::http(429), retry_after::delay(-5s)});
+    s.attempts.push_back({state_t0 + 2h, attempt_outcome::http(429), retry_after::delay(-5s)});
     const auto text = keyhook::write_delivery_state(s);
     CHECK(text.find(R"("retryAfter":{"delay":0})") != std::string::npos);
     const auto back = keyhook::try_parse_delivery_state(text);
@@ -104,12 +104,12 @@ TEST_CASE("delivery state: the JSON members and their spelling", "[B6]") {
 TEST_CASE("delivery state: record_attempt follows the retry decision", "[B6]") {
     auto s = sample();
     s.attempts.clear();
-    const delivery_attempt a{t0, attempt_outcome::http(503), std::nullopt};
-    keyhook::record_attempt(s, a, retry_decision{retry_decision::action::send, t0 + 5s, 2});
+    const delivery_attempt a{state_t0, attempt_outcome::http(503), std::nullopt};
+    keyhook::record_attempt(s, a, retry_decision{retry_decision::action::send, state_t0 + 5s, 2});
     CHECK(s.status == delivery_status::pending);
-    CHECK(s.next_due == t0 + 5s);
+    CHECK(s.next_due == state_t0 + 5s);
     CHECK(s.attempts.size() == 1);
-    keyhook::record_attempt(s, {t0 + 5s, attempt_outcome::http(410), std::nullopt},
+    keyhook::record_attempt(s, {state_t0 + 5s, attempt_outcome::http(410), std::nullopt},
                             retry_decision{retry_decision::action::disable_webhook, {}, 2});
     CHECK(s.status == delivery_status::disabled);
     CHECK_FALSE(s.next_due);

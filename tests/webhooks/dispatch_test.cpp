@@ -39,7 +39,7 @@ notification event(event_type type = event_type::AddProduct) {
     return n;
 }
 
-webhook hook(std::string name, bool saved = true, keyhook::event_filter events = {}) {
+webhook named_hook(std::string name, bool saved = true, keyhook::event_filter events = {}) {
     webhook w;
     w.name = std::move(name);
     w.endpoint = "https://hooks.example.com/" + w.name;
@@ -49,7 +49,7 @@ webhook hook(std::string name, bool saved = true, keyhook::event_filter events =
 }
 
 // A saved webhook without a filter: "Orders" at https://hooks.example.com/in.
-webhook hook() {
+webhook named_hook() {
     webhook w;
     w.name = "Orders";
     w.endpoint = "https://hooks.example.com/in";
@@ -71,9 +71,9 @@ TEST_CASE("H4: fires only with the switch on, saved, and admitted by the filter"
             for (bool filtered_out : {false, true}) {
                 const tenant_settings tenant{"acme", enabled};
                 const auto w =
-                    keyhook::validate_webhook(hook("h", saved,
-                                                   filtered_out ? keyhook::event_filter{event_type::DeleteProduct}
-                                                                : keyhook::event_filter{event_type::AddProduct}));
+                    keyhook::validate_webhook(named_hook("h", saved,
+                                                         filtered_out ? keyhook::event_filter{event_type::DeleteProduct}
+                                                                      : keyhook::event_filter{event_type::AddProduct}));
                 const bool expected = enabled && saved && !filtered_out;
                 INFO(enabled << saved << filtered_out);
                 CHECK(keyhook::fires(tenant, w, event_type::AddProduct) == expected);
@@ -83,11 +83,11 @@ TEST_CASE("H4: fires only with the switch on, saved, and admitted by the filter"
 
 TEST_CASE("H4: one request per firing webhook, in the order given", "[H4][dispatch]") {
     const auto webhooks = keyhook::validate_webhooks({
-        hook("first"),
-        hook("draft", false),
-        hook("deletes-only", true, {event_type::DeleteProduct}),
-        hook("adds-and-deletes", true, {event_type::AddProduct, event_type::DeleteProduct}),
-        hook("last"),
+        named_hook("first"),
+        named_hook("draft", false),
+        named_hook("deletes-only", true, {event_type::DeleteProduct}),
+        named_hook("adds-and-deletes", true, {event_type::AddProduct, event_type::DeleteProduct}),
+        named_hook("last"),
     });
     CHECK(names_of(keyhook::dispatch(acme, webhooks, event(event_type::AddProduct))) ==
           std::vector<std::string>{"first", "adds-and-deletes", "last"});
@@ -101,8 +101,8 @@ TEST_CASE("H4: one request per firing webhook, in the order given", "[H4][dispat
 
 TEST_CASE("H3, H4: a filter admits exactly its types, for every event type", "[H3][H4][dispatch]") {
     const auto webhooks = keyhook::validate_webhooks({
-        hook("all"),
-        hook("retention", true, {event_type::EventsDataRetentionSucccess, event_type::EventsDataRetentionFailed}),
+        named_hook("all"),
+        named_hook("retention", true, {event_type::EventsDataRetentionSucccess, event_type::EventsDataRetentionFailed}),
     });
     for (auto type : keyhook::all_event_types()) {
         INFO(to_string(type));
@@ -113,7 +113,7 @@ TEST_CASE("H3, H4: a filter admits exactly its types, for every event type", "[H
 }
 
 TEST_CASE("H8: the request: POST, final URL, headers, body", "[H8][H2][dispatch]") {
-    auto w = hook("orders");
+    auto w = named_hook("orders");
     w.endpoint = "https://hooks.example.com/in?source=keyhook";
     w.auth = {auth_parameter{auth_location::header, "x-api-key", secret("header-key-0123456789")},
               auth_parameter{auth_location::query, "token", secret("query key/1")}};
@@ -144,7 +144,7 @@ TEST_CASE("H8: the request: POST, final URL, headers, body", "[H8][H2][dispatch]
 
 TEST_CASE("H8: the body is written once and shared by every request", "[H8][dispatch]") {
     std::vector<webhook> list;
-    for (int i = 0; i < 5; ++i) list.push_back(hook("h" + std::to_string(i)));
+    for (int i = 0; i < 5; ++i) list.push_back(named_hook("h" + std::to_string(i)));
     const auto requests = keyhook::dispatch(acme, keyhook::validate_webhooks(list), event());
     REQUIRE(requests.size() == 5);
     for (const auto& r : requests) CHECK(&r.body() == &requests[0].body());
@@ -155,7 +155,7 @@ TEST_CASE("H8: the body is written once and shared by every request", "[H8][disp
 }
 
 TEST_CASE("H8: the delivery id is stable across retries, distinct across webhooks and events", "[H8][dispatch]") {
-    const auto webhooks = keyhook::validate_webhooks({hook("a"), hook("b"), hook("c")});
+    const auto webhooks = keyhook::validate_webhooks({named_hook("a"), named_hook("b"), named_hook("c")});
     const auto first = keyhook::dispatch(acme, webhooks, event());
     const auto retry = keyhook::dispatch(acme, webhooks, event());
     REQUIRE(first.size() == 3);
@@ -165,8 +165,8 @@ TEST_CASE("H8: the delivery id is stable across retries, distinct across webhook
     }
     CHECK(first == retry);
     // Re-validating the same configuration (a host restart) gives the same ids.
-    const auto revalidated =
-        keyhook::dispatch(acme, keyhook::validate_webhooks({hook("a"), hook("b"), hook("c")}), event());
+    const auto revalidated = keyhook::dispatch(
+        acme, keyhook::validate_webhooks({named_hook("a"), named_hook("b"), named_hook("c")}), event());
     CHECK(revalidated[0].id() == first[0].id());
     // Distinct across webhooks.
     CHECK(first[0].id() != first[1].id());
@@ -185,7 +185,7 @@ TEST_CASE("H8: the delivery id is stable across retries, distinct across webhook
 
 TEST_CASE("H8: delivery ids of many webhooks and events are all distinct", "[H8][dispatch]") {
     std::vector<webhook> list;
-    for (int i = 0; i < 20; ++i) list.push_back(hook("hook-" + std::to_string(i)));
+    for (int i = 0; i < 20; ++i) list.push_back(named_hook("hook-" + std::to_string(i)));
     const auto webhooks = keyhook::validate_webhooks(list);
     std::unordered_set<delivery_id> ids;
     std::size_t count = 0;
@@ -235,7 +235,7 @@ TEST_CASE("H8: delivery id text: msg_ and 32 lower-case hex digits", "[H8][dispa
 }
 
 TEST_CASE("dispatch refuses a notification of another tenant and invalid text", "[H4][H8][dispatch]") {
-    const auto webhooks = keyhook::validate_webhooks({hook("a")});
+    const auto webhooks = keyhook::validate_webhooks({named_hook("a")});
     auto n = event();
     n.tenant = "other";
     auto r = keyhook::try_dispatch(acme, webhooks, n);
@@ -252,20 +252,20 @@ TEST_CASE("dispatch refuses a notification of another tenant and invalid text", 
 }
 
 TEST_CASE("dispatch from webhooks as configured validates them first", "[H1][H4][dispatch]") {
-    auto bad = hook("b");
+    auto bad = named_hook("b");
     bad.endpoint = "https://192.168.0.10/";
-    const auto r = keyhook::try_dispatch(acme, std::vector<webhook>{hook("a"), bad}, event());
+    const auto r = keyhook::try_dispatch(acme, std::vector<webhook>{named_hook("a"), bad}, event());
     REQUIRE_FALSE(r);
     CHECK(r.error().code == errc::forbidden_address);
     CHECK(r.error().path == "webhooks[1].endpoint");
-    CHECK(keyhook::dispatch(acme, std::vector<webhook>{hook("a"), hook("c", false)}, event()).size() == 1);
+    CHECK(keyhook::dispatch(acme, std::vector<webhook>{named_hook("a"), named_hook("c", false)}, event()).size() == 1);
     keyhook::endpoint_policy dev;
     dev.allow_non_global_addresses = true;
     CHECK(keyhook::dispatch(acme, std::vector<webhook>{bad}, event(), dev).size() == 1);
 }
 
 TEST_CASE("printing an outbound request shows no secret", "[H8][dispatch]") {
-    auto w = hook("orders");
+    auto w = named_hook("orders");
     w.auth = {auth_parameter{auth_location::header, "x-api-key", secret("header-key-0123456789")},
               auth_parameter{auth_location::query, "token", secret("query-key-0123456789")}};
     const auto r = keyhook::dispatch(acme, keyhook::validate_webhooks({w}), event());
@@ -281,7 +281,7 @@ TEST_CASE("printing an outbound request shows no secret", "[H8][dispatch]") {
 }
 
 TEST_CASE("validated webhooks are cheap handles that stay valid after a move", "[dispatch]") {
-    auto v = keyhook::validate_webhook(hook("a"));
+    auto v = keyhook::validate_webhook(named_hook("a"));
     const auto copy = v;
     const auto moved = std::move(v);
     CHECK(moved == copy);
@@ -308,13 +308,13 @@ TEST_CASE("H5, H6: a notification whose event is outside the 53 types is neither
     CHECK(body.error().code == errc::unknown_event);
     CHECK(body.error().path == "UserAction");
     const keyhook::tenant_settings tenant{"acme", true};
-    const auto sent = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
+    const auto sent = keyhook::try_dispatch(tenant, std::vector<webhook>{named_hook()}, n);
     REQUIRE_FALSE(sent);
     CHECK(sent.error().code == errc::unknown_event);
     // The other side: the last of the 53 is written and sent.
     n.user_action = keyhook::event_type::EventsDataRetentionFailed;
     REQUIRE(keyhook::try_notification_body(n));
-    const auto one = keyhook::try_dispatch(tenant, std::vector<webhook>{hook()}, n);
+    const auto one = keyhook::try_dispatch(tenant, std::vector<webhook>{named_hook()}, n);
     REQUIRE(one);
     CHECK(one->size() == 1);
 }
@@ -323,10 +323,10 @@ TEST_CASE("H5, H6: a notification whose event is outside the 53 types is neither
 // so two webhooks validated one at a time under one name must not get one id.
 TEST_CASE("H12: dispatch refuses validated webhooks that repeat a name, as the list validator does",
           "[H12][H2][dispatch]") {
-    auto a = hook("crm");
-    auto b = hook("crm");
+    auto a = named_hook("crm");
+    auto b = named_hook("crm");
     b.endpoint = "https://b.example.org/other";
-    const std::vector<validated_webhook> twice{keyhook::validate_webhook(a), keyhook::validate_webhook(hook("x")),
+    const std::vector<validated_webhook> twice{keyhook::validate_webhook(a), keyhook::validate_webhook(named_hook("x")),
                                                keyhook::validate_webhook(b)};
     const auto r = keyhook::try_dispatch(acme, twice, event());
     REQUIRE_FALSE(r);
@@ -334,7 +334,7 @@ TEST_CASE("H12: dispatch refuses validated webhooks that repeat a name, as the l
     CHECK(r.error().path == "webhooks[2].name");
     CHECK(r.error().message.find("webhooks[0]") != std::string::npos);
     // The same message and path as the list form gives.
-    const auto listed = keyhook::try_validate_webhooks({a, hook("x"), b});
+    const auto listed = keyhook::try_validate_webhooks({a, named_hook("x"), b});
     REQUIRE_FALSE(listed);
     CHECK(listed.error().path == r.error().path);
     CHECK(listed.error().message == r.error().message);
@@ -343,22 +343,22 @@ TEST_CASE("H12: dispatch refuses validated webhooks that repeat a name, as the l
     CHECK_FALSE(keyhook::try_dispatch({"acme", false}, twice, event()));
     // The first repeat in list order is named, whichever name it is.
     const std::vector<validated_webhook> several{
-        keyhook::validate_webhook(hook("p")), keyhook::validate_webhook(hook("q")),
-        keyhook::validate_webhook(hook("r")), keyhook::validate_webhook(hook("q")),
-        keyhook::validate_webhook(hook("p"))};
+        keyhook::validate_webhook(named_hook("p")), keyhook::validate_webhook(named_hook("q")),
+        keyhook::validate_webhook(named_hook("r")), keyhook::validate_webhook(named_hook("q")),
+        keyhook::validate_webhook(named_hook("p"))};
     CHECK(keyhook::try_dispatch(acme, several, event()).error().path == "webhooks[3].name");
     std::vector<validated_webhook> many;
-    for (int i = 0; i < 300; ++i) many.push_back(keyhook::validate_webhook(hook("n" + std::to_string(i))));
+    for (int i = 0; i < 300; ++i) many.push_back(keyhook::validate_webhook(named_hook("n" + std::to_string(i))));
     CHECK(keyhook::try_dispatch(acme, many, event()));
-    many.push_back(keyhook::validate_webhook(hook("n150")));
+    many.push_back(keyhook::validate_webhook(named_hook("n150")));
     const auto late = keyhook::try_dispatch(acme, many, event());
     REQUIRE_FALSE(late);
     CHECK(late.error().path == "webhooks[300].name");
     CHECK(late.error().message.find("webhooks[150]") != std::string::npos);
     // Names differing in one byte, or only in case, are different names.
-    const std::vector<validated_webhook> distinct{keyhook::validate_webhook(hook("crm")),
-                                                  keyhook::validate_webhook(hook("Crm")),
-                                                  keyhook::validate_webhook(hook("crm2"))};
+    const std::vector<validated_webhook> distinct{keyhook::validate_webhook(named_hook("crm")),
+                                                  keyhook::validate_webhook(named_hook("Crm")),
+                                                  keyhook::validate_webhook(named_hook("crm2"))};
     const auto ok = keyhook::try_dispatch(acme, distinct, event());
     REQUIRE(ok);
     CHECK(ok->size() == 3);

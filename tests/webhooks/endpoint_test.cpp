@@ -467,7 +467,7 @@ constexpr address_class cgn = address_class::carrier_grade_nat;
 constexpr address_class mcast = address_class::multicast;
 constexpr address_class ula = address_class::unique_local;
 constexpr address_class rsv = address_class::reserved;
-constexpr address_class doc = address_class::documentation;
+constexpr address_class doc_range = address_class::documentation;
 constexpr address_class bench = address_class::benchmarking;
 constexpr address_class special = address_class::special_purpose;
 
@@ -479,12 +479,12 @@ const range_row v4_rows[] = {
     {"169.253.255.255", g, "169.254.0.0", "169.254.255.255", link, "169.255.0.0", g},
     {"172.15.255.255", g, "172.16.0.0", "172.31.255.255", priv, "172.32.0.0", g},
     {"191.255.255.255", g, "192.0.0.0", "192.0.0.255", special, "192.0.1.0", g},
-    {"192.0.1.255", g, "192.0.2.0", "192.0.2.255", doc, "192.0.3.0", g},
+    {"192.0.1.255", g, "192.0.2.0", "192.0.2.255", doc_range, "192.0.3.0", g},
     {"192.88.98.255", g, "192.88.99.0", "192.88.99.255", special, "192.88.100.0", g},
     {"192.167.255.255", g, "192.168.0.0", "192.168.255.255", priv, "192.169.0.0", g},
     {"198.17.255.255", g, "198.18.0.0", "198.19.255.255", bench, "198.20.0.0", g},
-    {"198.51.99.255", g, "198.51.100.0", "198.51.100.255", doc, "198.51.101.0", g},
-    {"203.0.112.255", g, "203.0.113.0", "203.0.113.255", doc, "203.0.114.0", g},
+    {"198.51.99.255", g, "198.51.100.0", "198.51.100.255", doc_range, "198.51.101.0", g},
+    {"203.0.112.255", g, "203.0.113.0", "203.0.113.255", doc_range, "203.0.114.0", g},
     {"223.255.255.255", g, "224.0.0.0", "239.255.255.255", mcast, "240.0.0.0", rsv},
     {"239.255.255.255", mcast, "240.0.0.0", "255.255.255.254", rsv, "255.255.255.255", rsv},
     {"255.255.255.254", rsv, "255.255.255.255", "255.255.255.255", rsv, nullptr, g},
@@ -518,9 +518,9 @@ const range_row v6_rows[] = {
      "2001:40::", special},
     {"2001:3f:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001:40::", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", special,
      "2001:200::", g},
-    {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", doc,
+    {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", g, "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", doc_range,
      "2001:db9::", g},
-    {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", doc,
+    {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", doc_range,
      "3fff:1000::", g},
     {"5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", g, "5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", special,
      "5f01::", g},
