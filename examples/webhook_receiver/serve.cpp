@@ -27,7 +27,8 @@
 //        (in memory: 65,536 ids) or its store cannot answer. With --store the
 //        table is kept in the store (B6, examples/shared/replay_ids.hpp):
 //        receivers sharing it, and a restarted one, process an id once;
-//        SQLite (one machine) or PostgreSQL (libpq's URI);
+//        SQLite (one machine) or PostgreSQL (libpq's URI); 503 as well when
+//        standard output cannot be written (the line is the processing);
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
@@ -45,8 +46,10 @@
 #if KEYHOOK_RECEIVER_LISTEN
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -168,6 +171,17 @@ std::string accepted_line(const std::optional<std::string>& id, const keyhook::r
     return out;
 }
 
+// Writes all of `text` to fd, resuming after a signal or a partial write.
+bool write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
 // The message is the library's: it names fields, never a key or a signature.
 hs::response answer(int status, std::string_view text) { return hs::json_answer(status, text); }
 
@@ -230,10 +244,14 @@ public:
                 case replay_table::outcome::accepted: break;
             }
         }
-        const std::string text = accepted_line(id, *n);
+        std::string text = accepted_line(id, *n);
+        text += '\n';
         {
+            // One write(2) a line, whole, before the 200: nothing buffered in
+            // this process is lost if it is killed after answering, and no
+            // stream machinery runs under the lock (the receiver's speed row).
             std::lock_guard<std::mutex> lock(out_);
-            std::cout << text << std::endl;
+            if (!write_all(STDOUT_FILENO, text)) return answer(503, "standard output cannot be written; retry later");
         }
         return answer(200, "accepted");
     }
