@@ -28,7 +28,8 @@
 //        table is kept in the store (B6, examples/shared/replay_ids.hpp):
 //        receivers sharing it, and a restarted one, process an id once;
 //        SQLite (one machine) or PostgreSQL (libpq's URI); 503 as well when
-//        standard output cannot be written (the line is the processing);
+//        standard output cannot be written (the line is the processing; a
+//        signed id is already recorded then, so a retry is not processed);
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
@@ -251,7 +252,8 @@ public:
             // this process is lost if it is killed after answering, and no
             // stream machinery runs under the lock (the receiver's speed row).
             std::lock_guard<std::mutex> lock(out_);
-            if (!write_all(STDOUT_FILENO, text)) return answer(503, "standard output cannot be written; retry later");
+            if (!write_all(STDOUT_FILENO, text))
+                return answer(503, "the accepted line could not be written to standard output");
         }
         return answer(200, "accepted");
     }

@@ -181,11 +181,11 @@ int sweep(Call&& call) {
     }
 }
 
-constexpr const char* kat_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-constexpr const char* kat_id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
-constexpr const char* kat_body = R"({"test": 2432232314})";
+using crypto_fixtures::kat_body;
+using crypto_fixtures::kat_id;
+using crypto_fixtures::kat_secret;
 constexpr const char* kat_signature = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
-const timestamp kat_now{std::chrono::seconds{1614265330}};
+const timestamp kat_now = crypto_fixtures::unix_time(crypto_fixtures::kat_unix);
 
 const kc::signing_secret& kat() {
     static const auto s = kc::parse_signing_secret(kat_secret);

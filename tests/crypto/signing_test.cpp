@@ -1,4 +1,3 @@
-#include "fixtures.hpp"
 #include "keyhook/crypto/signing.hpp"
 
 #include "keyhook/crypto/random.hpp"
@@ -18,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+#include "fixtures.hpp"
 
 using namespace std::chrono_literals;
 using keyhook::errc;
@@ -25,6 +25,7 @@ using keyhook::http_header;
 using keyhook::http_headers;
 using keyhook::http_request;
 using keyhook::timestamp;
+
 namespace kc = keyhook::crypto;
 
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "keyhook/api_key.hpp"
