@@ -1,9 +1,10 @@
 // Notification bodies (H6, H7). The first byte chooses:
 //  even: the rest is a received body for parse_notification (tolerant): never
-//    crashes; errors are of the documented kinds; a member name repeated in
-//    an object (an oracle on nlohmann's SAX) is refused naming a repeated
-//    member (J1), a body nlohmann refuses is refused; what converts to a
-//    notification writes, parses and writes back to the same bytes;
+//    crashes; it reads as the general parser alone does, and the one-pass
+//    reader of the platform's own shape, when it accepts, agrees; errors are
+//    of the documented kinds; a member name repeated in an object (an oracle
+//    on nlohmann's SAX) is refused naming a repeated member (J1), a body nlohmann refuses is refused; what converts to
+//    a notification writes, parses and writes back to the same bytes;
 //  odd: the rest builds a notification from fuzzed strings, and the direct
 //    writer is compared with nlohmann::ordered_json's dump (a differential
 //    check): equal bytes for valid UTF-8; for invalid UTF-8 the writer gives
@@ -31,6 +32,15 @@ using keyhook::errc;
 
 void fuzz_received(std::string_view body) {
     const auto r = keyhook::try_parse_notification(body);
+    // The one-pass reader of the platform's own shape and the parser agree.
+    if (body.size() <= keyhook::body_limits{}.max_bytes) {
+        const auto general = keyhook::detail::parse_received_body(body, keyhook::body_limits{}.max_depth);
+        fuzz::check(r.has_value() == general.has_value() && (r ? *r == *general : r.error() == general.error()),
+                    "try_parse_notification and the parser disagree", r ? "" : r.error().what());
+        keyhook::received_notification one_pass;
+        if (keyhook::detail::read_canonical_notification(body, one_pass))
+            fuzz::check(general.has_value() && one_pass == *general, "the one-pass reader and the parser disagree");
+    }
     nlohmann::json dom;
     const bool have_dom = fuzz::parse_json(body, dom, 16);
     bool nlohmann_reads = false;

@@ -21,7 +21,7 @@
 //        library reads the older svix-* header names too; keys of any
 //        non-empty length verify; whpk_ public keys verify v1a entries, B3,
 //        and may be mixed with whsec_ secrets);
-//   400  a body nested deeper than 16 (counted before parsing) or malformed;
+//   400  a body nested deeper than 16 (refused as the parser reaches it) or malformed;
 //   200  a webhook-id accepted before within the tolerance window: answered
 //        again, not processed again (H9); 503 when the replay table is full
 //        (in memory: 65,536 ids) or its store cannot answer. With --store the
@@ -36,6 +36,7 @@
 // SIGINT and SIGTERM stop it cleanly (exit 0). Exit 2: usage, or cannot listen.
 #include "serve.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -84,33 +85,6 @@ int usage(std::string_view problem) {
     return exit_usage;
 }
 
-// The deepest nesting of arrays and objects in `body`, strings skipped; stops
-// counting past `limit`. Linear, no recursion: run before the parser sees it.
-std::size_t nesting_depth(std::string_view body, std::size_t limit) {
-    std::size_t depth = 0, deepest = 0;
-    bool in_string = false, escaped = false;
-    for (const char c : body) {
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > deepest) deepest = depth;
-            if (deepest > limit) return deepest;
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            --depth;
-        }
-    }
-    return deepest;
-}
-
 struct settings {
     std::string host;
     unsigned short port = 0;
@@ -125,6 +99,18 @@ struct settings {
 // received text cannot drive the terminal (P1), and bytes that are not UTF-8
 // replaced.
 void append_json_string(std::string& out, const std::string& s) {
+    // Printable ASCII (0x20 to 0x7E; ensure_ascii escapes DEL) other than
+    // '"' and '\\' stands for itself: copied, the common case costs no serializer.
+    const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u <= 0x7E && c != '"' && c != '\\';
+    });
+    if (plain) {
+        out += '"';
+        out += s;
+        out += '"';
+        return;
+    }
     out += nlohmann::json(s).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
@@ -225,10 +211,14 @@ public:
             verified = std::move(*v);
             id = verified->id;
         }
-        if (nesting_depth(request.body, s_.limits.max_depth) > s_.limits.max_depth)
-            return answer(400, "the body nests deeper than " + std::to_string(s_.limits.max_depth) + "; not parsed");
         auto n = keyhook::try_parse_notification(request.body, s_.limits);
-        if (!n) return answer(keyhook::suggested_http_status(n.error().code), n.error().what());
+        if (!n) {
+            // The server already refused a body over max_bytes (413), so a
+            // limit here is the depth: a bad body (400), not a large one.
+            const auto code = n.error().code;
+            return answer(code == keyhook::errc::limit_exceeded ? 400 : keyhook::suggested_http_status(code),
+                          n.error().what());
+        }
         if (id) {
             switch (replays_.claim(*id, verified->signed_at, now)) {
                 case replay_table::outcome::replay: return answer(200, "already accepted; not processed again");

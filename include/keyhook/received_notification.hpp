@@ -89,6 +89,20 @@ struct body_limits {
 [[nodiscard]] KEYHOOK_INLINE received_notification parse_notification(std::string_view body,
                                                                       const body_limits& limits = {});
 
+namespace detail {
+// try_parse_notification's two readers, declared for the differential tests
+// and the fuzzer, which check that they agree:
+// - the canonical one reads only the exact shape try_write_notification
+//   writes (H6: spec 6.2's members in order, no white space, RevisionId
+//   null) with values that hold no escape sequence, and answers false for
+//   anything else, leaving `out` unspecified; it is what the platform sends,
+//   read in one pass without a parser;
+// - the general one is nlohmann's SAX parser with H7's handler, for any body.
+[[nodiscard]] KEYHOOK_INLINE bool read_canonical_notification(std::string_view body, received_notification& out);
+[[nodiscard]] KEYHOOK_INLINE result<received_notification> parse_received_body(std::string_view body,
+                                                                               std::size_t max_depth);
+}  // namespace detail
+
 // A received notification as a `notification`, when it is complete enough:
 // UserAction must name a known type (errc::unknown_event, path "UserAction",
 // with a suggestion) and RequestTimeStamp must be a T1 timestamp

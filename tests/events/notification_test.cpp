@@ -5,11 +5,14 @@
 #include <date/date.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 using keyhook::event_type;
@@ -343,6 +346,113 @@ TEST_CASE("H7: a written body reads back to the same notification", "[H7][H6][no
         CHECK(r.mismatches.empty());
         CHECK(r.event == n.user_action);
         CHECK(keyhook::to_notification(r) == n);
+    }
+}
+
+namespace {
+// try_parse_notification and the general reader alone: the same value, or the same error.
+void check_same_outcome(std::string_view body, const keyhook::body_limits& limits = {}) {
+    const auto read = keyhook::try_parse_notification(body, limits);
+    const auto general = keyhook::detail::parse_received_body(body, limits.max_depth);
+    REQUIRE(read.has_value() == general.has_value());
+    if (read)
+        CHECK(*read == *general);
+    else
+        CHECK(read.error() == general.error());
+}
+}  // namespace
+
+TEST_CASE("H7: the platform's own body is read in one pass, exactly as the parser reads it", "[H7][H6][notification]") {
+    std::mt19937 rng(20261127);
+    std::uniform_int_distribution<int> op(0, 3), byte(0, 255);
+    const char interesting[] = {'"', '\\', '{', '}', ',', ':', ' ', 'n', '\0', '\x7f', '\xc3', '\xa9', '\xed', '\xff'};
+    std::uniform_int_distribution<std::size_t> pick(0, sizeof interesting - 1);
+    // Every other body without what needs an escape (raw UTF-8 and DEL stay).
+    const auto text = [&rng](bool plain) {
+        std::string t = random_text(rng);
+        if (plain)
+            t.erase(
+                std::remove_if(t.begin(), t.end(),
+                               [](char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }),
+                t.end());
+        return t;
+    };
+    int read_in_one_pass = 0;
+    for (int i = 0; i < 2000; ++i) {
+        notification n = sample();
+        const bool plain = i % 4 < 2;
+        n.folder_name = text(plain);
+        n.service_name = text(plain);
+        n.file_name = text(plain);
+        n.tenant = text(plain);
+        n.user_action = keyhook::all_event_types()[static_cast<std::size_t>(i) % keyhook::event_type_count];
+        const std::string body = keyhook::notification_body(n);
+        INFO(body);
+        // Values that need no escape (raw UTF-8 and DEL included) are read in one pass.
+        keyhook::received_notification fast;
+        const bool one_pass = keyhook::detail::read_canonical_notification(body, fast);
+        CHECK(one_pass == (body.find('\\') == std::string::npos));
+        if (one_pass) {
+            ++read_in_one_pass;
+            CHECK(fast == keyhook::detail::parse_received_body(body, 16).value());
+        }
+        check_same_outcome(body);
+        // One edit anywhere, with bytes that matter to either reader.
+        std::string edited = body;
+        std::uniform_int_distribution<std::size_t> where(0, edited.size() - 1);
+        const std::size_t at = where(rng);
+        const char c = i % 2 ? interesting[pick(rng)] : static_cast<char>(byte(rng));
+        switch (op(rng)) {
+            case 0: edited[at] = c; break;
+            case 1: edited.insert(at, 1, c); break;
+            case 2: edited.erase(at, 1); break;
+            default: edited.insert(at, edited.substr(at, 8)); break;
+        }
+        INFO(edited);
+        check_same_outcome(edited);
+        if (keyhook::detail::read_canonical_notification(edited, fast))
+            CHECK(fast == keyhook::detail::parse_received_body(edited, 16).value());
+    }
+    CHECK(read_in_one_pass > 100);  // the generator reaches the one-pass reader
+}
+
+TEST_CASE("H7: the one-pass reader keeps the depth limit and the Data twins' rules", "[H7][notification]") {
+    const std::string body = keyhook::notification_body(sample());
+    keyhook::body_limits limits;
+    limits.max_depth = 2;  // the body nests 2 deep: allowed at 2, refused at 1
+    CHECK(keyhook::try_parse_notification(body, limits).has_value());
+    check_same_outcome(body, limits);
+    limits.max_depth = 1;
+    const auto too_deep = keyhook::try_parse_notification(body, limits);
+    REQUIRE_FALSE(too_deep.has_value());
+    CHECK(too_deep.error().code == keyhook::errc::limit_exceeded);
+    check_same_outcome(body, limits);
+
+    // A twin that differs is listed; an empty top-level member takes its twin.
+    const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+        const auto at = text.find(from);
+        REQUIRE(at != std::string::npos);
+        return text.replace(at, from.size(), to);
+    };
+    const std::string id = "\"EntityId\":\"" + sample().entity_id + '"';
+    const std::string twins =
+        replaced(replaced(body, "\"ProductName\":\"Loans\"", "\"ProductName\":\"Other\""), id, "\"EntityId\":\"\"");
+    INFO(twins);
+    keyhook::received_notification r;
+    REQUIRE(keyhook::detail::read_canonical_notification(twins, r));
+    CHECK(r.mismatches == std::vector<std::string>{"Data.ProductName"});
+    CHECK(r.entity_id == sample().entity_id);
+    check_same_outcome(twins);
+    // RevisionId other than null, white space, another member order: the parser reads them.
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"RevisionId\":null", "\"RevisionId\":7"},
+                                   {"{\"FolderName\"", "{ \"FolderName\""},
+                                   {"\"Tenant\":\"acme\",", ""}}) {
+        std::string other = replaced(body, from, to);
+        if (to.empty()) other = replaced(other, "\"RevisionId\"", "\"Tenant\":\"acme\",\"RevisionId\"");
+        INFO(other);
+        CHECK_FALSE(keyhook::detail::read_canonical_notification(other, r));
+        check_same_outcome(other);
+        CHECK(keyhook::try_parse_notification(other)->tenant == "acme");
     }
 }
 

@@ -72,6 +72,15 @@ async function post(port, path, body, headers, method = "POST") {
   const b3 = notification("AddProduct");
   check(await post(port, "/hook", b3, { ...key, ...signed(longSecret, "msg_interop_3", b3, new Date(), "svix") })
         === 200, "svix-* header names: accepted");
+  // P1: the printed line is ASCII whatever the body holds. Raw UTF-8 and DEL
+  // (a body in the platform's own shape, read in one pass) and an escaped ESC
+  // (read by the parser) both come back escaped.
+  const raw = b1.replace('"FolderName":"Loans"', '"FolderName":"Lo\u00e9ans\u007f"');
+  check(await post(port, "/hook", raw, { ...key, ...signed(longSecret, "msg_interop_13", raw) }) === 200,
+        "raw UTF-8 and DEL in a value: accepted");
+  const esc = b1.replace('"Tenant":"acme"', '"Tenant":"ac\\u001b[31mme"');
+  check(await post(port, "/hook", esc, { ...key, ...signed(longSecret, "msg_interop_14", esc) }) === 200,
+        "an escaped ESC in a value: accepted");
   const tampered = b1.replace("PublishEngine", "DeleteEngine");
   check(await post(port, "/hook", tampered, { ...key, ...signed(longSecret, "msg_interop_4", b1) }) === 401,
         "[H9] [B1] tampered body: 401");
@@ -123,11 +132,17 @@ async function post(port, path, body, headers, method = "POST") {
   check(code === 0, `SIGTERM: a clean stop, exit 0 (got ${code === undefined ? `no exit within ${BOUND_MS} ms` : code})`);
   const lines = jsonLines(stdout);
   const ids = lines.map((l) => l.id);
-  check(JSON.stringify(ids) === JSON.stringify(["msg_interop_1", "msg_interop_2", "msg_interop_3", "msg_interop_12"]),
+  check(JSON.stringify(ids) === JSON.stringify(["msg_interop_1", "msg_interop_2", "msg_interop_3", "msg_interop_13",
+    "msg_interop_14", "msg_interop_12"]),
         `one line per accepted notification, the replay not processed again (got ${JSON.stringify(ids)})`);
   check(lines.length > 0 && lines[0].notification.UserAction === "PublishEngine" &&
         lines[0].notification.Data.ProductName === "Loans" && lines[0].notification.RevisionId === null,
         "the notification is printed with the members of spec 6.2");
+  check(/^[\x20-\x7e\n]*$/.test(stdout), "[P1] every printed byte is printable ASCII");
+  const byId = Object.fromEntries(lines.map((l) => [l.id, l.notification]));
+  check(byId.msg_interop_13 !== undefined && byId.msg_interop_13.FolderName === "Lo\u00e9ans\u007f" &&
+        byId.msg_interop_14 !== undefined && byId.msg_interop_14.Tenant === "ac\u001b[31mme",
+        "[P1] escaped values read back as sent");
   check(!stdout.includes(apiKey) && !stderr.includes(apiKey), "the key is never printed");
   done();
 })();

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/detail/json_parser.hpp"
+#include "keyhook/detail/utf8.hpp"
+#include "keyhook/notification.hpp"  // notification_layout, json_byte_classes
 #include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 
@@ -232,24 +235,100 @@ private:
 
 }  // namespace detail
 
-KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body, const body_limits& limits) {
-    if (body.size() > limits.max_bytes)
-        return error{errc::limit_exceeded,
-                     {},
-                     "body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
-                         std::to_string(limits.max_bytes)};
+namespace detail {
+
+// What both readers do once the members are read: the Data twins (the
+// top-level member wins; a differing twin is listed), the event, the time.
+inline void finish_received(received_notification& r, std::string& product_name, std::string& engine_name,
+                            std::string& product_id) {
+    struct twin {
+        std::string* data_member;
+        std::string* top_level;
+        const char* path;
+    };
+    for (const auto& t :
+         {twin{&product_name, &r.folder_name, "Data.ProductName"},
+          twin{&engine_name, &r.service_name, "Data.EngineName"}, twin{&product_id, &r.entity_id, "Data.ProductId"}}) {
+        if (t.top_level->empty())
+            *t.top_level = std::move(*t.data_member);
+        else if (!t.data_member->empty() && *t.data_member != *t.top_level)
+            r.mismatches.emplace_back(t.path);
+    }
+    r.event = find_event_type(r.user_action);
+    timestamp t{};
+    if (parse_timestamp_into(r.request_time_text, t)) r.request_time = t;
+}
+
+// The canonical reader fills these, slot by slot of notification_layout.
+inline constexpr std::string_view canonical_slot_paths[] = {
+    "FolderName",     "ServiceName",           "EntityId",        "UserAction",
+    "AuditType",      "Data.ProductName",      "Data.EngineName", "Data.FileName",
+    "Data.ProductId", "Data.ServiceVersionId", "Tenant",          "RequestTimeStamp"};
+constexpr bool canonical_slots_match() noexcept {
+    if (std::size(canonical_slot_paths) != std::size(notification_layout)) return false;
+    for (std::size_t i = 0; i < std::size(notification_layout); ++i)
+        if (canonical_slot_paths[i] != notification_layout[i].path) return false;
+    return true;
+}
+static_assert(canonical_slots_match(), "read_canonical_notification follows notification_layout slot by slot");
+
+// The offset of the quote closing the string value that starts at s[i], when
+// the value holds only bytes JSON lets stand for themselves (no escape, no
+// control byte, well-formed UTF-8); npos otherwise.
+inline std::size_t plain_json_string_end(std::string_view s, std::size_t i) noexcept {
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        switch (json_byte_classes[c]) {
+            case json_copy: ++i; break;
+            case json_utf8: {
+                const std::size_t n = utf8_sequence_length(s, i);
+                if (n == 0) return std::string_view::npos;
+                i += n;
+                break;
+            }
+            default: return c == '"' ? i : std::string_view::npos;
+        }
+    }
+    return std::string_view::npos;
+}
+
+}  // namespace detail
+
+KEYHOOK_INLINE bool detail::read_canonical_notification(std::string_view body, received_notification& out) {
+    out = received_notification{};
+    std::string product_name, engine_name, product_id;
+    std::string* const values[] = {&out.folder_name, &out.service_name,       &out.entity_id, &out.user_action,
+                                   &out.audit_type,  &product_name,           &engine_name,   &out.file_name,
+                                   &product_id,      &out.service_version_id, &out.tenant,    &out.request_time_text};
+    static_assert(std::size(values) == std::size(canonical_slot_paths));
+    std::size_t at = 0;
+    for (std::size_t slot = 0; slot < std::size(notification_layout); ++slot) {
+        const std::string_view before = notification_layout[slot].before;
+        if (body.substr(at, before.size()) != before) return false;
+        at += before.size();
+        const std::size_t end = plain_json_string_end(body, at);
+        if (end == std::string_view::npos) return false;
+        values[slot]->assign(body.data() + at, end - at);
+        at = end;
+    }
+    if (body.substr(at) != notification_end) return false;
+    finish_received(out, product_name, engine_name, product_id);
+    return true;
+}
+
+KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::string_view body, std::size_t max_depth) {
     received_notification r;
-    detail::received_notification_reader reader(r, limits.max_depth);
+    received_notification_reader reader(r, max_depth);
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL, so refuse it here.
     if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
-        reader.fail(detail::nul_byte_error(nul));
+        reader.fail(nul_byte_error(nul));
     } else {
         try {
-            detail::run_json_parser(body, reader);
+            run_json_parser(body, reader);
         } catch (const nlohmann::json::exception& ex) {
             // sax_parse reports through parse_error; a second net only.
-            reader.fail(detail::json_syntax_error(0, ex.what()));
+            reader.fail(json_syntax_error(0, ex.what()));
         }
     }
     if (auto e = reader.finish()) {
@@ -258,23 +337,23 @@ KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_
             return error{errc::syntax_error, {}, "expected a JSON body, " + e->message};
         return std::move(*e);
     }
-    struct twin {
-        std::string* data_member;
-        std::string* top_level;
-        const char* path;
-    };
-    for (const auto& t : {twin{&reader.product_name, &r.folder_name, "Data.ProductName"},
-                          twin{&reader.engine_name, &r.service_name, "Data.EngineName"},
-                          twin{&reader.product_id, &r.entity_id, "Data.ProductId"}}) {
-        if (t.top_level->empty())
-            *t.top_level = std::move(*t.data_member);
-        else if (!t.data_member->empty() && *t.data_member != *t.top_level)
-            r.mismatches.emplace_back(t.path);
-    }
-    r.event = find_event_type(r.user_action);
-    timestamp t{};
-    if (detail::parse_timestamp_into(r.request_time_text, t)) r.request_time = t;
+    finish_received(r, reader.product_name, reader.engine_name, reader.product_id);
     return r;
+}
+
+KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body, const body_limits& limits) {
+    if (body.size() > limits.max_bytes)
+        return error{errc::limit_exceeded,
+                     {},
+                     "body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
+                         std::to_string(limits.max_bytes)};
+    // What the platform sends (the canonical shape, 2 deep) is read in one
+    // pass; anything else, or a depth limit under 2, goes to the parser.
+    if (limits.max_depth >= 2) {
+        received_notification r;
+        if (detail::read_canonical_notification(body, r)) return r;
+    }
+    return detail::parse_received_body(body, limits.max_depth);
 }
 
 KEYHOOK_INLINE received_notification parse_notification(std::string_view body, const body_limits& limits) {
