@@ -37,13 +37,37 @@ cmake --install "$work/keyhook"
 with_crypto=0
 if [ -f "$prefix/share/cmake/keyhook/keyhookCryptoTargets.cmake" ]; then with_crypto=1; fi
 
-consume() {  # consume NAME [cmake args...]: configure, build and run the consumer
+# The consumers are independent: they run as many at once as there are cores
+# (KEYHOOK_PACKAGE_JOBS overrides), each into its own log, printed in order
+# once all are done. Most compile one source, so one at a time left a core idle.
+jobs_max="${KEYHOOK_PACKAGE_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+consumers=()
+consumer_steps() {  # consumer_steps NAME [cmake args...]: configure, build and run one consumer
     local name="$1"; shift
-    step "consumer: $name"
-    cmake -S "$consumer" -B "$work/$name" "${cmake_args[@]}" -DCMAKE_BUILD_TYPE=Debug "$@"
-    cmake --build "$work/$name"
-    "$work/$name/consumer"
-    if [ -x "$work/$name/consumer_crypto" ]; then "$work/$name/consumer_crypto"; fi
+    cmake -S "$consumer" -B "$work/$name" "${cmake_args[@]}" -DCMAKE_BUILD_TYPE=Debug "$@" &&
+        cmake --build "$work/$name" &&
+        "$work/$name/consumer" &&
+        { [ ! -x "$work/$name/consumer_crypto" ] || "$work/$name/consumer_crypto"; }
+}
+consume() {  # consume NAME [cmake args...]: starts a consumer once a job slot is free
+    local name="$1"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    # The status is tested, not left to set -e, so that it is always written.
+    { if consumer_steps "$@" >"$work/$name.log" 2>&1; then echo 0; else echo 1; fi >"$work/$name.status"; } &
+    consumers+=("$name")
+}
+finish_consumers() {  # waits for every consumer, prints each log, fails if one failed
+    wait
+    local name failed=()
+    for name in "${consumers[@]}"; do
+        step "consumer: $name"
+        cat "$work/$name.log"
+        [ "$(cat "$work/$name.status" 2>/dev/null)" = 0 ] || failed+=("$name")
+    done
+    if [ "${#failed[@]}" -gt 0 ]; then
+        echo "package-test: consumers failed: ${failed[*]}" >&2
+        exit 1
+    fi
 }
 
 consume find-package -DCMAKE_PREFIX_PATH="$prefix" -DKEYHOOK_EXPECTED_PREFIX="$prefix"
@@ -71,6 +95,7 @@ if head="$(git -C "$root" rev-parse --verify HEAD 2>/dev/null)"; then
 else
     echo "package-test: $root is not a git repository: FetchContent consumer skipped"
 fi
+finish_consumers
 
 step "pkg-config"
 export PKG_CONFIG_PATH="$prefix/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
