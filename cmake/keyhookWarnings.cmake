@@ -15,3 +15,31 @@ function(keyhook_set_warnings target)
         endif()
     endif()
 endfunction()
+
+# KEYHOOK_TEST_OPTIONS (the asan preset's -O0) on one of keyhook's own tests or
+# programs: its own code compiles several times faster unoptimized under the
+# sanitizers, while keyhook::compiled keeps the build's -O1. A function inline
+# in both (nlohmann's, the standard library's) is linked once, from the object
+# the linker reads first, and a target's own objects come first on the command
+# line: the library then ran on their unoptimized copies. So an executable
+# reads the compiled library first (--whole-archive ahead of its objects) and
+# the optimized copies win. `scope` is PUBLIC for a target others build on.
+function(keyhook_apply_test_options target scope)
+    if(NOT KEYHOOK_TEST_OPTIONS)
+        return()
+    endif()
+    separate_arguments(_options UNIX_COMMAND "${KEYHOOK_TEST_OPTIONS}")
+    target_compile_options(${target} ${scope} ${_options})
+    get_target_property(_type ${target} TYPE)
+    if(KEYHOOK_TEST_COMPILED AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT APPLE)
+        set(_first "$<TARGET_FILE:keyhook_compiled>")
+        if(TARGET keyhook_crypto_compiled)
+            list(APPEND _first "$<TARGET_FILE:keyhook_crypto_compiled>")
+        endif()
+        if(_type STREQUAL "EXECUTABLE")
+            target_link_options(${target} PRIVATE "LINKER:--whole-archive" ${_first} "LINKER:--no-whole-archive")
+        elseif(scope STREQUAL "PUBLIC")
+            target_link_options(${target} INTERFACE "LINKER:--whole-archive" ${_first} "LINKER:--no-whole-archive")
+        endif()
+    endif()
+endfunction()
