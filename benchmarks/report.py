@@ -29,6 +29,8 @@ import tempfile
 
 BASELINE_TU = "#include <nlohmann/json.hpp>\n#include <date/date.h>\nint main() { return 0; }\n"
 KEYHOOK_TU = "#include <keyhook/keyhook.hpp>\nint main() { return 0; }\n"
+# try_parse_notification / null SAX pass (row 4b): calibrated in docs/performance.md.
+RECEIVE_BOUND = 0.6
 
 
 def release_command(build_dir):
@@ -221,6 +223,13 @@ def rows_for(medians, compile_result):
                     ratio(medians, "BM_notification_ordered_json", "BM_notification_keyhook"), ">=", 3.0,
                     "keyhook %s, ordered_json %s" % (per(medians, "BM_notification_keyhook"),
                                                      per(medians, "BM_notification_ordered_json"))))
+    # 4b. Reading a received body (H7) against a SAX pass that keeps nothing:
+    #     the platform's own shape is read in one pass without the parser (3
+    #     of the 4 bodies); past the bound, that path is lost.
+    rows.append(Row("try_parse_notification / null SAX pass, received bodies",
+                    ratio(medians, "BM_receive_keyhook", "BM_receive_null_sax"), "<=", RECEIVE_BOUND,
+                    "keyhook %s, null SAX %s" % (per(medians, "BM_receive_keyhook"),
+                                                 per(medians, "BM_receive_null_sax"))))
     # 5. Dispatch to 100 webhooks against one body serialization.
     rows.append(Row("dispatch to 100 webhooks / one body serialization",
                     ratio(medians, "BM_dispatch_100_webhooks", "BM_notification_keyhook"), "<", 10.0,

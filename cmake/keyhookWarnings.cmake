@@ -23,15 +23,18 @@ endfunction()
 # the linker reads first, and a target's own objects come first on the command
 # line: the library then ran on their unoptimized copies. So an executable
 # reads the compiled library first (--whole-archive ahead of its objects) and
-# the optimized copies win. `scope` is PUBLIC for a target others build on.
+# the optimized copies win. `scope` is PUBLIC for a target others build on;
+# COMPILE_ONLY for one that does not link keyhook::compiled (a header-only
+# driver, an object library of compile checks).
 function(keyhook_apply_test_options target scope)
+    cmake_parse_arguments(ARG "COMPILE_ONLY" "" "" ${ARGN})
     if(NOT KEYHOOK_TEST_OPTIONS)
         return()
     endif()
     separate_arguments(_options UNIX_COMMAND "${KEYHOOK_TEST_OPTIONS}")
     target_compile_options(${target} ${scope} ${_options})
     get_target_property(_type ${target} TYPE)
-    if(KEYHOOK_TEST_COMPILED AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT APPLE)
+    if(NOT ARG_COMPILE_ONLY AND KEYHOOK_TEST_COMPILED AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT APPLE)
         set(_first "$<TARGET_FILE:keyhook_compiled>")
         if(TARGET keyhook_crypto_compiled)
             list(APPEND _first "$<TARGET_FILE:keyhook_crypto_compiled>")

@@ -230,6 +230,9 @@ public:
             throw;
         }
     }
+
+    // One statement, its own transaction; a failure throws (the receiver logs it).
+    void release_replay_id(const std::string& id) override { run(sql::replay::release, {id}); }
 };
 
 }  // namespace examples::store

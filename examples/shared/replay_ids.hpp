@@ -29,6 +29,10 @@ public:
     // never both see true (the id is the table's key).
     virtual bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
                                  std::size_t prune_limit) = 0;
+
+    // Forgets `id` (nothing when it is not there): a claimed delivery that
+    // could not be processed is given back, so that the sender's retry is.
+    virtual void release_replay_id(const std::string& id) = 0;
 };
 
 // SQL both stores run (?N placeholders, as in delivery_store.hpp).
@@ -48,6 +52,7 @@ inline constexpr const char* prune_format =
 inline constexpr const char* claim =
     "INSERT INTO keyhook_replay_ids (id, forget_after) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET "
     "forget_after = excluded.forget_after WHERE keyhook_replay_ids.forget_after < ?3";
+inline constexpr const char* release = "DELETE FROM keyhook_replay_ids WHERE id = ?1";
 }  // namespace sql::replay
 
 // Ids forgotten per claim, at most: more than one, so expired ids leave the

@@ -257,6 +257,10 @@ public:
         t.commit();
         return claimed;
     }
+
+    void release_replay_id(const std::string& id) override {
+        statement(*this, sql::replay::release).text(1, id).done();
+    }
 };
 
 }  // namespace examples::store

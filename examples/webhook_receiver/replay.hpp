@@ -30,6 +30,11 @@ public:
     // One step, atomic for concurrent callers (and, in a store, for
     // concurrent receivers): two claims of one id never both see `accepted`.
     virtual outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now) = 0;
+
+    // Gives back an id claimed for a delivery that was then not processed
+    // (its line could not be written): the sender's retry is processed, not
+    // taken for a replay. Nothing when the id is not held.
+    virtual void release(const std::string& id) = 0;
 };
 
 // In memory, O(log n) per claim: the ids in a hash map, and an index by the
@@ -53,6 +58,20 @@ public:
         const auto at = ids_.emplace(id, forget_after).first;
         by_expiry_.emplace(forget_after, &at->first);
         return outcome::accepted;
+    }
+
+    void release(const std::string& id) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto at = ids_.find(id);
+        if (at == ids_.end()) return;
+        // Its entry in the index: among those forgotten at the same time, the one pointing at it.
+        for (auto [i, end] = by_expiry_.equal_range(at->second); i != end; ++i) {
+            if (i->second == &at->first) {
+                by_expiry_.erase(i);
+                break;
+            }
+        }
+        ids_.erase(at);
     }
 
     [[nodiscard]] std::size_t size() const {

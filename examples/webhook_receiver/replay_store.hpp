@@ -84,6 +84,17 @@ public:
         }
     }
 
+    void release(const std::string& id) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        try {
+            store_->release_replay_id(id);
+        } catch (const std::exception& e) {
+            std::cerr << "webhook_receiver: the replay store failed to give back an id (a retry of it will be "
+                         "taken for a replay): "
+                      << e.what() << std::endl;
+        }
+    }
+
 private:
     std::unique_ptr<examples::store::replay_id_store> store_;
     std::chrono::seconds window_;

@@ -28,8 +28,8 @@
 //        table is kept in the store (B6, examples/shared/replay_ids.hpp):
 //        receivers sharing it, and a restarted one, process an id once;
 //        SQLite (one machine) or PostgreSQL (libpq's URI); 503 as well when
-//        standard output cannot be written (the line is the processing; a
-//        signed id is already recorded then, so a retry is not processed);
+//        standard output cannot be written (the line is the processing: the
+//        signed id is given back to the table, so the retry is processed);
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
@@ -242,8 +242,11 @@ public:
             // this process is lost if it is killed after answering, and no
             // stream machinery runs under the lock (the receiver's speed row).
             std::lock_guard<std::mutex> lock(out_);
-            if (!write_all(STDOUT_FILENO, text))
-                return answer(503, "the accepted line could not be written to standard output");
+            if (!write_all(STDOUT_FILENO, text)) {
+                // Not processed: the id is given back, so the sender's retry is.
+                if (id) replays_.release(*id);
+                return answer(503, "the accepted line could not be written to standard output; retry later");
+            }
         }
         return answer(200, "accepted");
     }

@@ -6,6 +6,7 @@
 //   node receiver_interop.js PATH/TO/webhook_receiver
 "use strict";
 const { spawn } = require("child_process");
+const fs = require("fs");
 const net = require("net");
 const { Webhook } = require("standardwebhooks");
 const { BOUND_MS, check, closing, done, jsonLines, need, within } = require("./common");
@@ -144,5 +145,31 @@ async function post(port, path, body, headers, method = "POST") {
         byId.msg_interop_14 !== undefined && byId.msg_interop_14.Tenant === "ac\u001b[31mme",
         "[P1] escaped values read back as sent");
   check(!stdout.includes(apiKey) && !stderr.includes(apiKey), "the key is never printed");
+
+  // Standard output that cannot be written (/dev/full): 503, and the id is
+  // given back to the table, so the sender's retry is 503 again (the line
+  // still not written), not 200 "already accepted" with the delivery lost.
+  const full = fs.openSync("/dev/full", "w");
+  const blocked = spawn(receiver, ["--listen", "127.0.0.1:0"], {
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: longSecret },
+    stdio: ["ignore", full, "pipe"] });
+  const blockedClosed = closing(blocked);
+  let blockedErr = "";
+  const blockedPort = await within(new Promise((resolve) => blocked.stderr.on("data", (d) => {
+    blockedErr += d;
+    const m = /listening on 127\.0\.0\.1:(\d+)/.exec(blockedErr);
+    if (m) resolve(Number(m[1]));
+  })), BOUND_MS, null);
+  check(blockedPort !== null, "a receiver with standard output on /dev/full listens");
+  if (blockedPort !== null) {
+    const b5 = notification("DeleteEngine");
+    const first = await post(blockedPort, "/hook", b5, { ...key, ...signed(longSecret, "msg_interop_15", b5) });
+    const retry = await post(blockedPort, "/hook", b5, { ...key, ...signed(longSecret, "msg_interop_15", b5) });
+    check(first === 503 && retry === 503, `[H9] the line cannot be written: 503, and 503 again on the retry ` +
+          `(${first}, ${retry})`);
+  }
+  blocked.kill("SIGTERM");
+  if ((await within(blockedClosed, BOUND_MS, undefined)) === undefined) blocked.kill("SIGKILL");
+  fs.closeSync(full);
   done();
 })();

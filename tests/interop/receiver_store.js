@@ -43,12 +43,14 @@ async function deliver(port, i) {
   return res.status;
 }
 
-// A receiver on the store; resolves once it says where it listens.
-async function startReceiver(store) {
+// A receiver on the store; resolves once it says where it listens. `stdout`:
+// a file descriptor for its standard output instead of a pipe read here.
+async function startReceiver(store, stdout = "pipe") {
   const child = spawn(program, ["--listen", "127.0.0.1:0", "--store", store], {
-    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: secret } });
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: secret },
+    stdio: ["ignore", stdout, "pipe"] });
   const r = { child, stdout: "", stderr: "", closed: closing(child) };
-  child.stdout.on("data", (d) => (r.stdout += d));
+  if (child.stdout) child.stdout.on("data", (d) => (r.stdout += d));
   r.port = await within(new Promise((resolve, reject) => {
     child.stderr.on("data", (d) => {
       r.stderr += d;
@@ -106,6 +108,22 @@ async function sharing(store, outage) {
         `[B6] [H9] the new id processed once (${ids.length} lines)`);
 
   if (outage) await outage(a, b, all);
+
+  // A receiver that cannot write its line (standard output on /dev/full)
+  // answers 503 and gives the id back to the store: the sender's retry is
+  // answered 503 again, not taken for a replay, and at a receiver that can
+  // write it is processed, once.
+  const full = fs.openSync("/dev/full", "w");
+  const c = await startReceiver(store, full);
+  const lost = IDS + 5, before = processed(all).length;
+  const first = await deliver(c.port, lost), retry = await deliver(c.port, lost);
+  check(first === 503 && retry === 503, `[H9] [B6] the line cannot be written: 503, and 503 again on the retry ` +
+        `(${first}, ${retry})`);
+  check((await deliver(b.port, lost)) === 200 && processed(all).length === before + 1 &&
+        processed(all).includes(`msg_store_${lost}`),
+        `[H9] [B6] the retry at a receiver that can write: processed once (${processed(all).length - before} line)`);
+  check((await stopReceiver(c, "SIGTERM")) === 0, "the receiver on /dev/full: SIGTERM, exit 0");
+  fs.closeSync(full);
 
   for (const r of [a, b]) check((await stopReceiver(r, "SIGTERM")) === 0, "SIGTERM: a clean stop, exit 0");
   const logs = all.map((r) => r.stdout + r.stderr).join("");

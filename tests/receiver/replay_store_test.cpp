@@ -66,6 +66,20 @@ TEST_CASE("store replay table: an id accepted by one receiver is a replay at ano
     CHECK(file.rows() == 2);
 }
 
+TEST_CASE("store replay table: a released id is accepted again, at any receiver", "[H9][B6]") {
+    temp_store file;
+    store_replay_table a(open_replay_store(file.spec()), window);
+    store_replay_table b(open_replay_store(file.spec()), window);
+    REQUIRE(a.claim("msg_1", store_t0, store_t0) == outcome::accepted);
+    REQUIRE(a.claim("msg_2", store_t0, store_t0) == outcome::accepted);
+    a.release("msg_1");
+    b.release("never claimed");
+    CHECK(file.rows() == 1);
+    CHECK(b.claim("msg_2", store_t0, store_t0) == outcome::replay);
+    CHECK(b.claim("msg_1", store_t0, store_t0) == outcome::accepted);  // the retry, at the other receiver
+    CHECK(a.claim("msg_1", store_t0, store_t0) == outcome::replay);
+}
+
 TEST_CASE("store replay table: kept across a restart", "[H9][B6]") {
     temp_store file;
     {

@@ -53,6 +53,28 @@ TEST_CASE("replay table: a window of seconds::max() keeps every id (no wrap)", "
     CHECK(table.claim("a", t0, keyhook::timestamp::max()) == outcome::replay);
 }
 
+// A delivery claimed and then not processed (its line could not be written)
+// gives its id back: the sender's retry is processed, not taken for a replay.
+TEST_CASE("replay table: a released id is accepted again; other ids are kept", "[H9]") {
+    const std::chrono::seconds window(300);
+    memory_replay_table table(window, 2);
+    REQUIRE(table.claim("a", t0, t0) == outcome::accepted);
+    REQUIRE(table.claim("b", t0, t0) == outcome::accepted);
+    CHECK(table.claim("c", t0, t0) == outcome::full);
+    table.release("a");
+    table.release("never claimed");  // nothing to give back: nothing changes
+    CHECK(table.size() == 1);
+    CHECK(table.claim("b", t0, t0) == outcome::replay);
+    CHECK(table.claim("a", t0, t0) == outcome::accepted);  // the retry
+    CHECK(table.claim("a", t0, t0) == outcome::replay);
+    // The index forgot the released entry too: pruning past two windows
+    // examines the two ids held, not a third that was given back.
+    const auto later = t0 + 2 * window + std::chrono::microseconds(1);
+    CHECK(table.claim("d", later, later) == outcome::accepted);
+    CHECK(table.examined() == 2);
+    CHECK(table.size() == 1);
+}
+
 // Issue 24, review finding 4: filling the old table was quadratic.
 TEST_CASE("replay table: filling 65,536 ids examines none twice", "[H9]") {
     constexpr std::size_t n = 65536;
