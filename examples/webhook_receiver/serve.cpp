@@ -21,7 +21,7 @@
 //        library reads the older svix-* header names too; keys of any
 //        non-empty length verify; whpk_ public keys verify v1a entries, B3,
 //        and may be mixed with whsec_ secrets);
-//   400  a body nested deeper than 16 (refused as the parser reaches it) or malformed;
+//   400  a body nested deeper than 16 (counted before parsing, by the library) or malformed;
 //   200  a webhook-id accepted before within the tolerance window: answered
 //        again, not processed again (H9); 503 when the replay table is full
 //        (in memory: 65,536 ids) or its store cannot answer. With --store the

@@ -79,11 +79,14 @@ struct body_limits {
     std::size_t max_depth = 16;                    // the body itself nests 2 deep
 };
 
-// H7: reads a received body. Errors: errc::limit_exceeded (too large or too
-// deep), errc::syntax_error (not JSON, with the byte offset; nothing of the
-// body is quoted), errc::wrong_type (the body is not an object, Data is not an
-// object, or a member is not a string; the path names it, such as
-// "Data.FileName: expected a string, got number").
+// H7: reads a received body. Errors: errc::limit_exceeded (too large, or too
+// deep: the depth is counted before the body is parsed, H9), errc::syntax_error
+// (not JSON, with the byte offset; nothing of the body is quoted),
+// errc::duplicate_member (a member name repeated in one object, J1, with its
+// path), errc::out_of_range (a number past what a double holds, J2, with its
+// path), errc::wrong_type (the body is not an object, Data is not an object,
+// or a member is not a string; the path names it, such as "Data.FileName:
+// expected a string, got number").
 [[nodiscard]] KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body,
                                                                                   const body_limits& limits = {});
 [[nodiscard]] KEYHOOK_INLINE received_notification parse_notification(std::string_view body,
@@ -92,11 +95,12 @@ struct body_limits {
 namespace detail {
 // try_parse_notification's two readers, declared for the differential tests
 // and the fuzzer, which check that they agree:
-// - the canonical one reads only the exact shape try_write_notification
-//   writes (H6: spec 6.2's members in order, no white space, RevisionId
-//   null) with values that hold no escape sequence, and answers false for
-//   anything else, leaving `out` unspecified; it is what the platform sends,
-//   read in one pass without a parser;
+// - the canonical one reads only the layout try_write_notification writes
+//   (H6: spec 6.2's members in order, no white space, RevisionId null) with
+//   values that hold no escape sequence (any text otherwise: an unknown
+//   UserAction, any RequestTimeStamp, Data twins that differ), and answers
+//   false for anything else, leaving `out` unspecified; it is what the
+//   platform sends, read in one pass without a parser;
 // - the general one is nlohmann's SAX parser with H7's handler, for any body.
 [[nodiscard]] KEYHOOK_INLINE bool read_canonical_notification(std::string_view body, received_notification& out);
 [[nodiscard]] KEYHOOK_INLINE result<received_notification> parse_received_body(std::string_view body,

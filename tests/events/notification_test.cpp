@@ -647,6 +647,26 @@ TEST_CASE("H7: body size and depth limits, both sides", "[H7][notification]") {
     CHECK(keyhook::try_parse_notification(deep).error().code == keyhook::errc::limit_exceeded);
 }
 
+TEST_CASE("H9: the depth is counted before the body is parsed", "[H9][H7][J3][notification]") {
+    keyhook::body_limits limits;
+    limits.max_depth = 3;
+    // Malformed at byte 5, then 4 deep: a parser would stop at the bad token;
+    // the count before it refuses the depth.
+    const auto deep = keyhook::try_parse_notification(R"({"a":x[[[1]]]})", limits);
+    REQUIRE_FALSE(deep.has_value());
+    CHECK(deep.error().code == keyhook::errc::limit_exceeded);
+    CHECK(deep.error().message == "body nests deeper than the limit of 3");
+    // 3 deep, the same malformed token: now the parser reports it.
+    const auto malformed = keyhook::try_parse_notification(R"({"a":x[[1]]})", limits);
+    REQUIRE_FALSE(malformed.has_value());
+    CHECK(malformed.error().code == keyhook::errc::syntax_error);
+    // Brackets inside strings, escaped quotes included, do not count.
+    CHECK(keyhook::try_parse_notification(R"({"Tenant":"[[[\"{{{{","x":[[1]]})", limits).has_value());
+    const auto four = keyhook::try_parse_notification(R"({"Tenant":"[[[\"{{{{","x":[[[1]]]})", limits);
+    REQUIRE_FALSE(four.has_value());
+    CHECK(four.error().code == keyhook::errc::limit_exceeded);
+}
+
 TEST_CASE("H7: received_notification is a regular, printable value", "[H7][notification]") {
     const auto a = keyhook::parse_notification(
         R"({"UserAction":"Nope","Tenant":"acme","FolderName":"F","Data":{"ProductName":"G"}})");

@@ -272,6 +272,33 @@ constexpr bool canonical_slots_match() noexcept {
 }
 static_assert(canonical_slots_match(), "read_canonical_notification follows notification_layout slot by slot");
 
+// The deepest nesting of arrays and objects in `text`, strings skipped; stops
+// counting past `limit`. One pass, no recursion: H9 wants the depth known
+// before the parser sees the body. Exact for JSON text; malformed text is
+// refused either way.
+inline std::size_t json_nesting_depth(std::string_view text, std::size_t limit) noexcept {
+    std::size_t depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (const char c : text) {
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > deepest) deepest = depth;
+            if (deepest > limit) return deepest;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
 // The offset of the quote closing the string value that starts at s[i], when
 // the value holds only bytes JSON lets stand for themselves (no escape, no
 // control byte, well-formed UTF-8); npos otherwise.
@@ -323,6 +350,9 @@ KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::st
     // what follows; JSON text never holds a raw NUL, so refuse it here.
     if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
         reader.fail(nul_byte_error(nul));
+    } else if (json_nesting_depth(body, max_depth) > max_depth) {
+        reader.fail(
+            error{errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(max_depth)});
     } else {
         try {
             run_json_parser(body, reader);
@@ -347,8 +377,9 @@ KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_
                      {},
                      "body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
                          std::to_string(limits.max_bytes)};
-    // What the platform sends (the canonical shape, 2 deep) is read in one
-    // pass; anything else, or a depth limit under 2, goes to the parser.
+    // What the platform sends (the canonical shape, 2 deep: its depth is
+    // known before it is read, H9) is read in one pass; anything else, or a
+    // depth limit under 2, goes to the parser, its depth counted first.
     if (limits.max_depth >= 2) {
         received_notification r;
         if (detail::read_canonical_notification(body, r)) return r;
