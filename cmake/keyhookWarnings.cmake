@@ -46,3 +46,13 @@ function(keyhook_apply_test_options target scope)
         endif()
     endif()
 endfunction()
+
+# keyhook::compiled, and keyhook::crypto_compiled when it is built: what a test
+# or program of a KEYHOOK_TEST_COMPILED tree links instead of the header-only
+# definitions.
+function(keyhook_link_compiled target scope)
+    target_link_libraries(${target} ${scope} keyhook::compiled)
+    if(TARGET keyhook::crypto_compiled)
+        target_link_libraries(${target} ${scope} keyhook::crypto_compiled)
+    endif()
+endfunction()
