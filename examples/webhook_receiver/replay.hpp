@@ -55,8 +55,8 @@ public:
         // Saturating: a window of seconds::max() keeps every id, never wraps.
         const auto forget_after =
             keyhook::detail::add_saturating(keyhook::detail::add_saturating(signed_at, window_), window_);
-        const auto at = ids_.emplace(id, forget_after).first;
-        by_expiry_.emplace(forget_after, &at->first);
+        const auto at = ids_.emplace(id, by_expiry_.end()).first;
+        at->second = by_expiry_.emplace(forget_after, &at->first);
         return outcome::accepted;
     }
 
@@ -64,13 +64,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         const auto at = ids_.find(id);
         if (at == ids_.end()) return;
-        // Its entry in the index: among those forgotten at the same time, the one pointing at it.
-        for (auto [i, end] = by_expiry_.equal_range(at->second); i != end; ++i) {
-            if (i->second == &at->first) {
-                by_expiry_.erase(i);
-                break;
-            }
-        }
+        by_expiry_.erase(at->second);  // O(1): the id holds its place in the index
         ids_.erase(at);
     }
 
@@ -99,8 +93,11 @@ private:
     mutable std::mutex mutex_;
     // Keys of an unordered_map stay where they are until erased: the index
     // points at them rather than copying each id.
-    std::unordered_map<std::string, keyhook::timestamp> ids_;
-    std::multimap<keyhook::timestamp, const std::string*> by_expiry_;
+    // Each id holds its entry in the index, so giving one back costs O(1)
+    // however many ids share its expiry (signing times are whole seconds).
+    using expiry_index = std::multimap<keyhook::timestamp, const std::string*>;
+    expiry_index by_expiry_;
+    std::unordered_map<std::string, expiry_index::iterator> ids_;
     std::size_t examined_ = 0;
 };
 

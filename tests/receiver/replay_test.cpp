@@ -75,6 +75,23 @@ TEST_CASE("replay table: a released id is accepted again; other ids are kept", "
     CHECK(table.size() == 1);
 }
 
+// Signing times are whole seconds, so a burst shares one expiry: each id
+// holds its own entry in the index, and giving ids back leaves the others.
+TEST_CASE("replay table: ids of one signing second released one by one", "[H9]") {
+    constexpr std::size_t n = 65536;
+    memory_replay_table table(std::chrono::seconds(300), n);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(table.claim("msg_" + std::to_string(i), t0, t0) == outcome::accepted);
+    for (std::size_t i = 0; i < n; i += 2) table.release("msg_" + std::to_string(i));
+    CHECK(table.size() == n / 2);
+    CHECK(table.claim("msg_0", t0, t0) == outcome::accepted);
+    CHECK(table.claim("msg_1", t0, t0) == outcome::replay);
+    // Past two windows the index forgets exactly the ids still held.
+    const auto later = t0 + std::chrono::seconds(601);
+    CHECK(table.claim("late", later, later) == outcome::accepted);
+    CHECK(table.examined() == n / 2 + 1);
+    CHECK(table.size() == 1);
+}
+
 // Issue 24, review finding 4: filling the old table was quadratic.
 TEST_CASE("replay table: filling 65,536 ids examines none twice", "[H9]") {
     constexpr std::size_t n = 65536;
