@@ -71,7 +71,7 @@ void check_mask(std::string_view key) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(api_key) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     check_mask(text);
 

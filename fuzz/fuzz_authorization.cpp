@@ -55,7 +55,7 @@ bool iequal(std::string_view a, std::string_view b) { return header_name_equal(a
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(authorization) {
     FuzzedDataProvider in(data, size);
     const auto& index = the_index();
     http_headers headers;

@@ -15,6 +15,13 @@
 
 #include "keyhook/error.hpp"
 
+// A target's entry point: KEYHOOK_FUZZ_TARGET(key_list) { ... } in
+// fuzz_key_list.cpp. The targets are compiled a few to an object, so that the
+// templates they share are instantiated once (fuzz/CMakeLists.txt); each
+// therefore has a name of its own, and each executable's
+// LLVMFuzzerTestOneInput calls its target's.
+#define KEYHOOK_FUZZ_TARGET(name) extern "C" int keyhook_fuzz_##name(const std::uint8_t* data, std::size_t size)
+
 namespace fuzz {
 
 // A property failed: say which, and abort so libFuzzer saves the input.

@@ -12,7 +12,7 @@
 #include "fuzz_common.hpp"
 #include "keyhook/delivery_state.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(delivery_state) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     const auto state = keyhook::try_parse_delivery_state(text);
     if (!state) {

@@ -85,7 +85,7 @@ void expected_request(const nlohmann::json& hook, std::string& url, keyhook::htt
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(dispatch) {
     if (size == 0) return 0;
     keyhook::endpoint_policy policy;
     policy.allow_http = (data[0] & 1) != 0;

@@ -14,7 +14,7 @@
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
+bool equal_ignoring_ascii_case(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
         char x = a[i], y = b[i];
@@ -27,13 +27,13 @@ bool iequal(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(event_name) {
     const std::string_view name(reinterpret_cast<const char*>(data), size);
     const keyhook::event_type* known = nullptr;
     const keyhook::event_type* folded = nullptr;
     for (const auto& e : keyhook::all_event_types()) {
         if (keyhook::to_string(e) == name) known = &e;
-        if (!folded && iequal(keyhook::to_string(e), name)) folded = &e;
+        if (!folded && equal_ignoring_ascii_case(keyhook::to_string(e), name)) folded = &e;
     }
     const auto parsed = keyhook::try_parse_event_type(name);
     fuzz::check(parsed.has_value() == (known != nullptr), "accepted iff one of the 53 names");

@@ -77,7 +77,7 @@ std::string write_page(const keyhook::key_list_page& p) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(key_list) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     keyhook::key_list_options strict_options;
     strict_options.mode = keyhook::key_list_mode::strict;

@@ -96,7 +96,7 @@ void rate(FuzzedDataProvider& in) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(key_policy) {
     if (size == 0) return 0;
     const auto surface = data[0] % 3;
     if (surface == 2) {

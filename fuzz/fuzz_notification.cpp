@@ -137,7 +137,7 @@ void fuzz_writer(FuzzedDataProvider& in) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(notification) {
     if (size == 0) return 0;
     if ((data[0] & 1) == 0) {
         fuzz_received(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));

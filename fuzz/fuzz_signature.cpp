@@ -109,7 +109,7 @@ std::vector<std::string_view> entries(std::string_view header) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(signature) {
     FuzzedDataProvider in(data, size);
     // B1: any non-empty key verifies (Svix's documentation has an 18-byte one).
     const std::size_t key_size = in.ConsumeIntegralInRange<std::size_t>(1, 100);

@@ -19,6 +19,7 @@
 
 #include <date/date.h>
 
+#include "fuzz_common.hpp"
 #include "keyhook/timestamps.hpp"
 
 namespace {
@@ -98,7 +99,7 @@ bool date_parse(const std::string& text, keyhook::timestamp& out) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(timestamp) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     const auto parsed = keyhook::try_parse_timestamp(text);
     const auto reference = reference_parse(text);

@@ -441,7 +441,7 @@ void fuzz_address(std::string_view text, const endpoint_policy& policy) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+KEYHOOK_FUZZ_TARGET(webhook) {
     if (size == 0) return 0;
     endpoint_policy policy;
     policy.allow_http = (data[0] & 4) != 0;

@@ -1145,6 +1145,43 @@ TEST_CASE("L3: filters by status, type, group and name substring", "[L3][key_lis
     }
 }
 
+TEST_CASE("L3: the name substring search agrees with a plain scan on every short text", "[L3][key_list]") {
+    // Every needle of up to 5 and every name of up to 6 letters from {a, A, b}:
+    // overlaps, periodic needles and case folding, both outcomes, against the
+    // obvious quadratic scan.
+    const auto all = [](std::size_t max_len) {
+        std::vector<std::string> out{""};
+        for (std::size_t i = 0; out[i].size() < max_len; ++i)
+            for (char c : {'a', 'A', 'b'}) out.push_back(out[i] + c);
+        return out;
+    };
+    const auto lower = [](std::string s) {
+        for (auto& c : s)
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        return s;
+    };
+    const auto names = all(6), needles = all(5);
+    std::size_t found = 0, checked = 0;
+    keyhook::api_key key;
+    keyhook::key_filter filter;
+    for (const auto& name : names) {
+        const std::string folded_name = lower(name);
+        key.name = name;
+        for (const auto& needle : needles) {
+            const bool expected = folded_name.find(lower(needle)) != std::string::npos;
+            filter.name_contains = needle;
+            if (filter.matches(key, fixed_now) != expected) {
+                FAIL_CHECK("name \"" << name << "\", needle \"" << needle << "\": expected " << expected);
+            }
+            found += expected ? 1 : 0;
+            ++checked;
+        }
+    }
+    CHECK(checked == names.size() * needles.size());
+    CHECK(found > 0);
+    CHECK(found < checked);
+}
+
 TEST_CASE("L3: filters print readably", "[L3][key_list]") {
     keyhook::key_filter f;
     CHECK(printed(f) == "key_filter{}");

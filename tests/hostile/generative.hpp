@@ -227,29 +227,61 @@ inline std::string splice(const nlohmann::ordered_json& doc, const nlohmann::jso
     return text.substr(0, at) + raw + text.substr(at + hole.size() + 2);
 }
 
-// Strings of members named in `names`, found by a bounded walk of a parsed copy.
-inline void collect_secrets(const nlohmann::json& j, const std::set<std::string>& names, std::vector<std::string>& out,
-                            int depth = 0) {
-    if (depth > 16) return;
-    if (j.is_object()) {
-        for (auto it = j.begin(); it != j.end(); ++it) {
-            if (names.count(it.key()) && it->is_string()) {
-                const auto s = it->get<std::string>();
-                // A masked value (it has '*') or a short one is not a secret to find.
-                if (s.size() >= 8 && s.find('*') == std::string::npos) out.push_back(s);
-            }
-            collect_secrets(*it, names, out, depth + 1);
-        }
-    } else if (j.is_array()) {
-        for (const auto& e : j) collect_secrets(e, names, out, depth + 1);
+// Strings of members named in `names`, in objects at most 16 levels deep,
+// found by one SAX pass (no document is built: the attacks include 10 MB
+// strings and 10^5 levels, and a parsed copy of each made this the suite's
+// slowest step). A repeated member gives every string value it has. Text
+// that is not JSON gives none (its secrets are the surface's own).
+class secret_collector : public nlohmann::json_sax<nlohmann::json> {
+public:
+    secret_collector(const std::set<std::string>& names, std::vector<std::string>& out) : names_(names), out_(out) {}
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t&) override { return value(); }
+    bool binary(binary_t&) override { return value(); }
+    bool string(string_t& s) override {
+        // A masked value (it has '*') or a short one is not a secret to find.
+        if (named_ && s.size() >= 8 && s.find('*') == std::string::npos) out_.push_back(s);
+        return value();
     }
-}
+    bool start_object(std::size_t) override { return open(true); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        named_ = open_.size() <= 17 && open_.back() && names_.count(k) > 0;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+private:
+    bool value() {
+        named_ = false;
+        return true;
+    }
+    bool open(bool object) {
+        named_ = false;
+        open_.push_back(object);
+        return true;
+    }
+    bool close() {
+        open_.pop_back();
+        return value();
+    }
+    const std::set<std::string>& names_;
+    std::vector<std::string>& out_;
+    std::vector<bool> open_;  // the open containers, innermost last: true for an object
+    bool named_ = false;      // the next value is a named member's
+};
 
 inline std::vector<std::string> secrets_of(const surface& s, const std::string& text) {
     std::vector<std::string> out = s.secrets;
     if (s.json && !s.secret_members.empty()) {
-        auto j = nlohmann::json::parse(text, nullptr, false);
-        if (!j.is_discarded()) collect_secrets(j, s.secret_members, out);
+        std::vector<std::string> found;
+        secret_collector sax(s.secret_members, found);
+        if (nlohmann::json::sax_parse(text, &sax)) out.insert(out.end(), found.begin(), found.end());
     }
     return out;
 }

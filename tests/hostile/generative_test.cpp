@@ -314,6 +314,29 @@ TEST_CASE("generative: the engine's properties can fail", "[hostile][generative]
     CHECK(gen::any_index("x[\"1\"]") == "x[\"1\"]");
     const auto doc = nlohmann::ordered_json::parse(R"({"a":[1,{"b":"c"}]})");
     CHECK(gen::splice(doc, nlohmann::json::json_pointer("/a/1/b"), "1e400") == R"({"a":[1,{"b":1e400}]})");
+    // The secrets of an input: named members' strings of 8 bytes or more
+    // without '*', at most 16 levels deep, every value of a repeated member;
+    // none when the text is not JSON.
+    gen::surface masked;
+    masked.secret_members = {"masked"};
+    masked.secrets = {"own-secret"};
+    using list = std::vector<std::string>;
+    CHECK(gen::secrets_of(masked, R"({"masked":"12345678","x":[{"masked":"abcdefgh"}],"y":{"masked":"1234567"}})") ==
+          list{"own-secret", "12345678", "abcdefgh"});
+    CHECK(gen::secrets_of(masked, R"({"masked":"abc*defgh","other":"12345678","masked":"87654321"})") ==
+          list{"own-secret", "87654321"});
+    CHECK(gen::secrets_of(masked, R"({"masked":"first-one","masked":"second-one"})") ==
+          list{"own-secret", "first-one", "second-one"});
+    CHECK(gen::secrets_of(masked, R"({"masked":"12345678")") == list{"own-secret"});
+    const auto nested = [](int levels) {
+        std::string t;
+        for (int i = 0; i < levels; ++i) t += "{\"a\":";
+        t += R"({"masked":"deep-secret"})";
+        for (int i = 0; i < levels; ++i) t += "}";
+        return t;
+    };
+    CHECK(gen::secrets_of(masked, nested(16)) == list{"own-secret", "deep-secret"});
+    CHECK(gen::secrets_of(masked, nested(17)) == list{"own-secret"});
 }
 
 // ---------------------------------------------------------------------------
