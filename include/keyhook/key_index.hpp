@@ -120,7 +120,8 @@ public:
     // `tenant`, with the permissions `policy` gives the record's groups (K9).
     // Errors: invalid_key (path "key") for an empty key or one already indexed;
     // invalid_value (path "id") for an id already indexed. Returns the number
-    // of keys now in the index.
+    // of keys now in the index. Amortized constant time: the storage grows
+    // geometrically, as a vector's does under push_back.
     [[nodiscard]] KEYHOOK_INLINE result<std::size_t> try_add(std::string_view tenant, const api_key& record,
                                                              const secret& key, const permission_policy& policy);
 

@@ -88,7 +88,7 @@ TEST_CASE("J3: the counter sees bytes and the peak", "[J3][allocation]") {
     CHECK(keyhook::parse_key_list(list_head("1") + min_record + "]}}").records.size() == 1);
 }
 
-TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][L2][allocation]") {
+TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][L2][allocation][large]") {
     const auto parse = [](const std::string& s) { return keyhook::try_parse_key_list(s); };
     const auto strict = [](const std::string& s) {
         keyhook::key_list_options o;
@@ -135,7 +135,7 @@ TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][
         parse);
 }
 
-TEST_CASE("J3: try_parse_json stays within 4 bytes a byte, linearly", "[J3][allocation]") {
+TEST_CASE("J3: try_parse_json stays within 4 bytes a byte, linearly", "[J3][allocation][large]") {
     const auto parse = [](const std::string& s) { return keyhook::try_parse_json(s); };
     const std::size_t n = 200'000;
     // The DOM of small values takes 16 bytes or more each: refused once past the budget.
@@ -177,7 +177,7 @@ TEST_CASE("J3: try_parse_json stays within 4 bytes a byte, linearly", "[J3][allo
     CHECK(keyhook::try_parse_json(fill("[", "0", ",0", "]", 10 * n)).error().code == keyhook::errc::limit_exceeded);
 }
 
-TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[J3][H7][allocation]") {
+TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[J3][H7][allocation][large]") {
     const auto parse = [](const std::string& s) { return keyhook::try_parse_notification(s); };
     const std::size_t n = 100'000;  // 10n is within the default 1 MiB body limit
     check_j3(
@@ -216,7 +216,7 @@ TEST_CASE("J3: a declared pageSize never sizes an allocation the input cannot fi
 }
 
 TEST_CASE("J3: the names of one object's 2^21 + 1 smallest members stay within 4 bytes a byte",
-          "[J3][J1][H7][L2][allocation]") {
+          "[J3][J1][H7][L2][allocation][large]") {
     // A third outside review: 8 bytes of bookkeeping a member ("":0 is 5 bytes),
     // held twice over while the vector grew past 2^21, came to 4.8 bytes a byte.
     std::string body = R"({"x":{"":0)";

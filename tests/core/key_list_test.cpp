@@ -614,7 +614,7 @@ TEST_CASE("J3: a pageSize below the page still keeps every record", "[J3][L2][ke
     }
 }
 
-TEST_CASE("J3: pages past the first block of 1,024 records keep every record in order", "[J3][L2][key_list]") {
+TEST_CASE("J3: pages past the first block of 1,024 records keep every record in order", "[J3][L2][key_list][large]") {
     // The first 1,024 records go to one block, the rest to blocks of 256 that
     // are gathered into one vector at the end; a page of records of nearly the
     // smallest size takes a second pass instead (json_memory_test.cpp).
@@ -638,7 +638,7 @@ TEST_CASE("J3: pages past the first block of 1,024 records keep every record in 
     }
 }
 
-TEST_CASE("J3: room reserved on the word of pageSize never refuses a page", "[J3][L2][key_list]") {
+TEST_CASE("J3: room reserved on the word of pageSize never refuses a page", "[J3][L2][key_list][large]") {
     // One record with 200,000 groups of n bytes: with 11 bytes the groups
     // alone pass J3's budget, with 12 they fit. A pageSize of 10^8 sizes the
     // first block of records at a quarter of the budget; when the budget then
