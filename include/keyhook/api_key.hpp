@@ -14,8 +14,6 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
-#include "keyhook/detail/json_members.hpp"
-#include "keyhook/detail/members.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -116,61 +114,19 @@ inline constexpr std::string_view expire_at = "expireAt";
 inline constexpr std::string_view last_used_at = "lastUsedAt";
 }  // namespace member
 
-// The record's one member table (detail/members.hpp): the readers (DOM and the
-// list call's SAX decoder), the writer, equality, heap accounting and the test
-// builder all come from it. Its order is the order both readers check members
-// in: when a record has several faults, the first in this order is reported.
-// Adding a member is two edits: the struct above and its row here.
-namespace detail {
-
-// `masked` is read as text and masked again when written (P2): a well-formed
-// mask is unchanged, a record that wrongly holds a full key never writes it (M3).
-struct masked_text_form : text_form {
-    static std::string write(const std::string& v) { return mask_key(v); }
-};
-
-inline std::string_view key_status_text(key_status s) noexcept { return to_string(s); }
-using key_status_form = enum_form<key_status, read_key_status, unknown_key_status, key_status_text>;
-
-template <>
-struct members_of<api_key> {
-    static constexpr auto rows = std::make_tuple(  //
-        row<text_form>(member::id, &api_key::id, presence::required),
-        row<text_form>(member::user_id, &api_key::user_id, presence::optional),
-        row<text_form>(member::name, &api_key::name, presence::required),
-        row<text_form>(member::description, &api_key::description, presence::optional),
-        row<masked_text_form>(member::masked, &api_key::masked, presence::optional),
-        row<key_status_form>(member::status, &api_key::status, presence::required),
-        row<text_form>(member::type, &api_key::type, presence::optional),
-        row<string_list_form>(member::groups, &api_key::groups, presence::optional),
-        row<time_form>(member::created_at, &api_key::created_at, presence::optional),
-        row<text_form>(member::created_by, &api_key::created_by, presence::optional),
-        row<time_form>(member::updated_at, &api_key::updated_at, presence::optional),
-        row<time_form>(member::active_from, &api_key::active_from, presence::required),
-        row<time_form>(member::expire_at, &api_key::expire_at, presence::required),
-        row<time_form>(member::last_used_at, &api_key::last_used_at, presence::optional));
-};
-static_assert(members_complete<api_key>());
-
-// try_api_key_from_json's body. Result is a parameter so that result<api_key>
-// is compiled only where a record is read, not where this header is read.
-template <class Json, class Result = result<api_key>>
-Result read_api_key(const Json& j, const std::string& path) {
-    api_key k;
-    if (auto e = read_members(j, path, k)) return std::move(*e);
-    return k;
-}
-
-}  // namespace detail
+// The record's one member table lives in detail/api_key_table.hpp: the
+// readers (DOM and the list call's SAX decoder), the writer, equality, heap
+// accounting and the test builder all come from it. This header only declares,
+// so that a program built in compiled mode does not instantiate the table in
+// every translation unit; header-only mode includes the definitions at the end.
 
 // Reads one record from a parsed JSON value; `path` names where it sits (for
 // instance "data.result[3]") and prefixes every error path. A template on the
-// JSON type, so only its caller needs <nlohmann/json.hpp>.
+// JSON type, so only its caller needs <nlohmann/json.hpp>. In compiled mode the
+// library provides it for nlohmann::json and nlohmann::ordered_json.
 template <class Json = nlohmann::json>
 [[nodiscard]] result<api_key> try_api_key_from_json(const detail::non_deduced_t<Json>& j,
-                                                    const std::string& path = {}) {
-    return detail::read_api_key(j, path);
-}
+                                                    const std::string& path = {});
 template <class Json = nlohmann::json>
 [[nodiscard]] api_key api_key_from_json(const detail::non_deduced_t<Json>& j, const std::string& path = {}) {
     return try_api_key_from_json<Json>(j, path).value();
@@ -186,9 +142,7 @@ void from_json(const Json& j, api_key& k) {
 // optional members are written as null, timestamps as T4, `masked` masked
 // again (P2, M3).
 template <class Json>
-void to_json(Json& j, const api_key& k) {
-    detail::write_members(j, k);
-}
+void to_json(Json& j, const api_key& k);
 
 // Readable one-line form for logs and test failures: id and masked escaped,
 // name quoted (P1), masked masked again (P2).

@@ -26,9 +26,6 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
-#include "keyhook/detail/delivery_id_form.hpp"
-#include "keyhook/detail/json_members.hpp"
-#include "keyhook/detail/members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/rate_limit.hpp"
@@ -59,7 +56,7 @@ struct endpoint_health {
     std::optional<int> last_status;            // the period's latest failure's HTTP status (none: no response)
     std::optional<timestamp> last_failure_at;  // the period's latest failure (none: read as fail_since)
     std::optional<timestamp> last_success_at;  // the latest success ever reported (none: none yet)
-    // operator== is derived from the member table below.
+    // operator== is derived from the member table (detail/endpoint_health_table.hpp).
 };
 
 // Everything kept per webhook (H10, H11): one value, shared by every worker.
@@ -68,7 +65,7 @@ struct endpoint_state {
     bool disabled = false;
     std::optional<timestamp> disabled_at;
     rate_state throttle;  // H11's GCRA state (K13, burst 1)
-    // operator== is derived from the member table below.
+    // operator== is derived from the member table (detail/endpoint_health_table.hpp).
 };
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s);
 
@@ -199,96 +196,23 @@ private:
     std::map<std::string, endpoint_state, std::less<>> states_;
 };
 
-// The JSON forms, derived from the member tables below (detail/members.hpp).
+// The JSON forms, derived from the member tables (detail/endpoint_health_table.hpp);
+// in compiled mode the library provides them for nlohmann::json and ordered_json.
 // A notice is written (for the owner); the state is written and read back
 // (for the host's store):
 //   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
 //    "lastFailureAt": T4 or null, "lastSuccessAt": T4 or null,
 //    "disabledAt": T4 or null, "throttleTat": T4 or null}
-namespace detail {
-// An HTTP status, 100 to 599.
-struct http_status_form {
-    static constexpr form_kind kind = form_kind::value;
-    static constexpr std::string_view expected = "an HTTP status (integer) or null";
-    template <class Json>
-    static std::optional<error> read(const Json& v, const std::string& path, int& out) {
-        if (!v.is_number_integer()) return wrong_type(path, expected, v);
-        const bool in_range = v.is_number_unsigned()
-                                  ? v.template get<std::uint64_t>() - 100 <= 499
-                                  : v.template get<std::int64_t>() >= 100 && v.template get<std::int64_t>() <= 599;
-        if (!in_range) return error{errc::out_of_range, path, "an HTTP status is 100 to 599"};
-        out = v.template get<int>();
-        return std::nullopt;
-    }
-    template <class Json>
-    static void write(Json& slot, int status) {
-        slot = status;
-    }
-};
-
-}  // namespace detail
-
-template <>
-struct detail::members_of<operational_notice> {
-    using n = operational_notice;
-    static constexpr auto rows = std::make_tuple(
-        row<named_enum_form<notice_type>>("type", &n::type, presence::required),
-        row<time_form>("timestamp", &n::at, presence::required),
-        group<n>("data",  //
-                 row<text_form>("endpointId", &n::webhook_name, presence::required),
-                 row<delivery_id_form>("msgId", &n::delivery, presence::omitted),
-                 row<time_form>("failSince", &n::fail_since, presence::optional),
-                 group<n>("lastAttempt",  //
-                          row<time_form>("timestamp", &n::last_attempt_at, presence::required),
-                          row<http_status_form>("responseStatusCode", &n::last_status, presence::optional))));
-};
-static_assert(detail::members_complete<operational_notice>());
-
-template <>
-struct detail::members_of<endpoint_health> {
-    static constexpr auto rows =
-        std::make_tuple(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
-                        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional),
-                        row<time_form>("lastFailureAt", &endpoint_health::last_failure_at, presence::optional),
-                        row<time_form>("lastSuccessAt", &endpoint_health::last_success_at, presence::optional));
-};
-static_assert(detail::members_complete<endpoint_health>());
-
-template <>
-struct detail::members_of<endpoint_state> {
-    // Every member may be missing: healthy, enabled, unthrottled.
-    static constexpr auto rows = std::make_tuple(
-        part(&endpoint_state::health, members_of<endpoint_health>::rows),
-        row<bool_form>("disabled", &endpoint_state::disabled, presence::optional),
-        row<time_form>("disabledAt", &endpoint_state::disabled_at, presence::optional),
-        part(&endpoint_state::throttle, row<time_form>("throttleTat", &rate_state::tat, presence::optional)));
-
-    static std::optional<error> check(const endpoint_state& s, const std::string& base) {
-        if (s.disabled_at && !s.disabled)
-            return error{errc::invalid_value, path_member(base, "disabledAt"), "set, but disabled is false"};
-        return std::nullopt;
-    }
-};
-static_assert(detail::members_complete<endpoint_state>());
-
-inline bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
-    return detail::members_equal(a, b);
-}
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept;
 inline bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
-inline bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept {
-    return detail::members_equal(a, b);
-}
+[[nodiscard]] KEYHOOK_INLINE bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept;
 inline bool operator!=(const endpoint_state& a, const endpoint_state& b) noexcept { return !(a == b); }
 
 template <class Json>
-void to_json(Json& j, const operational_notice& n) {
-    detail::write_members(j, n);
-}
+void to_json(Json& j, const operational_notice& n);
 
 template <class Json>
-void to_json(Json& j, const endpoint_state& s) {
-    detail::write_members(j, s);
-}
+void to_json(Json& j, const endpoint_state& s);
 
 // Reads the stored form back. Members may be missing (read as healthy,
 // enabled, unthrottled; a state stored before lastFailureAt and lastSuccessAt
@@ -296,11 +220,7 @@ void to_json(Json& j, const endpoint_state& s) {
 // the reason: a wrong type, a timestamp T1 refuses, a status outside 100..599.
 template <class Json = nlohmann::json>
 [[nodiscard]] result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<Json>& j,
-                                                                  std::string_view path = "") {
-    endpoint_state s;
-    if (auto e = detail::read_members(j, std::string(path), s)) return std::move(*e);
-    return s;
-}
+                                                                  std::string_view path = "");
 
 }  // namespace keyhook
 

@@ -101,9 +101,8 @@ void prefetch_value(const std::optional<T>& v) noexcept {
     if (v) prefetch_value(*v);
 }
 
-inline void prefetch_strings(const api_key& k) noexcept {
-    visit_members(k, [](const auto&, const auto& value) noexcept { prefetch_value(value); });
-}
+// Every string member's heap text (from api_key's member table, so a new member is covered).
+KEYHOOK_INLINE void prefetch_strings(const api_key& k) noexcept;
 
 template <class Out, class Ptr, class Take>
 void copy_view(const std::vector<view_entry<Ptr>>& entries, Out& out, Take take) {

@@ -17,7 +17,8 @@
 // Members not named here are refused, unlike elsewhere in keyhook: a misspelt
 // "allowedAddresses" must not open a key to every address. null counts as
 // missing. Errors carry the JSON path ("policy.rateLimit.burst") and say why.
-// Reader and writer are derived from the member tables in key_policy.hpp.
+// Reader and writer are derived from the member tables (detail/key_policy_table.hpp);
+// in compiled mode the library provides them for nlohmann::json and ordered_json.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +29,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/config.hpp"
-#include "keyhook/detail/json_members.hpp"
-#include "keyhook/detail/members.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/key_policy.hpp"
 #include "keyhook/rate_limit.hpp"
@@ -43,11 +42,7 @@ namespace keyhook {
 // max_rate_window), out_of_range (a whole number outside its bounds).
 template <class Json = nlohmann::json>
 [[nodiscard]] result<key_policy> try_key_policy_from_json(const detail::non_deduced_t<Json>& j,
-                                                          std::string_view path = "policy") {
-    key_policy p;
-    if (auto e = detail::read_members(j, std::string(path), p)) return std::move(*e);
-    return p;
-}
+                                                          std::string_view path = "policy");
 template <class Json = nlohmann::json>
 [[nodiscard]] key_policy key_policy_from_json(const detail::non_deduced_t<Json>& j, std::string_view path = "policy") {
     return try_key_policy_from_json<Json>(j, path).value();
@@ -57,11 +52,7 @@ template <class Json = nlohmann::json>
 // invalid_value, out_of_range, invalid_timestamp.
 template <class Json = nlohmann::json>
 [[nodiscard]] result<key_usage> try_key_usage_from_json(const detail::non_deduced_t<Json>& j,
-                                                        std::string_view path = "usage") {
-    key_usage u;
-    if (auto e = detail::read_members(j, std::string(path), u)) return std::move(*e);
-    return u;
-}
+                                                        std::string_view path = "usage");
 template <class Json = nlohmann::json>
 [[nodiscard]] key_usage key_usage_from_json(const detail::non_deduced_t<Json>& j, std::string_view path = "usage") {
     return try_key_usage_from_json<Json>(j, path).value();
@@ -71,21 +62,21 @@ template <class Json = nlohmann::json>
 // Members that impose nothing are left out; a refill without credits (which
 // key_policy_problems reports) is not written. Reading throws keyhook::exception.
 template <class Json>
-void to_json(Json& j, const key_policy& p) {
-    detail::write_members(j, p);
-}
+void to_json(Json& j, const key_policy& p);
 template <class Json>
 void from_json(const Json& j, key_policy& p) {
     p = key_policy_from_json<Json>(j);
 }
 
 template <class Json>
-void to_json(Json& j, const key_usage& u) {
-    detail::write_members(j, u);
-}
+void to_json(Json& j, const key_usage& u);
 template <class Json>
 void from_json(const Json& j, key_usage& u) {
     u = key_usage_from_json<Json>(j);
 }
 
 }  // namespace keyhook
+
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/key_policy_json.ipp"
+#endif

@@ -7,11 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "keyhook/config.hpp"
-#include "keyhook/detail/members.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
@@ -45,27 +43,7 @@ struct received_notification {
     std::vector<std::string> mismatches;
 };
 
-// The member table (detail/members.hpp), in the order type errors are
-// reported: the top-level members, then those of Data (the path is the
-// member's place in the body). The members a reader computes are derived rows.
-template <>
-struct detail::members_of<received_notification> {
-    static constexpr auto rows = std::make_tuple(  //
-        row<text_form>("FolderName", &received_notification::folder_name, presence::optional),
-        row<text_form>("ServiceName", &received_notification::service_name, presence::optional),
-        row<text_form>("EntityId", &received_notification::entity_id, presence::optional),
-        row<text_form>("UserAction", &received_notification::user_action, presence::optional),
-        derived_row("event", &received_notification::event),
-        row<text_form>("AuditType", &received_notification::audit_type, presence::optional),
-        row<text_form>("Tenant", &received_notification::tenant, presence::optional),
-        row<text_form>("RequestTimeStamp", &received_notification::request_time_text, presence::optional),
-        derived_row("request_time", &received_notification::request_time),
-        row<text_form>("Data.FileName", &received_notification::file_name, presence::optional),
-        row<text_form>("Data.ServiceVersionId", &received_notification::service_version_id, presence::optional),
-        derived_row("mismatches", &received_notification::mismatches));
-};
-static_assert(detail::members_complete<received_notification>());
-
+// Its member table is in detail/received_notification_table.hpp.
 [[nodiscard]] KEYHOOK_INLINE bool operator==(const received_notification& a, const received_notification& b);
 [[nodiscard]] KEYHOOK_INLINE bool operator!=(const received_notification& a, const received_notification& b);
 

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/api_key.hpp"
+#include "keyhook/detail/api_key_table.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
 

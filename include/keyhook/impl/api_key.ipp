@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "keyhook/api_key.hpp"
+#include "keyhook/detail/api_key_table.hpp"
 #include "keyhook/detail/ascii.hpp"
 
 namespace keyhook {
@@ -61,3 +62,16 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_key& k) {
 }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the JSON forms a program's translation units only declare.
+#include <nlohmann/json.hpp>
+namespace keyhook {
+#define KEYHOOK_API_KEY_JSON(Json)                                                           \
+    template result<api_key> try_api_key_from_json<Json>(const Json&, const std::string&); \
+    template void to_json<Json>(Json&, const api_key&);
+KEYHOOK_API_KEY_JSON(nlohmann::json)
+KEYHOOK_API_KEY_JSON(nlohmann::ordered_json)
+#undef KEYHOOK_API_KEY_JSON
+}  // namespace keyhook
+#endif

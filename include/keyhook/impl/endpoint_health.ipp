@@ -6,12 +6,21 @@
 #include <utility>
 
 #include "keyhook/endpoint_health.hpp"
+#include "keyhook/detail/endpoint_health_table.hpp"
 #include "keyhook/escape.hpp"
 
 namespace keyhook {
 
 KEYHOOK_INLINE std::string_view to_string(notice_type t) noexcept {
     return detail::enum_names<notice_type>::values[static_cast<std::size_t>(t)];
+}
+
+KEYHOOK_INLINE bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
+    return detail::members_equal(a, b);
+}
+
+KEYHOOK_INLINE bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept {
+    return detail::members_equal(a, b);
 }
 
 KEYHOOK_INLINE bool operator==(const operational_notice& a, const operational_notice& b) {
@@ -192,3 +201,17 @@ KEYHOOK_INLINE void endpoint_registry::set(const std::string& webhook_name, cons
 }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the JSON forms a program's translation units only declare.
+#include <nlohmann/json.hpp>
+namespace keyhook {
+#define KEYHOOK_ENDPOINT_JSON(Json)                                                                     \
+    template void to_json<Json>(Json&, const operational_notice&);                                    \
+    template void to_json<Json>(Json&, const endpoint_state&);                                        \
+    template result<endpoint_state> try_endpoint_state_from_json<Json>(const Json&, std::string_view);
+KEYHOOK_ENDPOINT_JSON(nlohmann::json)
+KEYHOOK_ENDPOINT_JSON(nlohmann::ordered_json)
+#undef KEYHOOK_ENDPOINT_JSON
+}  // namespace keyhook
+#endif

@@ -9,11 +9,16 @@
 
 #include <ostream>
 
+#include "keyhook/detail/api_key_table.hpp"
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/key_list_view.hpp"
 #include "keyhook/status.hpp"
 
 namespace keyhook {
+
+KEYHOOK_INLINE void detail::prefetch_strings(const api_key& k) noexcept {
+    visit_members(k, [](const auto&, const auto& value) noexcept { prefetch_value(value); });
+}
 
 KEYHOOK_INLINE bool operator==(const key_filter& a, const key_filter& b) {
     return a.status == b.status && a.type == b.type && a.group == b.group && a.name_contains == b.name_contains;

@@ -9,6 +9,7 @@
 
 #include "keyhook/escape.hpp"
 #include "keyhook/key_policy.hpp"
+#include "keyhook/detail/key_policy_table.hpp"
 
 namespace keyhook {
 
@@ -161,6 +162,12 @@ KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>&
     }
     return out;
 }
+
+KEYHOOK_INLINE bool operator==(const credit_refill& a, const credit_refill& b) noexcept {
+    return detail::members_equal(a, b);
+}
+
+KEYHOOK_INLINE bool operator==(const key_usage& a, const key_usage& b) noexcept { return detail::members_equal(a, b); }
 
 KEYHOOK_INLINE bool operator==(const key_policy& a, const key_policy& b) noexcept {
     return detail::members_equal(a, b);

@@ -13,6 +13,7 @@
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/utf8.hpp"
 #include "keyhook/notification.hpp"
+#include "keyhook/detail/notification_table.hpp"
 
 namespace keyhook {
 
@@ -189,3 +190,12 @@ KEYHOOK_INLINE bool operator==(const notification& a, const notification& b) { r
 KEYHOOK_INLINE bool operator!=(const notification& a, const notification& b) { return !(a == b); }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the JSON form a program's translation units only declare.
+#include <nlohmann/json.hpp>
+namespace keyhook {
+template void to_json<nlohmann::json>(nlohmann::json&, const notification&);
+template void to_json<nlohmann::ordered_json>(nlohmann::ordered_json&, const notification&);
+}  // namespace keyhook
+#endif

@@ -14,7 +14,9 @@
 
 #include "keyhook/detail/json_parser.hpp"
 #include "keyhook/detail/utf8.hpp"
-#include "keyhook/notification.hpp"  // notification_layout, json_byte_classes
+#include "keyhook/notification.hpp"  // json_byte_classes
+#include "keyhook/detail/notification_table.hpp"
+#include "keyhook/detail/received_notification_table.hpp"
 #include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/crypto/key_rotation.hpp"
+#include "keyhook/crypto/detail/key_rotation_table.hpp"
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/json_input.hpp"
 
