@@ -1,0 +1,21 @@
+# Tests that run key_gateway and key_admin as users run them, several steps
+# each. Included from examples/CMakeLists.txt once the programs are known
+# (tests/cli/CMakeLists.txt runs before the examples are added).
+set(_cli_tests "${PROJECT_SOURCE_DIR}/tests/cli")
+set(_cli_work "${PROJECT_BINARY_DIR}/tests/cli")
+
+# [K16] key_gateway fails closed: --proxy without --trusted-proxy is a usage
+# error that names --trusted-proxy (started, it would judge every call as the
+# proxy's own subrequest from the proxy's address).
+if(TARGET key_gateway)
+    set(_key_gateway_args "--listen|127.0.0.1:0|--store|${_cli_work}/gateway_none.jsonl|--routes|${_cli_work}/gateway_none.json")
+    foreach(_proxy nginx traefik)
+        add_test(NAME key_gateway.${_proxy}_needs_trusted_proxy
+            COMMAND "${CMAKE_COMMAND}" -E env "KEYHOOK_PEPPERS=p1:YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE="
+                    "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:key_gateway> "-DARGS=${_key_gateway_args}|--proxy|${_proxy}"
+                    -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^key_gateway: --proxy needs --trusted-proxy CIDR[^\n]*\nusage: key_gateway "
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(key_gateway.${_proxy}_needs_trusted_proxy PROPERTIES LABELS "cli;K16")
+    endforeach()
+endif()
