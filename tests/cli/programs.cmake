@@ -19,3 +19,18 @@ if(TARGET key_gateway)
         set_tests_properties(key_gateway.${_proxy}_needs_trusted_proxy PROPERTIES LABELS "cli;K16")
     endforeach()
 endif()
+
+# key_admin in several steps on a store of its own (tests/cli/key_admin_store.py):
+#   key_admin.reactivation_is_explicit  [K6]
+if(TARGET key_admin)
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_Interpreter_FOUND)
+        # key_admin_store_test(NAME SECTION LABELS...)
+        function(key_admin_store_test name section)
+            add_test(NAME key_admin.${name}
+                COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/key_admin_store.py" $<TARGET_FILE:key_admin> ${section})
+            set_tests_properties(key_admin.${name} PROPERTIES LABELS "cli;${ARGN}" TIMEOUT 120)
+        endfunction()
+        key_admin_store_test(reactivation_is_explicit k6 K6)
+    endif()
+endif()
