@@ -10,20 +10,22 @@
 //                  the last use; rate states stay in the gateway's memory)
 //
 // Never a plaintext key: nothing here is handed one. The file is replaced
-// whole (a temporary file, fsync, rename), so a reader sees the old or the
-// new file, never half of one. Writers take an advisory lock (flock on
+// whole (a temporary file of a unique name, 0600, fsync, rename), so a
+// reader sees the old or the new file, never half of one (K18). Writers take an advisory lock (flock on
 // FILE.lock, which a rename does not replace) and re-read the file under it,
 // so two programs writing never undo each other's changes; see
 // apply_write_backs for the gateway's merge. POSIX only.
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -320,9 +322,12 @@ private:
 
     keyhook::result<void> write_unlocked(const std::vector<entry>& entries) {
         const std::string text = format_store(entries);
-        const std::string temp = path_ + ".tmp";  // only the lock holder writes it
-        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) return io_error(temp, "cannot create");
+        // K18: a temporary name of its own beside the store (mkstemp: created
+        // 0600 with O_EXCL, so never through a symlink planted in the
+        // directory, and a file a crash left behind never blocks a write).
+        std::string temp = path_ + ".tmp.XXXXXX";
+        const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+        if (fd < 0) return io_error(path_ + ".tmp.*", "cannot create");
         std::size_t done = 0;
         while (done < text.size()) {
             const auto n = ::write(fd, text.data() + done, text.size() - done);
@@ -338,6 +343,7 @@ private:
             ::unlink(temp.c_str());
             return io_error(temp, "cannot flush");
         }
+        stop_point_for_tests();
         if (::rename(temp.c_str(), path_.c_str()) != 0) {
             ::unlink(temp.c_str());
             return io_error(path_, "cannot replace");
@@ -350,6 +356,14 @@ private:
             ::close(d);
         }
         return {};
+    }
+
+    // KEY_STORE_TEST_STOP_BEFORE_RENAME=1 (tests only): stop this process
+    // (SIGSTOP) with the new file written and flushed but not yet renamed,
+    // so a test can kill it at exactly that point, deterministically.
+    static void stop_point_for_tests() {
+        const char* stop = std::getenv("KEY_STORE_TEST_STOP_BEFORE_RENAME");
+        if (stop && std::string_view(stop) == "1") ::raise(SIGSTOP);
     }
 
     std::string path_;

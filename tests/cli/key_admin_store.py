@@ -5,11 +5,17 @@
              without --reactivate (naming it, the store unchanged), applied
              with it; --reactivate on a key that is not Revoked is refused;
              update reports the status before and after.
+  files [K18]  under umask 022 the key store and its lock are 0600; a
+             symlink planted at the old temporary name FILE.tmp is not
+             followed; key_admin SIGKILLed between writing its temporary
+             file and renaming it (stopped there by the test hook
+             KEY_STORE_TEST_STOP_BEFORE_RENAME, waited for with waitpid)
+             leaves the store as it was, and the next write succeeds.
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Waits are on conditions, never on sleeps.
     key_admin_store.py KEY_ADMIN SECTION..."""
-import base64, datetime, json, os, shutil, subprocess, sys, tempfile
+import base64, datetime, glob, json, os, shutil, signal, stat, subprocess, sys, tempfile
 
 KEY_ADMIN = sys.argv[1]
 SECTIONS = sys.argv[2:] or ["k6"]
@@ -36,11 +42,15 @@ class Store:
         self.path = os.path.join(self.dir, "keys.jsonl")
         self.peppers = PEPPER_1
 
-    def run(self, *args, env=None):
-        e = {k: v for k, v in os.environ.items() if k != "KEYHOOK_PEPPERS"}
+    def environment(self, env):
+        e = {k: v for k, v in os.environ.items() if k not in ("KEYHOOK_PEPPERS", "KEY_STORE_TEST_STOP_BEFORE_RENAME")}
         e["KEYHOOK_PEPPERS"] = self.peppers
         e.update(env or {})
-        return subprocess.run([KEY_ADMIN, "--store", self.path, *args], env=e, capture_output=True, text=True)
+        return e
+
+    def run(self, *args, env=None):
+        return subprocess.run([KEY_ADMIN, "--store", self.path, *args], env=self.environment(env),
+                              capture_output=True, text=True)
 
     def create(self, tenant, *extra, env=None, valid=(-1, 30)):
         return self.run("create", "--tenant", tenant, "--name", f"key of {tenant}", "--from", iso(valid[0]),
@@ -97,6 +107,73 @@ def section_k6():
                                                                   "after": "Active"},
           "K6", "--reactivate with now in the period: Revoked before, Active after", (r.returncode, r.stdout, r.stderr))
     check(s.records()[revoked]["status"] == "Active", "K6", "the store holds the reactivated key as Active")
+    s.done()
+
+
+def mode(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def section_files():
+    os.umask(0o022)
+    s = Store("files")
+    r = s.create("acme")
+    check(r.returncode == 0, "K18", "create exits 0", r.stderr)
+    check(mode(s.path) == 0o600, "K18", "the key store is 0600 under umask 022", oct(mode(s.path)))
+    check(mode(s.path + ".lock") == 0o600, "K18", "its lock file is 0600", oct(mode(s.path + ".lock")))
+    check(glob.glob(s.path + ".tmp*") == [], "K18", "no temporary file is left after a write",
+          glob.glob(s.path + ".tmp*"))
+
+    # A symlink planted at the temporary name the store used to write.
+    victim = os.path.join(s.dir, "victim")
+    with open(victim, "w") as f:
+        f.write("victim\n")
+    os.chmod(victim, 0o644)
+    os.symlink(victim, s.path + ".tmp")
+    dangling = os.path.join(s.dir, "made-through-a-link")
+    before = s.bytes()
+    r = s.create("acme")
+    check(r.returncode == 0, "K18", "create with a symlink at FILE.tmp exits 0", r.stderr)
+    with open(victim) as f:
+        check(f.read() == "victim\n", "K18", "the file the symlink names is untouched")
+    check(mode(victim) == 0o644, "K18", "the file the symlink names keeps its mode", oct(mode(victim)))
+    check(not os.path.islink(s.path) and mode(s.path) == 0o600, "K18", "the store is a regular file, 0600")
+    check(os.path.islink(s.path + ".tmp"), "K18", "the planted symlink is left where it was")
+    records = s.records()
+    check(records is not None and len(records) == 2, "K18", "the store holds both keys", records)
+    os.unlink(s.path + ".tmp")
+    os.symlink(dangling, s.path + ".tmp")
+    r = s.create("acme")
+    check(r.returncode == 0 and not os.path.exists(dangling), "K18",
+          "a dangling symlink at FILE.tmp creates nothing where it points", r.stderr)
+    os.unlink(s.path + ".tmp")
+
+    # Killed between the temporary file's fsync and the rename.
+    before = s.bytes()
+    p = subprocess.Popen([KEY_ADMIN, "--store", s.path, "create", "--tenant", "acme", "--name", "killed",
+                          "--from", iso(-1), "--until", iso(30), "--group", "user:pf"],
+                         env=s.environment({"KEY_STORE_TEST_STOP_BEFORE_RENAME": "1"}),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status = os.waitpid(p.pid, os.WUNTRACED)  # the condition: stopped at the hook, or ended
+    stopped = os.WIFSTOPPED(status)
+    if check(stopped, "K18", "key_admin stopped at the point between write and rename", status):
+        left = glob.glob(s.path + ".tmp.*")
+        check(len(left) == 1 and mode(left[0]) == 0o600, "K18", "its temporary file exists, 0600",
+              [(x, oct(mode(x))) for x in left])
+        check(s.bytes() == before, "K18", "the store is unchanged while the new file waits")
+        os.kill(p.pid, signal.SIGKILL)
+        _, status = os.waitpid(p.pid, 0)
+        check(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, "K18", "SIGKILL ended it", status)
+    p.returncode = 0  # reaped above
+    p.stdout.close()
+    p.stderr.close()
+    check(s.bytes() == before, "K18", "after the kill the store is as it was")
+    r = s.create("acme")
+    check(r.returncode == 0, "K18", "the next write succeeds despite the leftover temporary file", r.stderr)
+    records = s.records()
+    check(records is not None and len(records) == 4, "K18", "the store reads back with the new key",
+          None if records is None else len(records))
+    check(mode(s.path) == 0o600, "K18", "and is still 0600")
     s.done()
 
 

@@ -22,6 +22,7 @@ endif()
 
 # key_admin in several steps on a store of its own (tests/cli/key_admin_store.py):
 #   key_admin.reactivation_is_explicit  [K6]
+#   key_admin.store_files               [K18] modes, no symlink followed, killed before the rename
 if(TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
@@ -32,5 +33,6 @@ if(TARGET key_admin)
             set_tests_properties(key_admin.${name} PROPERTIES LABELS "cli;${ARGN}" TIMEOUT 120)
         endfunction()
         key_admin_store_test(reactivation_is_explicit k6 K6)
+        key_admin_store_test(store_files files K18)
     endif()
 endif()
