@@ -232,6 +232,10 @@ T value_or_fail(keyhook::result<T> r) {
     return std::move(*r);
 }
 
+void or_fail(const keyhook::result<void>& r) {
+    if (!r) throw failure{r.error()};
+}
+
 void create(const options& o, key_store::store_file& store) {
     require(o, {"--tenant", "--name", "--from", "--until"});
     const auto peppers = peppers_from_environment();
@@ -259,6 +263,7 @@ void create(const options& o, key_store::store_file& store) {
         value_or_fail(value_or_fail(keyhook::crypto::try_compute_stored_digest(peppers, *key)).try_store_form());
     e.usage = keyhook::key_usage::fresh(e.policy, at);
     change_store(store, [&](std::vector<key_store::entry>& entries) {
+        or_fail(key_store::check_key_is_new(entries, peppers, *key));  // K18
         entries.push_back(e);
         return true;
     });
@@ -332,6 +337,7 @@ void rotate(const options& o, key_store::store_file& store) {
         fresh.usage = keyhook::key_usage::fresh(fresh.policy, at);
         fresh.stored_key =
             value_or_fail(value_or_fail(keyhook::crypto::try_compute_stored_digest(peppers, *key)).try_store_form());
+        or_fail(key_store::check_key_is_new(entries, peppers, *key));  // K18
         entries.push_back(fresh);
         return true;
     });

@@ -182,6 +182,29 @@ inline std::string format_store(const std::vector<entry>& entries) {
     return out;
 }
 
+// K18: one stored key is one plaintext key. Whether `key` (a new or rotated
+// key's plaintext, at hand only now) is already stored under any scheme: it
+// is verified against every stored digest, under the pepper each names or as
+// a legacy SHA-256 digest, so the same key stored under an older pepper (a
+// digest string that differs after a pepper rotation) is found too. The
+// refusal names no tenant and no id; a digest under a pepper the set lacks
+// cannot be checked, and refuses as well (naming the pepper id, as K11 does).
+inline keyhook::result<void> check_key_is_new(const std::vector<entry>& entries,
+                                              const keyhook::crypto::pepper_set& peppers, const keyhook::secret& key) {
+    for (const auto& e : entries) {
+        const auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key);
+        if (!digest) return digest.error();  // the reader checked it already
+        const auto match = keyhook::crypto::try_verify_stored_key(peppers, key.reveal(), *digest);
+        if (!match)
+            return keyhook::error{match.error().code, "key",
+                                  "cannot check that the key is not stored already: " + match.error().message};
+        if (match->matched)
+            return keyhook::error{keyhook::errc::invalid_value, "key",
+                                  "this key is already stored (one stored key is one key): the store is unchanged"};
+    }
+    return {};
+}
+
 // What key_gateway writes back for one key (K14's credits, K15's lastUsedAt,
 // K11's rehash).
 struct write_back {
@@ -259,7 +282,9 @@ public:
         auto entries = read_unlocked();
         if (!entries) return entries.error();
         if (!change(*entries, before)) return before;
-        if (auto written = write_unlocked(*entries); !written) return written.error();
+        const std::string text = format_store(*entries);
+        if (auto valid = check_before_write(text); !valid) return valid.error();
+        if (auto written = write_unlocked(text); !written) return written.error();
         return stamp_of(path_);
     }
 
@@ -320,8 +345,20 @@ private:
         return parse_store(text, path_);
     }
 
-    keyhook::result<void> write_unlocked(const std::vector<entry>& entries) {
-        const std::string text = format_store(entries);
+    // K18: what is about to replace the file is read back first with the
+    // reader's own checks (every line valid, no two with one id or one stored
+    // key), so a write never leaves a store that nothing can read. Refused:
+    // the file is left as it was; the reason names the line, never another
+    // line's tenant or id.
+    keyhook::result<void> check_before_write(const std::string& text) const {
+        const auto read_back = parse_store(text, "line");
+        if (read_back) return {};
+        return keyhook::error{read_back.error().code, path_,
+                              "write refused, the store is unchanged: " + read_back.error().path + ": " +
+                                  read_back.error().message};
+    }
+
+    keyhook::result<void> write_unlocked(const std::string& text) {
         // K18: a temporary name of its own beside the store (mkstemp: created
         // 0600 with O_EXCL, so never through a symlink planted in the
         // directory, and a file a crash left behind never blocks a write).

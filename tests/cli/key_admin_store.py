@@ -11,11 +11,16 @@
              file and renaming it (stopped there by the test hook
              KEY_STORE_TEST_STOP_BEFORE_RENAME, waited for with waitpid)
              leaves the store as it was, and the next write succeeds.
+  unique [K18]  one stored key is one key: create with an own key already
+             stored for another tenant is refused (also after a pepper
+             rotation, when the digest string differs, and against a legacy
+             sha256 digest); the refusal names no other tenant or id and
+             shows no key; the store stays as it was and readable.
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Waits are on conditions, never on sleeps.
     key_admin_store.py KEY_ADMIN SECTION..."""
-import base64, datetime, glob, json, os, shutil, signal, stat, subprocess, sys, tempfile
+import base64, datetime, glob, hashlib, json, os, shutil, signal, stat, subprocess, sys, tempfile
 
 KEY_ADMIN = sys.argv[1]
 SECTIONS = sys.argv[2:] or ["k6"]
@@ -174,6 +179,47 @@ def section_files():
     check(records is not None and len(records) == 4, "K18", "the store reads back with the new key",
           None if records is None else len(records))
     check(mode(s.path) == 0o600, "K18", "and is still 0600")
+    s.done()
+
+
+def section_unique():
+    s = Store("unique")
+    own = {"OWN_KEY": "own-key-of-acme-0123456789"}
+    r = s.create("acme", "--own-key-env", "OWN_KEY", env=own)
+    if not check(r.returncode == 0, "K18", "create with an own key exits 0", r.stderr):
+        return
+    first = json.loads(r.stdout)["id"]
+    before = s.bytes()
+
+    def refused(what, *extra, env, tenant="globex"):
+        r = s.create(tenant, *extra, env=env)
+        check(r.returncode == 1, "K18", f"{what}: exit 1", (r.returncode, r.stderr))
+        check("already stored" in r.stderr, "K18", f"{what}: says why", r.stderr)
+        leaked = [x for x in ("acme", first, *env.values()) if x in r.stderr + r.stdout]
+        check(leaked == [], "K18", f"{what}: names no other tenant or id, shows no key", leaked)
+        check(s.bytes() == before, "K18", f"{what}: the store is unchanged")
+        check(s.records() is not None, "K18", f"{what}: the store still reads")
+
+    refused("the same own key for another tenant", "--own-key-env", "OWN_KEY", env=own)
+    # The pepper rotated: p2 current, p1 kept for reading. The new digest string differs.
+    s.peppers = PEPPER_2 + " " + PEPPER_1
+    refused("the same own key after a pepper rotation", "--own-key-env", "OWN_KEY", env=own)
+    # A line migrated from another store: plain SHA-256 of a key.
+    legacy_key = "legacy-key-of-initech-0123456789"
+    line = json.loads(before.decode().splitlines()[0])
+    line.update({"id": "0b6f1c4e-8d7a-4d0e-9a51-3f2b7c9e1d20", "tenant": "initech", "name": "migrated",
+                 "storedKey": "sha256." + hashlib.sha256(legacy_key.encode()).hexdigest()})
+    with open(s.path, "ab") as f:
+        f.write((json.dumps(line) + "\n").encode())
+    before = s.bytes()
+    first = line["id"]
+    refused("an own key stored as a legacy sha256 digest", "--own-key-env", "LEGACY",
+            env={"LEGACY": legacy_key})
+    r = s.create("globex", "--own-key-env", "OTHER", env={"OTHER": "another-own-key-0123456789"})
+    check(r.returncode == 0, "K18", "a different own key is stored", r.stderr)
+    records = s.records()
+    check(records is not None and len(records) == 3, "K18", "the store reads back with three keys",
+          None if records is None else len(records))
     s.done()
 
 

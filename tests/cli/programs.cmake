@@ -23,6 +23,7 @@ endif()
 # key_admin in several steps on a store of its own (tests/cli/key_admin_store.py):
 #   key_admin.reactivation_is_explicit  [K6]
 #   key_admin.store_files               [K18] modes, no symlink followed, killed before the rename
+#   key_admin.one_stored_key_per_key    [K18] an own key stored twice is refused, under any pepper or scheme
 if(TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
@@ -34,5 +35,6 @@ if(TARGET key_admin)
         endfunction()
         key_admin_store_test(reactivation_is_explicit k6 K6)
         key_admin_store_test(store_files files K18)
+        key_admin_store_test(one_stored_key_per_key unique K18)
     endif()
 endif()
