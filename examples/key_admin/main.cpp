@@ -79,11 +79,10 @@ struct options {
 options parse_arguments(int argc, char** argv) {
     static const std::map<std::string, bool> known = {
         // name -> takes a value
-        {"--store", true},   {"--tenant", true},    {"--name", true},    {"--description", true}, {"--group", true},
-        {"--from", true},    {"--until", true},     {"--allow", true},   {"--rate", true},        {"--burst", true},
-        {"--credits", true}, {"--refill", true},    {"--id", true},      {"--own-key-env", true}, {"--format", true},
-        {"--shared", false}, {"--handover", false}, {"--confirm", false},
-        {"--reactivate", false}};
+        {"--store", true},   {"--tenant", true},    {"--name", true},     {"--description", true}, {"--group", true},
+        {"--from", true},    {"--until", true},     {"--allow", true},    {"--rate", true},        {"--burst", true},
+        {"--credits", true}, {"--refill", true},    {"--id", true},       {"--own-key-env", true}, {"--format", true},
+        {"--shared", false}, {"--handover", false}, {"--confirm", false}, {"--reactivate", false}};
     static const std::vector<std::string> repeatable = {"--group", "--allow"};
     options o;
     for (int i = 1; i < argc; ++i) {

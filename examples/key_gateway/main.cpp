@@ -95,8 +95,9 @@ settings parse_arguments(int argc, char** argv) {
     // K16: fail closed. Without a trusted proxy no forwarded header is read,
     // so every call would be judged as the proxy's own subrequest.
     if (s.trusted.empty())
-        throw usage_error{"--proxy needs --trusted-proxy CIDR (the proxy's address): without it the gateway would "
-                          "judge the proxy's own subrequest instead of the call it asks about"};
+        throw usage_error{
+            "--proxy needs --trusted-proxy CIDR (the proxy's address): without it the gateway would "
+            "judge the proxy's own subrequest instead of the call it asks about"};
     return s;
 }
 

@@ -353,9 +353,9 @@ private:
     keyhook::result<void> check_before_write(const std::string& text) const {
         const auto read_back = parse_store(text, "line");
         if (read_back) return {};
-        return keyhook::error{read_back.error().code, path_,
-                              "write refused, the store is unchanged: " + read_back.error().path + ": " +
-                                  read_back.error().message};
+        return keyhook::error{
+            read_back.error().code, path_,
+            "write refused, the store is unchanged: " + read_back.error().path + ": " + read_back.error().message};
     }
 
     keyhook::result<void> write_unlocked(const std::string& text) {

@@ -70,8 +70,7 @@ struct key_update_report {
 
 // try_update_key, and the statuses before and after (same errors).
 [[nodiscard]] KEYHOOK_INLINE result<key_update_report> try_update_key_reported(const api_key& key,
-                                                                               const key_update& change,
-                                                                               timestamp now);
+                                                                               const key_update& change, timestamp now);
 
 // --- Rotate (K7) -----------------------------------------------------------------
 

@@ -272,8 +272,7 @@ TEST_CASE("K11: KEYHOOK_PEPPERS: the first is current, errors never show a peppe
     check("bad id:" + pepper_a, "KEYHOOK_PEPPERS[0]");
 }
 
-TEST_CASE("K18: a write the reader would refuse is refused, and the store is left as it was",
-          "[K18][K16][key_store]") {
+TEST_CASE("K18: a write the reader would refuse is refused, and the store is left as it was", "[K18][K16][key_store]") {
     const auto dir = temp_dir();
     const auto path = dir + "/keys.jsonl";
     key_store::store_file store(path);

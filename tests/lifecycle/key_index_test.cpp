@@ -512,7 +512,8 @@ TEST_CASE("K16: a key of another tenant costs the same digests as an unknown key
     const auto now = at("2024-06-01T00:00:00Z");
     const auto digests_for = [&](const std::string& key) {
         digester->calls = 0;
-        const auto a = authorize(index, key, "acme", api_family::execute(), resource_ref::all(), access_level::read, now);
+        const auto a =
+            authorize(index, key, "acme", api_family::execute(), resource_ref::all(), access_level::read, now);
         CHECK_FALSE(a.allowed());
         return std::make_pair(digester->calls, a.reason());
     };
