@@ -6,7 +6,7 @@
 //             [--allow CIDR]... [--rate N/SECONDS] [--burst N]
 //             [--credits N] [--refill daily|monthly:D]
 //   key_admin --store FILE deactivate --id ID
-//   key_admin --store FILE update --id ID [--name N] [--description D] [--from T] [--until T]
+//   key_admin --store FILE update --id ID [--reactivate] [--name N] [--description D] [--from T] [--until T]
 //             [--group G]... [--allow CIDR]... [--rate N/SECONDS] [--burst N] [--credits N] [--refill ...]
 //   key_admin --store FILE rotate --id ID [--handover]
 //   key_admin --store FILE delete --id ID --confirm
@@ -16,7 +16,11 @@
 // an own key from the variable --own-key-env names: never from the command
 // line, which other users of the machine can read. create and rotate print
 // one JSON line {"id", "key", "masked", "warnings"}: the only time the key is
-// shown; the store receives its digest. Exit 0, 1 on an error, 2 on misuse.
+// shown; the store receives its digest. update prints {"id", "before",
+// "after"}: the key's status before and after (K6). A Revoked key is updated
+// only with --reactivate, and --reactivate is refused on any other key: a
+// description edit must never bring a revoked key back by accident. Exit 0,
+// 1 on an error (the store then unchanged), 2 on misuse.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,7 +49,7 @@ constexpr const char* usage_text =
     "             [--shared] [--own-key-env VAR] [--allow CIDR]... [--rate N/SECONDS] [--burst N]\n"
     "             [--credits N] [--refill daily|monthly:D]\n"
     "  deactivate --id ID\n"
-    "  update     --id ID [--name N] [--description D] [--from T] [--until T] [--group G]...\n"
+    "  update     --id ID [--reactivate] [--name N] [--description D] [--from T] [--until T] [--group G]...\n"
     "             [--allow CIDR]... [--rate N/SECONDS] [--burst N] [--credits N] [--refill ...]\n"
     "  rotate     --id ID [--handover]\n"
     "  delete     --id ID --confirm\n"
@@ -75,10 +79,10 @@ struct options {
 options parse_arguments(int argc, char** argv) {
     static const std::map<std::string, bool> known = {
         // name -> takes a value
-        {"--store", true},   {"--tenant", true},    {"--name", true},    {"--description", true}, {"--group", true},
-        {"--from", true},    {"--until", true},     {"--allow", true},   {"--rate", true},        {"--burst", true},
-        {"--credits", true}, {"--refill", true},    {"--id", true},      {"--own-key-env", true}, {"--format", true},
-        {"--shared", false}, {"--handover", false}, {"--confirm", false}};
+        {"--store", true},   {"--tenant", true},    {"--name", true},     {"--description", true}, {"--group", true},
+        {"--from", true},    {"--until", true},     {"--allow", true},    {"--rate", true},        {"--burst", true},
+        {"--credits", true}, {"--refill", true},    {"--id", true},       {"--own-key-env", true}, {"--format", true},
+        {"--shared", false}, {"--handover", false}, {"--confirm", false}, {"--reactivate", false}};
     static const std::vector<std::string> repeatable = {"--group", "--allow"};
     options o;
     for (int i = 1; i < argc; ++i) {
@@ -227,6 +231,10 @@ T value_or_fail(keyhook::result<T> r) {
     return std::move(*r);
 }
 
+void or_fail(const keyhook::result<void>& r) {
+    if (!r) throw failure{r.error()};
+}
+
 void create(const options& o, key_store::store_file& store) {
     require(o, {"--tenant", "--name", "--from", "--until"});
     const auto peppers = peppers_from_environment();
@@ -254,6 +262,7 @@ void create(const options& o, key_store::store_file& store) {
         value_or_fail(value_or_fail(keyhook::crypto::try_compute_stored_digest(peppers, *key)).try_store_form());
     e.usage = keyhook::key_usage::fresh(e.policy, at);
     change_store(store, [&](std::vector<key_store::entry>& entries) {
+        or_fail(key_store::check_key_is_new(entries, peppers, *key));  // K18
         entries.push_back(e);
         return true;
     });
@@ -277,17 +286,36 @@ void update(const options& o, key_store::store_file& store) {
     if (o.one("--from")) change.active_from = time_option(o, "--from");
     if (o.one("--until")) change.expire_at = time_option(o, "--until");
     if (const auto* v = o.all("--group")) change.groups = *v;
+    const bool reactivate = o.flag("--reactivate");
+    keyhook::key_update_report report;
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         auto& e = find_entry(entries, *o.one("--id"));
         const auto at = now();
         auto policy = e.policy;
         const bool credits_set = apply_policy_options(o, policy);
-        e.record = value_or_fail(keyhook::try_update_key(e.record, change, at));
+        report = value_or_fail(keyhook::try_update_key_reported(e.record, change, at));
+        // K6: reactivation is explicit. Refused before anything is written.
+        const bool revoked = report.before == keyhook::key_status::revoked;
+        if (revoked && !reactivate)
+            throw failure{keyhook::error{keyhook::errc::invalid_value, "--id",
+                                         "the key is Revoked: an update applies to it only with --reactivate "
+                                         "(the key is unchanged)"}};
+        if (!revoked && reactivate)
+            throw failure{keyhook::error{keyhook::errc::invalid_value, "--reactivate",
+                                         "the key is not Revoked (it is " +
+                                             std::string(keyhook::to_string(report.before)) +
+                                             "): there is nothing to reactivate (the key is unchanged)"}};
+        e.record = report.record;
         e.policy = policy;
         // New credits start afresh now; the gateway's write-back sees the change and keeps it.
         if (credits_set) e.usage.credits = keyhook::credit_state{policy.initial_credits, at};
         return true;
     });
+    nlohmann::json out;
+    out["id"] = report.record.id.str();
+    out["before"] = std::string(keyhook::to_string(report.before));
+    out["after"] = std::string(keyhook::to_string(report.after));
+    std::cout << out.dump() << std::endl;
 }
 
 void rotate(const options& o, key_store::store_file& store) {
@@ -308,6 +336,7 @@ void rotate(const options& o, key_store::store_file& store) {
         fresh.usage = keyhook::key_usage::fresh(fresh.policy, at);
         fresh.stored_key =
             value_or_fail(value_or_fail(keyhook::crypto::try_compute_stored_digest(peppers, *key)).try_store_form());
+        or_fail(key_store::check_key_is_new(entries, peppers, *key));  // K18
         entries.push_back(fresh);
         return true;
     });

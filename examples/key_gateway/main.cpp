@@ -2,7 +2,12 @@
 // Traefik's ForwardAuth, over the key store key_admin writes.
 //
 //   key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik
-//               [--trusted-proxy CIDR]...
+//               --trusted-proxy CIDR [--trusted-proxy CIDR]...
+//
+// --trusted-proxy is required (K16): without it every call would come from
+// an untrusted address, and nginx's auth_request subrequest
+// (GET /.key_gateway, from nginx's address) would be judged instead of the
+// call it asks about. The gateway never starts in that state.
 //
 // Peppers from KEYHOOK_PEPPERS, as key_admin. The decisions are in
 // forward_auth.hpp; this file adds the HTTP server (H13), the store and the
@@ -38,7 +43,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik "
-    "[--trusted-proxy CIDR]...\n"
+    "--trusted-proxy CIDR [--trusted-proxy CIDR]...\n"
     "environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current)\n";
 
 struct settings {
@@ -87,6 +92,12 @@ settings parse_arguments(int argc, char** argv) {
     }
     if (s.host.empty() || s.store.empty() || s.routes.empty() || !have_proxy)
         throw usage_error{"--listen, --store, --routes and --proxy are required"};
+    // K16: fail closed. Without a trusted proxy no forwarded header is read,
+    // so every call would be judged as the proxy's own subrequest.
+    if (s.trusted.empty())
+        throw usage_error{
+            "--proxy needs --trusted-proxy CIDR (the proxy's address): without it the gateway would "
+            "judge the proxy's own subrequest instead of the call it asks about"};
     return s;
 }
 

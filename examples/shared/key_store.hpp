@@ -10,20 +10,22 @@
 //                  the last use; rate states stay in the gateway's memory)
 //
 // Never a plaintext key: nothing here is handed one. The file is replaced
-// whole (a temporary file, fsync, rename), so a reader sees the old or the
-// new file, never half of one. Writers take an advisory lock (flock on
+// whole (a temporary file of a unique name, 0600, fsync, rename), so a
+// reader sees the old or the new file, never half of one (K18). Writers take an advisory lock (flock on
 // FILE.lock, which a rename does not replace) and re-read the file under it,
 // so two programs writing never undo each other's changes; see
 // apply_write_backs for the gateway's merge. POSIX only.
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -180,6 +182,29 @@ inline std::string format_store(const std::vector<entry>& entries) {
     return out;
 }
 
+// K18: one stored key is one plaintext key. Whether `key` (a new or rotated
+// key's plaintext, at hand only now) is already stored under any scheme: it
+// is verified against every stored digest, under the pepper each names or as
+// a legacy SHA-256 digest, so the same key stored under an older pepper (a
+// digest string that differs after a pepper rotation) is found too. The
+// refusal names no tenant and no id; a digest under a pepper the set lacks
+// cannot be checked, and refuses as well (naming the pepper id, as K11 does).
+inline keyhook::result<void> check_key_is_new(const std::vector<entry>& entries,
+                                              const keyhook::crypto::pepper_set& peppers, const keyhook::secret& key) {
+    for (const auto& e : entries) {
+        const auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key);
+        if (!digest) return digest.error();  // the reader checked it already
+        const auto match = keyhook::crypto::try_verify_stored_key(peppers, key.reveal(), *digest);
+        if (!match)
+            return keyhook::error{match.error().code, "key",
+                                  "cannot check that the key is not stored already: " + match.error().message};
+        if (match->matched)
+            return keyhook::error{keyhook::errc::invalid_value, "key",
+                                  "this key is already stored (one stored key is one key): the store is unchanged"};
+    }
+    return {};
+}
+
 // What key_gateway writes back for one key (K14's credits, K15's lastUsedAt,
 // K11's rehash).
 struct write_back {
@@ -257,7 +282,9 @@ public:
         auto entries = read_unlocked();
         if (!entries) return entries.error();
         if (!change(*entries, before)) return before;
-        if (auto written = write_unlocked(*entries); !written) return written.error();
+        const std::string text = format_store(*entries);
+        if (auto valid = check_before_write(text); !valid) return valid.error();
+        if (auto written = write_unlocked(text); !written) return written.error();
         return stamp_of(path_);
     }
 
@@ -318,11 +345,26 @@ private:
         return parse_store(text, path_);
     }
 
-    keyhook::result<void> write_unlocked(const std::vector<entry>& entries) {
-        const std::string text = format_store(entries);
-        const std::string temp = path_ + ".tmp";  // only the lock holder writes it
-        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) return io_error(temp, "cannot create");
+    // K18: what is about to replace the file is read back first with the
+    // reader's own checks (every line valid, no two with one id or one stored
+    // key), so a write never leaves a store that nothing can read. Refused:
+    // the file is left as it was; the reason names the line, never another
+    // line's tenant or id.
+    keyhook::result<void> check_before_write(const std::string& text) const {
+        const auto read_back = parse_store(text, "line");
+        if (read_back) return {};
+        return keyhook::error{
+            read_back.error().code, path_,
+            "write refused, the store is unchanged: " + read_back.error().path + ": " + read_back.error().message};
+    }
+
+    keyhook::result<void> write_unlocked(const std::string& text) {
+        // K18: a temporary name of its own beside the store (mkstemp: created
+        // 0600 with O_EXCL, so never through a symlink planted in the
+        // directory, and a file a crash left behind never blocks a write).
+        std::string temp = path_ + ".tmp.XXXXXX";
+        const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+        if (fd < 0) return io_error(path_ + ".tmp.*", "cannot create");
         std::size_t done = 0;
         while (done < text.size()) {
             const auto n = ::write(fd, text.data() + done, text.size() - done);
@@ -338,6 +380,7 @@ private:
             ::unlink(temp.c_str());
             return io_error(temp, "cannot flush");
         }
+        stop_point_for_tests();
         if (::rename(temp.c_str(), path_.c_str()) != 0) {
             ::unlink(temp.c_str());
             return io_error(path_, "cannot replace");
@@ -350,6 +393,14 @@ private:
             ::close(d);
         }
         return {};
+    }
+
+    // KEY_STORE_TEST_STOP_BEFORE_RENAME=1 (tests only): stop this process
+    // (SIGSTOP) with the new file written and flushed but not yet renamed,
+    // so a test can kill it at exactly that point, deterministically.
+    static void stop_point_for_tests() {
+        const char* stop = std::getenv("KEY_STORE_TEST_STOP_BEFORE_RENAME");
+        if (stop && std::string_view(stop) == "1") ::raise(SIGSTOP);
     }
 
     std::string path_;

@@ -4,7 +4,12 @@
 // later for RETURNING.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +23,7 @@ namespace examples::store {
 class sqlite_store final : public delivery_store, public replay_id_store {
 public:
     explicit sqlite_store(const std::string& path) {
+        create_owner_only(path);
         if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                             nullptr) != SQLITE_OK) {
             const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -32,6 +38,22 @@ public:
         exec(sql::create_due_index);
         exec(sql::create_settings);
     }
+    // K18: the store holds signing secrets and authentication values, so a
+    // store this program creates is readable by its owner only. SQLite
+    // creates a new database file with 0644 less the umask, and gives its
+    // -wal, -shm and -journal files the database file's mode: creating the
+    // file first, 0600, makes all of them 0600 whatever the umask (a path
+    // that is a symlink to no file yet creates the file it names, 0600). An
+    // existing file keeps its mode (chmod 600 one an earlier version made).
+    static void create_owner_only(const std::string& path) {
+        if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
+        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+            throw std::runtime_error("cannot open the SQLite store: cannot create the file: " +
+                                     std::string(std::strerror(errno)));
+        ::close(fd);
+    }
+
     sqlite_store(const sqlite_store&) = delete;
     sqlite_store& operator=(const sqlite_store&) = delete;
     ~sqlite_store() override { sqlite3_close(db_); }

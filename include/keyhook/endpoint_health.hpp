@@ -56,6 +56,11 @@ struct endpoint_health {
     std::optional<int> last_status;            // the period's latest failure's HTTP status (none: no response)
     std::optional<timestamp> last_failure_at;  // the period's latest failure (none: read as fail_since)
     std::optional<timestamp> last_success_at;  // the latest success ever reported (none: none yet)
+    // The failures sent after the latest success, earliest first, at most
+    // max_failures_kept (the earliest kept): what lets a success reported
+    // late move the period's start to the right failure (H10).
+    std::vector<timestamp> failures_after_success;
+    static constexpr std::size_t max_failures_kept = 64;
     // operator== is derived from the member table (detail/endpoint_health_table.hpp).
 };
 
@@ -123,12 +128,14 @@ struct health_decision {
 };
 
 // H10: folds one attempt into the state, by its sent_at whatever the order
-// the workers report in. A 2xx sent at or after the period's latest failure
-// ends the failing period; one sent inside the period moves its start to the
-// latest failure (the earliest failure known to follow it). A failure sent
-// after the latest success starts a period (at its sent_at) if none is open,
-// or moves an open one's start earlier; one sent at or before the latest
-// success changes no period. Every failure yields message.attempt.failing
+// the workers report in. The health keeps the latest success and up to 64
+// failures sent after it; the failing period starts at the earliest of them,
+// so while at most 64 are kept every order of the reports gives the same
+// health. A 2xx later than the latest success drops the failures sent at or
+// before it (the period ends when none is left, or starts at the earliest
+// left); a failure sent at or before the latest success changes no period.
+// Past the bound the earliest 64 are kept, and a success after all of them
+// starts the period at the latest failure known. Every failure yields message.attempt.failing
 // when it is attempt number failing_notice_attempt and
 // message.attempt.exhausted when the delivery gave up; a 410 disables the
 // endpoint (B2), as does a failure coming disable_after or more after the
@@ -202,6 +209,7 @@ private:
 // (for the host's store):
 //   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
 //    "lastFailureAt": T4 or null, "lastSuccessAt": T4 or null,
+//    "failuresAfterSuccess": [T4, ...] (left out when empty; at most 64),
 //    "disabledAt": T4 or null, "throttleTat": T4 or null}
 [[nodiscard]] KEYHOOK_INLINE bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept;
 inline bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }

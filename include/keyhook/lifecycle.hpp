@@ -57,6 +57,21 @@ struct key_update {
 
 [[nodiscard]] KEYHOOK_INLINE api_key update_key(const api_key& key, const key_update& change, timestamp now);
 
+// K6: an update with the status it found and the status it leaves, both as
+// of `now` (status_at): `before` is the key's status before the update,
+// `after` the updated record's. A program that applies an update to a
+// Revoked key only on explicit reactivation asks `before == revoked`
+// before storing `record`; `after` says whether the update reactivated it.
+struct key_update_report {
+    api_key record;
+    key_status before = key_status::active;
+    key_status after = key_status::active;
+};
+
+// try_update_key, and the statuses before and after (same errors).
+[[nodiscard]] KEYHOOK_INLINE result<key_update_report> try_update_key_reported(const api_key& key,
+                                                                               const key_update& change, timestamp now);
+
 // --- Rotate (K7) -----------------------------------------------------------------
 
 // Where the new key's validity period starts; its length is the old one's.

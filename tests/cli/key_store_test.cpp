@@ -271,3 +271,67 @@ TEST_CASE("K11: KEYHOOK_PEPPERS: the first is current, errors never show a peppe
     check("p1:" + pepper_a.substr(1), "KEYHOOK_PEPPERS[0]");
     check("bad id:" + pepper_a, "KEYHOOK_PEPPERS[0]");
 }
+
+TEST_CASE("K18: a write the reader would refuse is refused, and the store is left as it was", "[K18][K16][key_store]") {
+    const auto dir = temp_dir();
+    const auto path = dir + "/keys.jsonl";
+    key_store::store_file store(path);
+    test_support::seeded_random random{31};
+    auto a = make_key(random);
+    a.entry.tenant = "tenant-of-a";
+    REQUIRE(store.update([&](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+        es.push_back(a.entry);
+        return true;
+    }));
+    const auto before = file_text(path);
+
+    SECTION("a second line with the same stored key (another tenant)") {
+        auto b = make_key(random);
+        b.entry.tenant = "tenant-of-b";
+        b.entry.stored_key = a.entry.stored_key;
+        const auto r = store.update([&](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+            es.push_back(b.entry);
+            return true;
+        });
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("write refused, the store is unchanged") != std::string::npos);
+        CHECK(r.error().message.find("stored key") != std::string::npos);
+    }
+    SECTION("a second line with the same id") {
+        auto b = make_key(random);
+        b.entry.record.id = a.entry.record.id;
+        const auto r = store.update([&](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+            es.push_back(b.entry);
+            return true;
+        });
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("another line has this id") != std::string::npos);
+    }
+    SECTION("the same plaintext stored under an older pepper, or as a legacy digest") {
+        // Stored while p1 was current; p2 is current now (peppers()): the digest strings differ.
+        const auto p1_only = key_store::parse_peppers("p1:" + pepper_a).value();
+        std::vector<key_store::entry> rotated{a.entry};
+        rotated.front().stored_key =
+            crypto::try_compute_stored_digest(p1_only, secret(a.plaintext)).value().try_store_form().value();
+        REQUIRE(rotated.front().stored_key != a.entry.stored_key);
+        const auto r = key_store::check_key_is_new(rotated, peppers(), secret(a.plaintext));
+        REQUIRE_FALSE(r);
+        CHECK(r.error().path == "key");
+        CHECK(r.error().message.find("already stored") != std::string::npos);
+        CHECK(r.error().message.find("tenant-of-a") == std::string::npos);
+        CHECK(r.error().message.find(a.entry.record.id.str()) == std::string::npos);
+        // A digest under a pepper the set lacks cannot be checked: refused too.
+        CHECK_FALSE(key_store::check_key_is_new(store.read().value(), p1_only, secret("another key 0123456789")));
+        // Legacy SHA-256 ("hello"), hex.
+        std::vector<key_store::entry> legacy{a.entry};
+        legacy.front().stored_key = "sha256.2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+        CHECK_FALSE(key_store::check_key_is_new(legacy, peppers(), secret("hello")));
+        CHECK(key_store::check_key_is_new(legacy, peppers(), secret("hello, world")));
+        CHECK(key_store::check_key_is_new(store.read().value(), peppers(), secret(make_key(random).plaintext)));
+    }
+    // Whatever was refused: the file is as it was, and reads back.
+    CHECK(file_text(path) == before);
+    CHECK(store.read());
+    for (const auto* f : {"keys.jsonl", "keys.jsonl.lock"}) ::unlink((dir + "/" + f).c_str());
+    ::rmdir(dir.c_str());
+}

@@ -471,3 +471,65 @@ TEST_CASE("issue 22 item 5: a moved-from key index keeps every function's contra
         CHECK(target.id_of(*target.find("key-0")) == "id-" + std::string(20, 'x') + "0");
     }
 }
+
+namespace {
+
+// A digester that counts its work: each scheme is a keyed FNV-1a stretched
+// to 32 bytes (not a cryptographic digest: the count is what is tested).
+class counting_digester final : public key_digester {
+public:
+    bool digest(std::uint8_t scheme, std::string_view key, key_fingerprint& out) const noexcept override {
+        ++calls;
+        std::uint64_t h = 1469598103934665603ULL ^ scheme;
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            for (const char c : key) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+            h = (h ^ i) * 1099511628211ULL;
+            out[i] = static_cast<unsigned char>(h >> 56);
+        }
+        return true;
+    }
+    [[nodiscard]] bool outdated(std::uint8_t scheme) const noexcept override { return scheme != 2; }
+    mutable std::size_t calls = 0;
+};
+
+}  // namespace
+
+TEST_CASE("K16: a key of another tenant costs the same digests as an unknown key, with three schemes in use",
+          "[K16][K11][K10][index]") {
+    auto digester = std::make_shared<counting_digester>();
+    key_index index(fixed_hashing_key());
+    const permission_policy policy;
+    // Three schemes in use: 1 (as the legacy SHA-256), 2 (the current pepper), 3 (an older one).
+    const std::vector<std::pair<std::string, std::uint8_t>> stored = {
+        {"globex-legacy-key-0123456789", 1}, {"globex-current-key-0123456789", 2}, {"acme-older-key-0123456789", 3}};
+    for (std::size_t i = 0; i < stored.size(); ++i) {
+        key_fingerprint f{};
+        REQUIRE(digester->digest(stored[i].second, stored[i].first, f));
+        const auto tenant = stored[i].first.substr(0, stored[i].first.find('-'));
+        REQUIRE(index.try_add_digest(tenant, record_with_id("id-" + std::to_string(i)), f, stored[i].second, digester,
+                                     policy));
+    }
+    const auto now = at("2024-06-01T00:00:00Z");
+    const auto digests_for = [&](const std::string& key) {
+        digester->calls = 0;
+        const auto a =
+            authorize(index, key, "acme", api_family::execute(), resource_ref::all(), access_level::read, now);
+        CHECK_FALSE(a.allowed());
+        return std::make_pair(digester->calls, a.reason());
+    };
+    const auto unknown = digests_for("never-stored-key-0123456789");
+    CHECK(unknown.second == denial_reason::unknown_key);
+    CHECK(unknown.first == 3);
+    // A key of globex, presented for acme: found under the first scheme tried
+    // (1) and under the second (2); the lookup must not stop there.
+    for (const auto* other : {"globex-legacy-key-0123456789", "globex-current-key-0123456789"}) {
+        INFO(other);
+        const auto wrong = digests_for(other);
+        CHECK(wrong.second == denial_reason::wrong_tenant);
+        CHECK(wrong.first == unknown.first);
+    }
+    // And the key of acme itself (scheme 3) costs the same, and is found.
+    digester->calls = 0;
+    CHECK(index.find("acme-older-key-0123456789") != nullptr);
+    CHECK(digester->calls == 3);
+}

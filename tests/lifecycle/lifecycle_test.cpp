@@ -83,6 +83,46 @@ TEST_CASE("K6: an update that keeps the period re-activates when now is inside i
     CHECK(update_key(revoked, rename, key.active_from - one_us).status == key_status::revoked);
 }
 
+TEST_CASE("K6: an update reports the status before and after it", "[K6][S1][lifecycle]") {
+    const auto key = stored_key();
+    const auto revoked = deactivate_key(key, at("2024-03-05T00:00:00Z"));
+    key_update rename;
+    rename.description = "revoked: leaked";
+    const auto now = at("2024-03-10T00:00:00Z");
+
+    // A Revoked key that an update reactivates: the program must see "Revoked before".
+    const auto r = try_update_key_reported(revoked, rename, now);
+    REQUIRE(r);
+    CHECK(r->before == key_status::revoked);
+    CHECK(r->after == key_status::active);
+    CHECK(r->record == update_key(revoked, rename, now));
+
+    // Revoked, and the period it keeps has ended: Revoked on both sides.
+    const auto late = try_update_key_reported(revoked, rename, key.expire_at);
+    REQUIRE(late);
+    CHECK(late->before == key_status::revoked);
+    CHECK(late->after == key_status::revoked);
+
+    // Not Revoked: the clock's statuses before and after.
+    key_update shorten;
+    shorten.expire_at = now;
+    const auto a = try_update_key_reported(key, shorten, now);
+    REQUIRE(a);
+    CHECK(a->before == key_status::active);
+    CHECK(a->after == key_status::expired);
+    const auto b = try_update_key_reported(key, rename, key.active_from - one_us);
+    REQUIRE(b);
+    CHECK(b->before == key_status::active_in_future);
+    CHECK(b->after == key_status::active_in_future);
+
+    // Invalid updates give try_update_key's error.
+    key_update bad;
+    bad.name = "";
+    const auto e = try_update_key_reported(revoked, bad, now);
+    REQUIRE_FALSE(e);
+    CHECK(e.error() == try_update_key(revoked, bad, now).error());
+}
+
 TEST_CASE("K6: updating a key that is not revoked gives the clock's status", "[K6][lifecycle]") {
     const auto key = stored_key();
     key_update change;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "replay_store.hpp"
@@ -137,6 +138,27 @@ TEST_CASE("store replay table: concurrent receivers accept each id once", "[H9][
     two.join();
     CHECK(accepted == ids);
     CHECK(replays == ids);
+}
+
+TEST_CASE("store replay table: a store it creates, its -wal and -shm files are 0600 under umask 022", "[K18][H9]") {
+    char dir_name[] = "/tmp/keyhook-replay-mode-XXXXXX";
+    REQUIRE(::mkdtemp(dir_name) != nullptr);
+    const std::string dir = dir_name;
+    const std::string path = dir + "/replay.db";
+    const mode_t was = ::umask(022);
+    {
+        store_replay_table table(open_replay_store("sqlite:" + path), window);
+        CHECK(table.claim("msg_mode", store_t0, store_t0) == outcome::accepted);
+        for (const char* suffix : {"", "-wal", "-shm"}) {
+            struct stat st {};
+            INFO("file " << path << suffix);
+            REQUIRE(::stat((path + suffix).c_str(), &st) == 0);
+            CHECK((st.st_mode & 07777) == 0600);
+        }
+    }
+    ::umask(was);
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
+    ::rmdir(dir.c_str());
 }
 
 TEST_CASE("store replay table: a --store it cannot open is an error naming it", "[B6]") {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -161,4 +162,51 @@ TEST_CASE("SQLite store: a webhook's endpoint state is one row, written by compa
     CHECK(a.put_endpoint("crm", R"({"disabled":false})", 2));
     // Rows are per webhook.
     CHECK(a.endpoint("other").version == 0);
+}
+
+// K18: the store holds whsec_ secrets and authentication header values.
+TEST_CASE("SQLite store: a store it creates, its -wal and -shm files are 0600 under umask 022", "[K18][B6]") {
+    char dir_name[] = "/tmp/keyhook-sqlite-mode-XXXXXX";
+    REQUIRE(::mkdtemp(dir_name) != nullptr);
+    const std::string dir = dir_name;
+    const std::string path = dir + "/deliveries.db";
+    const mode_t was = ::umask(022);
+    {
+        examples::store::sqlite_store store(path);
+        CHECK(store.enqueue({{"hook-0", R"({"secret":"whsec_x"})"}}, {delivery(1, t0)}) == 1);
+        // Open, in WAL mode: all three files exist now.
+        for (const char* suffix : {"", "-wal", "-shm"}) {
+            struct stat st {};
+            INFO("file " << path << suffix);
+            REQUIRE(::stat((path + suffix).c_str(), &st) == 0);
+            CHECK((st.st_mode & 07777) == 0600);
+        }
+    }
+    ::umask(was);
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("SQLite store: a path that is a symlink to no file yet creates that file 0600", "[K18][B6]") {
+    char dir_name[] = "/tmp/keyhook-sqlite-link-XXXXXX";
+    REQUIRE(::mkdtemp(dir_name) != nullptr);
+    const std::string dir = dir_name;
+    const std::string target = dir + "/elsewhere.db";
+    const std::string path = dir + "/deliveries.db";
+    REQUIRE(::symlink(target.c_str(), path.c_str()) == 0);
+    // The operator's link (say, to a data volume) names the store; the file
+    // it names is created owner-only, not with SQLite's 0644.
+    struct stat st {};
+    const mode_t was = ::umask(022);
+    {
+        examples::store::sqlite_store store(path);
+        REQUIRE(::stat(target.c_str(), &st) == 0);
+    }
+    ::umask(was);
+    CHECK((st.st_mode & 0077) == 0);
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::remove((path + suffix).c_str());
+        std::remove((target + suffix).c_str());
+    }
+    ::rmdir(dir.c_str());
 }

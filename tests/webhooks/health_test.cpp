@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -197,6 +198,7 @@ TEST_CASE("H10: the stored form of an endpoint's state reads back; bad values na
     const nlohmann::json j = s;
     CHECK(j.dump() ==
           R"({"disabled":true,"disabledAt":"2026-03-14T09:00:01.000Z","failSince":"2026-03-14T09:00:00.000Z",)"
+          R"("failuresAfterSuccess":["2026-03-14T09:00:00.000Z"],)"
           R"("lastFailureAt":"2026-03-14T09:00:00.000Z","lastStatus":410,"lastSuccessAt":null,)"
           R"("throttleTat":"2026-03-14T09:00:02.000Z"})");
     const auto back = keyhook::try_endpoint_state_from_json(j, "endpoints.crm");
@@ -421,7 +423,7 @@ TEST_CASE("H10: a late success sent inside a failing period does not end it", "[
     CHECK(off.notices[0].fail_since == t0 + 2h);
     // A success at the latest failure's instant, or after it, ends the period.
     CHECK(keyhook::record_attempt(s, report(2, t0 + 2h, attempt_outcome::http(204)), t0).state.health ==
-          keyhook::endpoint_health{std::nullopt, std::nullopt, std::nullopt, t0 + 2h});
+          keyhook::endpoint_health{std::nullopt, std::nullopt, std::nullopt, t0 + 2h, {}});
     // A success before the period began leaves it as it is.
     const auto before = keyhook::record_attempt(s, report(2, t0 - 1us, attempt_outcome::http(204)), t0).state;
     CHECK(before.health.fail_since == t0);
@@ -458,7 +460,9 @@ TEST_CASE("H10: the fold of a shuffled set of attempts equals the fold in time o
     CHECK(fold(reversed).disabled);  // the known period reached 5 days as the late reports came
     std::vector<at> success_last = attempts;
     std::rotate(success_last.begin() + 30, success_last.begin() + 31, success_last.end());
-    CHECK(fold(success_last).health.fail_since == t0 + 168h);  // the latest failure: the only one known after it
+    // Past the bound (more than 64 failures after the success): the earliest
+    // 64 are kept, so the success reported last still finds hour 31.
+    CHECK(fold(success_last).health.fail_since == t0 + 31h);
     CHECK(fold(success_last).disabled);
     CHECK(fold(success_last).health.last_success_at == t0 + 30h);
     std::vector<at> success_first = attempts;
@@ -514,4 +518,127 @@ TEST_CASE("H10: health_policy_problems names each unusable member", "[H10]") {
     CHECK(problems[0].path == "failing_notice_attempt");
     CHECK(problems[1].path == "disable_after");
     CHECK(keyhook::health_policy_problems({4, -1us}).size() == 1);
+}
+
+namespace {
+
+// One attempt of the H10 order tests: when it was sent, and whether it succeeded.
+struct h10_attempt {
+    timestamp at;
+    bool ok;
+};
+
+// A failure's status follows from its time, so that two failures sent at
+// one instant agree on it and the order of ties cannot matter.
+attempt_outcome h10_outcome(const h10_attempt& a) {
+    return a.ok ? attempt_outcome::http(200) : attempt_outcome::http(500 + static_cast<int>((a.at - t0) / 1h % 4));
+}
+
+// The health H10 defines for a set of attempts: the latest success, the
+// failures sent after it, the period from the earliest of them.
+keyhook::endpoint_health h10_expected(const std::vector<h10_attempt>& set) {
+    keyhook::endpoint_health h;
+    for (const auto& a : set)
+        if (a.ok && (!h.last_success_at || a.at > *h.last_success_at)) h.last_success_at = a.at;
+    for (const auto& a : set)
+        if (!a.ok && (!h.last_success_at || a.at > *h.last_success_at)) h.failures_after_success.push_back(a.at);
+    std::sort(h.failures_after_success.begin(), h.failures_after_success.end());
+    if (!h.failures_after_success.empty()) {
+        h.fail_since = h.failures_after_success.front();
+        h.last_failure_at = h.failures_after_success.back();
+        h.last_status = h10_outcome({*h.last_failure_at, false}).status();
+    }
+    return h;
+}
+
+// Folds the attempts in the given order; checks on the way that a disabling
+// once emitted is never undone and announced once.
+endpoint_state h10_fold(const std::vector<h10_attempt>& order) {
+    endpoint_state s;
+    int disabled_notices = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const auto d = keyhook::record_attempt(s, report(1 + i % 5, order[i].at, h10_outcome(order[i])), t0);
+        if (s.disabled) CHECK(d.state.disabled);
+        for (const auto& n : d.notices) disabled_notices += n.type == notice_type::endpoint_disabled;
+        s = d.state;
+    }
+    CHECK(disabled_notices == (s.disabled ? 1 : 0));
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("H10: failure day 1, success day 2, failures days 3 and 4: every one of the 24 orders fails since day 3",
+          "[H10]") {
+    const std::vector<h10_attempt> set{{t0 + 24h, false}, {t0 + 48h, true}, {t0 + 72h, false}, {t0 + 96h, false}};
+    std::vector<std::size_t> order{0, 1, 2, 3};
+    int orders = 0;
+    do {
+        std::vector<h10_attempt> reported;
+        for (const auto i : order) reported.push_back(set[i]);
+        INFO("order " << order[0] << order[1] << order[2] << order[3]);
+        const auto s = h10_fold(reported);
+        CHECK(s.health.fail_since == t0 + 72h);
+        CHECK(s.health.last_failure_at == t0 + 96h);
+        CHECK(s.health.last_success_at == t0 + 48h);
+        CHECK(s.health == h10_expected(set));
+        CHECK_FALSE(s.disabled);  // the period is one day long in every order
+        ++orders;
+    } while (std::next_permutation(order.begin(), order.end()));
+    CHECK(orders == 24);
+}
+
+TEST_CASE("H10: any set of up to 20 attempts folds to the same health in every order drawn", "[H10]") {
+    std::mt19937_64 random(20261128);  // fixed: a failure names its set and order
+    for (int round = 0; round < 400; ++round) {
+        const auto n = std::uniform_int_distribution<std::size_t>(1, 20)(random);
+        std::vector<h10_attempt> set;
+        for (std::size_t i = 0; i < n; ++i) {
+            // Hours 0 to 29: ties between attempts happen, across and within outcomes.
+            const auto hour = std::uniform_int_distribution<int>(0, 29)(random);
+            set.push_back({t0 + hour * 1h, std::bernoulli_distribution(0.3)(random)});
+        }
+        const auto expected = h10_expected(set);
+        for (int draw = 0; draw < 12; ++draw) {
+            std::shuffle(set.begin(), set.end(), random);
+            std::ostringstream seen;
+            for (const auto& a : set) seen << (a.at - t0) / 1h << (a.ok ? "ok " : "fail ");
+            INFO("round " << round << ", order: " << seen.str());
+            const auto s = h10_fold(set);
+            CHECK(s.health == expected);
+            // The stored form reads back to the same health.
+            const auto back = keyhook::try_endpoint_state_from_json(nlohmann::json(s));
+            REQUIRE(back);
+            CHECK(back->health == s.health);
+        }
+    }
+}
+
+TEST_CASE("H10: past 64 failures after the latest success, the earliest 64 are kept", "[H10]") {
+    endpoint_state s;
+    for (int i = 1; i <= 70; ++i)
+        s = keyhook::record_attempt(s, report(1, t0 + i * 1min, attempt_outcome::http(500)), t0).state;
+    CHECK(s.health.failures_after_success.size() == keyhook::endpoint_health::max_failures_kept);
+    CHECK(s.health.failures_after_success.front() == t0 + 1min);
+    CHECK(s.health.failures_after_success.back() == t0 + 64min);
+    CHECK(s.health.last_failure_at == t0 + 70min);
+    // A success after every kept failure: the latest failure known starts the period.
+    const auto late = keyhook::record_attempt(s, report(2, t0 + 65min, attempt_outcome::http(200)), t0).state;
+    CHECK(late.health.fail_since == t0 + 70min);
+    // A stored list of more than 64 is refused with its path.
+    auto j = nlohmann::json(s);
+    j["failuresAfterSuccess"].push_back(keyhook::format_timestamp(t0 + 71min));
+    const auto refused = keyhook::try_endpoint_state_from_json(j);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().path == "failuresAfterSuccess");
+}
+
+TEST_CASE("H10: a state stored before failuresAfterSuccess existed folds from its period's two ends", "[H10][B6]") {
+    const auto old = keyhook::try_endpoint_state_from_json(nlohmann::json::parse(
+        R"({"failSince":"2026-03-14T10:00:00.000Z","lastFailureAt":"2026-03-14T12:00:00.000Z","lastStatus":500})"));
+    REQUIRE(old);
+    // A success between the two ends, reported late: the period starts at its latest failure.
+    const auto s = keyhook::record_attempt(*old, report(2, t0 + 2h, attempt_outcome::http(200)), t0).state;
+    CHECK(s.health.fail_since == t0 + 3h);
+    CHECK(s.health.failures_after_success == std::vector<timestamp>{t0 + 3h});
 }

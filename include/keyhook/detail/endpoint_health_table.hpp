@@ -64,7 +64,9 @@ struct detail::members_of<endpoint_health> {
         std::make_tuple(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
                         row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional),
                         row<time_form>("lastFailureAt", &endpoint_health::last_failure_at, presence::optional),
-                        row<time_form>("lastSuccessAt", &endpoint_health::last_success_at, presence::optional));
+                        row<time_form>("lastSuccessAt", &endpoint_health::last_success_at, presence::optional),
+                        row<list_form<time_form, endpoint_health::max_failures_kept>>(
+                            "failuresAfterSuccess", &endpoint_health::failures_after_success, presence::omitted));
 };
 static_assert(detail::members_complete<endpoint_health>());
 

@@ -1,6 +1,7 @@
 #pragma once
 // keyhook: definitions of endpoint_health.hpp.
 
+#include <algorithm>
 #include <ostream>
 #include <string_view>
 #include <utility>
@@ -80,20 +81,30 @@ KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const
     const auto& outcome = report.result.outcome;
     const timestamp sent = report.result.sent_at;
     auto& h = d.state.health;
-    // Attempts may be reported out of order by several workers: every step
-    // below compares sent_at values, so that the fold follows time order.
+    // Attempts may be reported out of order by several workers. The health
+    // keeps the latest success and the failures sent after it (earliest
+    // first, at most max_failures_kept); the failing period starts at the
+    // earliest of them. Every step compares sent_at values, so while the
+    // bound holds the result is the same for every order of the reports.
     // A success and a failure sent at the same instant: the success wins.
+    auto& kept = h.failures_after_success;
+    if (kept.empty() && h.fail_since) {
+        // A state stored before the list existed: its period's two ends.
+        kept.push_back(*h.fail_since);
+        if (h.last_failure_at && *h.last_failure_at > *h.fail_since) kept.push_back(*h.last_failure_at);
+    }
     if (outcome.succeeded()) {
-        if (!h.last_success_at || sent > *h.last_success_at) h.last_success_at = sent;
-        if (h.fail_since && sent >= *h.fail_since) {
-            const timestamp latest = h.last_failure_at ? *h.last_failure_at : *h.fail_since;
-            if (sent >= latest) {  // the failing period ends
-                h.fail_since.reset();
-                h.last_status.reset();
-                h.last_failure_at.reset();
-            } else {
-                h.fail_since = latest;  // the failures before it are over
-            }
+        if (h.last_success_at && sent <= *h.last_success_at) return d;  // an older success changes nothing
+        h.last_success_at = sent;
+        kept.erase(kept.begin(), std::upper_bound(kept.begin(), kept.end(), sent));
+        if (kept.empty() && h.last_failure_at && *h.last_failure_at > sent)
+            kept.push_back(*h.last_failure_at);  // past the bound: the latest failure known
+        if (kept.empty()) {
+            h.fail_since.reset();
+            h.last_status.reset();
+            h.last_failure_at.reset();
+        } else {
+            h.fail_since = kept.front();
         }
         return d;
     }
@@ -102,11 +113,13 @@ KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const
     if (status && (*status < 100 || *status > 599)) status.reset();
     const bool before_success = h.last_success_at && sent <= *h.last_success_at;
     if (!before_success) {
-        if (!h.fail_since || sent >= (h.last_failure_at ? *h.last_failure_at : *h.fail_since)) {
+        if (!h.last_failure_at || sent >= *h.last_failure_at) {
             h.last_failure_at = sent;
             h.last_status = status;
         }
-        if (!h.fail_since || sent < *h.fail_since) h.fail_since = sent;
+        kept.insert(std::upper_bound(kept.begin(), kept.end(), sent), sent);
+        if (kept.size() > endpoint_health::max_failures_kept) kept.pop_back();  // the earliest are kept
+        h.fail_since = kept.front();
     }
     const auto notice = [&](notice_type type, bool with_delivery) {
         operational_notice n;

@@ -221,17 +221,26 @@ KEYHOOK_INLINE const key_index::entry* key_index::find_digested(std::string_view
         const entry& e = entries_[by_key_[s] & position_mask];
         return e.scheme_ == scheme ? &e : nullptr;
     };
-    if (!scheme_uses_.empty() && scheme_uses_[0] != 0)
-        if (const auto* e = found(hash(plaintext), 0)) return e;
+    // K16: a key of another tenant must look exactly like an unknown key,
+    // time included. So the lookup never stops at the first scheme that
+    // matches: every scheme in use is digested and looked up, whatever was
+    // found before, and the hit (a key is indexed once, so at most one) is
+    // kept without a branch on the order it came in. The work depends on
+    // the schemes in use only, never on the key presented.
+    const entry* hit = nullptr;
+    const auto keep = [&hit](const entry* e) noexcept {
+        // Selected without an early exit; a key matches under one scheme at most.
+        hit = e != nullptr ? e : hit;
+    };
+    if (!scheme_uses_.empty() && scheme_uses_[0] != 0) keep(found(hash(plaintext), 0));
     // An index of plaintext-added keys only: no digest to compute, nor to wipe.
     std::size_t s = 1;
     while (s < scheme_uses_.size() && scheme_uses_[s] == 0) ++s;
-    if (s == scheme_uses_.size()) return nullptr;
+    if (s == scheme_uses_.size()) return hit;
     key_fingerprint f{};
-    const entry* hit = nullptr;
-    for (; s < scheme_uses_.size() && hit == nullptr; ++s) {
+    for (; s < scheme_uses_.size(); ++s) {
         if (scheme_uses_[s] == 0 || !digester_->digest(static_cast<std::uint8_t>(s), plaintext, f)) continue;
-        hit = found(hash(f), s);
+        keep(found(hash(f), s));
     }
     detail::secure_wipe(f.data(), f.size());  // what a key is stored as
     return hit;

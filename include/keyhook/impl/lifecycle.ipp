@@ -76,6 +76,17 @@ KEYHOOK_INLINE api_key update_key(const api_key& key, const key_update& change, 
     return try_update_key(key, change, now).value();
 }
 
+KEYHOOK_INLINE result<key_update_report> try_update_key_reported(const api_key& key, const key_update& change,
+                                                                 timestamp now) {
+    auto updated = try_update_key(key, change, now);
+    if (!updated) return updated.error();
+    key_update_report out;
+    out.before = status_at(key, now);
+    out.after = status_at(*updated, now);
+    out.record = std::move(*updated);
+    return out;
+}
+
 KEYHOOK_INLINE result<deletion_receipt> try_delete_key(const api_key& key, deletion_confirmation confirmation) {
     if (confirmation != deletion_confirmation::confirmed) return detail::keys::not_confirmed(key.id);
     return deletion_receipt{key.id, key.name};

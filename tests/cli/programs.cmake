@@ -1,0 +1,40 @@
+# Tests that run key_gateway and key_admin as users run them, several steps
+# each. Included from examples/CMakeLists.txt once the programs are known
+# (tests/cli/CMakeLists.txt runs before the examples are added).
+set(_cli_tests "${PROJECT_SOURCE_DIR}/tests/cli")
+set(_cli_work "${PROJECT_BINARY_DIR}/tests/cli")
+
+# [K16] key_gateway fails closed: --proxy without --trusted-proxy is a usage
+# error that names --trusted-proxy (started, it would judge every call as the
+# proxy's own subrequest from the proxy's address).
+if(TARGET key_gateway)
+    set(_key_gateway_args "--listen|127.0.0.1:0|--store|${_cli_work}/gateway_none.jsonl|--routes|${_cli_work}/gateway_none.json")
+    foreach(_proxy nginx traefik)
+        add_test(NAME key_gateway.${_proxy}_needs_trusted_proxy
+            COMMAND "${CMAKE_COMMAND}" -E env "KEYHOOK_PEPPERS=p1:YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE="
+                    "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:key_gateway> "-DARGS=${_key_gateway_args}|--proxy|${_proxy}"
+                    -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^key_gateway: --proxy needs --trusted-proxy CIDR[^\n]*\nusage: key_gateway "
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(key_gateway.${_proxy}_needs_trusted_proxy PROPERTIES LABELS "cli;K16")
+    endforeach()
+endif()
+
+# key_admin in several steps on a store of its own (tests/cli/key_admin_store.py):
+#   key_admin.reactivation_is_explicit  [K6]
+#   key_admin.store_files               [K18] modes, no symlink followed, killed before the rename
+#   key_admin.one_stored_key_per_key    [K18] an own key stored twice is refused, under any pepper or scheme
+if(TARGET key_admin)
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_Interpreter_FOUND)
+        # key_admin_store_test(NAME SECTION LABELS...)
+        function(key_admin_store_test name section)
+            add_test(NAME key_admin.${name}
+                COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/key_admin_store.py" $<TARGET_FILE:key_admin> ${section})
+            set_tests_properties(key_admin.${name} PROPERTIES LABELS "cli;${ARGN}" TIMEOUT 120)
+        endfunction()
+        key_admin_store_test(reactivation_is_explicit k6 K6)
+        key_admin_store_test(store_files files K18)
+        key_admin_store_test(one_stored_key_per_key unique K18)
+    endif()
+endif()
