@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -18,8 +19,19 @@
 
 #include "keyhook/detail/json_kind.hpp"
 #include "keyhook/detail/json_position.hpp"
+#include "keyhook/detail/member_lookup.hpp"
 #include "keyhook/detail/members.hpp"
 #include "keyhook/error.hpp"
+
+// Keeps a rarely taken path (an error's wording) out of the hot function
+// that calls it, so that the hot path stays small.
+#if defined(__GNUC__)
+#define KEYHOOK_DETAIL_COLD __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define KEYHOOK_DETAIL_COLD __declspec(noinline)
+#else
+#define KEYHOOK_DETAIL_COLD
+#endif
 
 namespace keyhook::detail {
 
@@ -38,10 +50,10 @@ public:
         rec_ = &out;
         index_ = index;
         row_ = fields::none;
+        previous_ = fields::none;
         present_ = 0;
         named_ = 0;
         in_position_ = 0;
-        named_count_ = 0;
         unproven_ = false;
         field_errors_.clear();
     }
@@ -62,18 +74,32 @@ public:
 
     // The next member's name; false when pos refused it (names past 4 GiB).
     bool key(std::string_view k) {
-        row_ = fields::find(k);
+        // The records of a page name their members in one order: the row that
+        // followed the previous one in the record before is tried first.
+        const std::size_t guess = follows_[previous_];
+        row_ = guess != fields::none && member_lookup<Record>::is(guess, k) ? guess : find(k);
+        follows_[previous_] = row_;
+        previous_ = row_;
         if (unproven_) return pos_.key(k);
         if (row_ != fields::none && (named_ & fields::bit(row_)) == 0) {
             named_ |= fields::bit(row_);
-            named_order_[named_count_++] = static_cast<unsigned char>(row_);
             return true;
         }
+        return hand_names_to_position(k);
+    }
+
+    // The first unknown or repeated name: pos gets every name so far, then k.
+    // The names so far are distinct, so their order does not change which
+    // repeat pos reports (the earliest second occurrence comes after them).
+    KEYHOOK_DETAIL_COLD bool hand_names_to_position(std::string_view k) {
         unproven_ = true;
-        for (std::size_t i = 0; i < named_count_; ++i)
-            if ((in_position_ & fields::bit(named_order_[i])) == 0) (void)pos_.key(fields::names[named_order_[i]]);
+        for (std::size_t f = 0; f < fields::count; ++f)
+            if ((named_ & ~in_position_ & fields::bit(f)) != 0) (void)pos_.key(fields::names[f]);
         return pos_.key(k);
     }
+
+    // A name the guess missed.
+    KEYHOOK_DETAIL_COLD static std::size_t find(std::string_view k) noexcept { return member_lookup<Record>::find(k); }
 
     // True when the names read so far are table rows, each once (J1 holds).
     [[nodiscard]] bool proven() const noexcept { return !unproven_; }
@@ -94,9 +120,8 @@ public:
         if (fields::kinds[f] == form_kind::string_list) return wrong_type(json_kind::string);
         if (fields::keeps_text[f] && !keepable(f, val)) return;
         if (auto e = fields::store(*rec_, f, val))
-            field_error(f, e->code, std::move(e->message));
-        else
-            present_ |= fields::bit(f);
+            return store_error(f, std::move(*e));
+        present_ |= fields::bit(f);
     }
 
     // A value of any other kind (a container is skipped by the caller).
@@ -154,7 +179,7 @@ public:
     }
 
     // An element of another kind; the first bad one is reported, as try_api_key_from_json does.
-    void list_other(json_kind k) {
+    KEYHOOK_DETAIL_COLD void list_other(json_kind k) {
         if (!list_failed_)
             field_error(list_, errc::wrong_type, list_element_path(),
                         wrong_type_error({}, "a string", json_kind_name(k)).message);
@@ -164,7 +189,7 @@ public:
 
     // J2: a number no double holds, `e` at its path: in a list element, a
     // member's value, or (`nested`) deeper inside a value being skipped.
-    void overflowed(error e, bool in_list, bool nested) {
+    KEYHOOK_DETAIL_COLD void overflowed(error e, bool in_list, bool nested) {
         if (in_list && !nested) {
             if (!list_failed_) field_error(list_, e.code, std::move(e.path), std::move(e.message));
             list_failed_ = true;
@@ -201,6 +226,8 @@ private:
     }
     std::string list_element_path() const { return path_index(list_path(), list_index_); }
 
+    KEYHOOK_DETAIL_COLD void store_error(std::size_t f, error e) { field_error(f, e.code, std::move(e.message)); }
+
     void field_error(std::size_t f, errc code, std::string path, std::string message) {
         field_errors_.push_back({f, error{code, std::move(path), std::move(message)}});
     }
@@ -208,11 +235,11 @@ private:
         field_error(f, code, member_path(f), std::move(message));
     }
 
-    void wrong_type(json_kind k) {
+    KEYHOOK_DETAIL_COLD void wrong_type(json_kind k) {
         field_error(row_, errc::wrong_type, wrong_type_error({}, fields::expected[row_], json_kind_name(k)).message);
     }
 
-    void too_long(std::size_t f, std::string path, std::string_view val) {
+    KEYHOOK_DETAIL_COLD void too_long(std::size_t f, std::string path, std::string_view val) {
         field_error(f, errc::limit_exceeded, std::move(path),
                     "a string of " + std::to_string(val.size()) + " bytes, more than the limit of " +
                         std::to_string(max_string_bytes_));
@@ -232,14 +259,21 @@ private:
     Record* rec_ = nullptr;
     std::size_t index_ = 0;
     std::size_t row_ = fields::none;  // the row of the member being read
+    // The row named after each row (none: first, or after an unknown name) in
+    // the records read so far, and the row named last.
+    std::array<std::size_t, fields::count + 1> follows_ = make_follows();
+    std::size_t previous_ = fields::none;
+    static constexpr std::array<std::size_t, fields::count + 1> make_follows() noexcept {
+        std::array<std::size_t, fields::count + 1> f{};
+        for (auto& r : f) r = fields::none;
+        return f;
+    }
     std::uint64_t present_ = 0;       // one bit per row that came
     std::vector<std::pair<std::size_t, error>> field_errors_;  // of this record, by row
 
-    // J1: the rows named so far, in order, and those whose names pos holds.
+    // J1: the rows named so far, and those whose names pos holds.
     std::uint64_t named_ = 0;
     std::uint64_t in_position_ = 0;
-    unsigned char named_order_[fields::count > 0 ? fields::count : 1] = {};
-    std::size_t named_count_ = 0;
     bool unproven_ = false;
 
     // The list of strings being read.

@@ -77,39 +77,21 @@ public:
     }
 
     bool string(std::string& val) {
-        pos_.value_done();
-        if (skip_ > 0) return true;
-        switch (where_) {
-            case place::record: record_.string(val); return true;
-            case place::groups:
-                if (auto e = record_.list_string(val, [this](std::size_t extra) { return blocks_.over_budget(extra); })) {
-                    refuse_over_budget(std::move(*e));
-                    return false;
-                }
-                return true;
-            case place::result: reject_element(json_kind::string); return true;
-            case place::envelope:
-            case place::data: envelope_.string(member_, val); return true;
-            case place::root: return root_not_object(json_kind::string);
-            case place::done: return true;
+        // A record is an object, whose frame in pos_ counts no values (only
+        // an array's count is a path step).
+        if (skip_ == 0 && where_ == place::record) {
+            record_.string(val);
+            return true;
         }
-        return true;
+        pos_.value_done();
+        return string_elsewhere(val);
     }
 
     bool key(std::string& k) {
         // Every object's names are recorded, skipped ones too (J1 everywhere);
         // a record's own names by its reader.
-        const bool named = skip_ == 0 && where_ == place::record ? record_.key(k) : pos_.key(k);
-        if (!named) {
-            fail(error{errc::limit_exceeded, pos_.container_path(), "member names longer than 4 GiB"});
-            return false;
-        }
-        if (skip_ > 0) return true;
-        if (where_ == place::envelope)
-            member_ = envelope::of_envelope(k);
-        else if (where_ == place::data)
-            member_ = envelope::of_data(k);
-        return true;
+        if (skip_ == 0 && where_ == place::record) return record_.key(k) || names_too_long();
+        return key_elsewhere(k);
     }
 
     bool start_object(std::size_t) {
@@ -239,6 +221,42 @@ private:
         groups,    // in a record's list of strings
         done,      // after the top-level object
     };
+
+    // A string anywhere but as a record's member.
+    KEYHOOK_DETAIL_COLD bool string_elsewhere(const std::string& val) {
+        if (skip_ > 0) return true;
+        switch (where_) {
+            case place::groups:
+                if (auto e = record_.list_string(val, [this](std::size_t extra) { return blocks_.over_budget(extra); })) {
+                    refuse_over_budget(std::move(*e));
+                    return false;
+                }
+                return true;
+            case place::result: reject_element(json_kind::string); return true;
+            case place::envelope:
+            case place::data: envelope_.string(member_, val); return true;
+            case place::root: return root_not_object(json_kind::string);
+            case place::record:
+            case place::done: return true;
+        }
+        return true;
+    }
+
+    // A member name anywhere but in a record.
+    KEYHOOK_DETAIL_COLD bool key_elsewhere(std::string_view k) {
+        if (!pos_.key(k)) return names_too_long();
+        if (skip_ > 0) return true;
+        if (where_ == place::envelope)
+            member_ = envelope::of_envelope(k);
+        else if (where_ == place::data)
+            member_ = envelope::of_data(k);
+        return true;
+    }
+
+    KEYHOOK_DETAIL_COLD bool names_too_long() {
+        fail(error{errc::limit_exceeded, pos_.container_path(), "member names longer than 4 GiB"});
+        return false;
+    }
 
     // A container opens: too deep (the parse stops), inside a skipped value, or to be read.
     enum class opened : unsigned char { refused, skipped, read };
