@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -136,19 +137,40 @@ public:
         wrong_type(k);
     }
 
-    // An array opens: true when the member is a list of strings, whose elements follow.
-    bool open_list() {
-        if (row_ == fields::none || fields::kinds[row_] != form_kind::string_list) return false;
+    // Is the member being read a list of strings?
+    [[nodiscard]] bool reads_list() const noexcept {
+        return row_ != fields::none && fields::kinds[row_] == form_kind::string_list;
+    }
+
+    // The member's array opens (reads_list()): its elements follow. pos gets
+    // no frame for it until a path inside it is needed (list_position), as
+    // its elements are nearly always strings.
+    void open_list() {
         list_ = row_;
+        list_in_position_ = false;
         list_values_ = &fields::list(*rec_, list_);
         list_values_->clear();
         list_bytes_ = 0;
         list_index_ = 0;
         list_failed_ = false;
-        return true;
     }
 
-    void close_list() noexcept { row_ = fields::none; }
+    // Gives pos the list's frame, once: the member's name, the array, the
+    // elements so far. Before a path inside the list or a container in it.
+    void list_position() {
+        if (list_in_position_) return;
+        list_in_position_ = true;
+        sync_position();
+        (void)pos_.open(false, std::numeric_limits<std::size_t>::max());
+        for (std::size_t i = 0; i < list_index_; ++i) pos_.value_done();
+    }
+    [[nodiscard]] bool list_in_position() const noexcept { return list_in_position_; }
+
+    // The list ends; true when pos has its frame, to be closed.
+    bool close_list() noexcept {
+        row_ = fields::none;
+        return list_in_position_;
+    }
 
     // ---- elements of the list being read
 
@@ -282,6 +304,7 @@ private:
     std::size_t list_index_ = 0;
     std::size_t list_bytes_ = 0;  // heap bytes of its strings
     bool list_failed_ = false;
+    bool list_in_position_ = false;  // pos has its frame
 };
 
 }  // namespace keyhook::detail

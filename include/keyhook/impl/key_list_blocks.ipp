@@ -1,8 +1,9 @@
-// keyhook: where the list decoder keeps a page's records under rule J3
-// (memory at most 4 bytes a byte of input, plus an allowance, without
-// trusting a declared size). Used by impl/key_list_sax.ipp: records are read
-// in place at the end of a block and never moved while the page is read; the
-// blocks are gathered into one vector at the end.
+// keyhook: where the list decoder keeps a page's records, and the errors of
+// those it rejects, under rule J3 (memory at most 4 bytes a byte of input,
+// plus an allowance, without trusting a declared size). Used by
+// impl/key_list_sax.ipp: records are read in place at the end of a block and
+// never moved while the page is read; the blocks are gathered into one vector
+// at the end.
 #pragma once
 
 #include <algorithm>
@@ -15,10 +16,20 @@
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/detail/json_position.hpp"
+#include "keyhook/detail/number_overflow.hpp"
+#include "keyhook/error.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/key_list_request.hpp"
 
 namespace keyhook::detail {
+
+// How one pass of the list decoder reads the text; try_parse_key_list
+// changes it when a pass asks (impl/key_list.ipp).
+struct key_list_plan {
+    std::optional<std::size_t> exact_capacity;  // J3: reserve exactly this many records
+    bool plan_from_page_size = true;            // J3: size the first block from pageSize
+    const std::vector<overflowing_number>* overflows = nullptr;  // J2: the numbers zeroed in the text
+};
 
 class key_list_blocks {
 public:
@@ -31,15 +42,16 @@ public:
     // J3: what a decode may keep besides 4 bytes per input byte.
     static constexpr std::size_t memory_allowance = std::size_t{1} << 20;
 
-    // `exact_capacity`: the number of valid records, when an earlier pass
-    // found more than it had room for. `plan_from_page_size`: size the first
-    // block from pageSize as far as a quarter of the budget allows. `pos`:
-    // the reader's bookkeeping, which counts against the budget too.
-    key_list_blocks(std::size_t input_bytes, std::optional<std::size_t> exact_capacity, bool plan_from_page_size,
+    // plan.exact_capacity: the number of valid records, when an earlier pass
+    // found more than it had room for. plan.plan_from_page_size: size the
+    // first block from pageSize as far as a quarter of the budget allows.
+    // `pos`: the reader's bookkeeping, which counts against the budget too.
+    key_list_blocks(std::size_t input_bytes, key_list_mode mode, const key_list_plan& plan,
                     const json_position& pos) noexcept
         : input_bytes_(input_bytes),
-          exact_capacity_(exact_capacity),
-          plan_from_page_size_(plan_from_page_size),
+          mode_(mode),
+          exact_capacity_(plan.exact_capacity),
+          plan_from_page_size_(plan.plan_from_page_size),
           pos_(pos) {}
 
     // Room for the records, once, when data.result opens: never more than the
@@ -64,11 +76,13 @@ public:
         kept_bytes_ += planned * sizeof(api_key);
     }
 
-    // Where the next record is read: at the end of a block, or null once no
-    // block has room within the budget (the record is then only counted).
-    api_key* place_record() {
+    // Where the next record is read: at the end of a block, or, once no
+    // block has room within the budget, a scratch record only counted.
+    api_key& place_record() {
         block_ = overflowed_ ? nullptr : block_with_room();
-        return block_ != nullptr ? &block_->emplace_back() : nullptr;
+        if (block_ != nullptr) return block_->emplace_back();
+        scratch_ = api_key{};
+        return scratch_;
     }
 
     // The record just placed was rejected.
@@ -87,8 +101,23 @@ public:
         return !over_budget(0);
     }
 
-    // Other heap bytes the page will hold (the errors of rejected records).
-    void charge(std::size_t bytes) noexcept { kept_bytes_ += bytes; }
+    // A record that cannot be read: the page fails in strict mode (with the
+    // first such error); in lenient mode the first 100 errors are kept, the
+    // others only counted.
+    void reject(error e) {
+        if (mode_ == key_list_mode::strict) {
+            if (!strict_error_) strict_error_ = std::move(e);
+            return;
+        }
+        ++rejected_count_;
+        if (rejected_.size() >= key_list_max_rejected) return;
+        kept_bytes_ += e.path.capacity() + e.message.capacity() + 2;
+        if (rejected_.empty()) {
+            rejected_.reserve(key_list_max_rejected);
+            kept_bytes_ += key_list_max_rejected * sizeof(error);
+        }
+        rejected_.push_back(std::move(e));
+    }
 
     // Would the page, with `extra` bytes more, pass 4 bytes an input byte plus the allowance?
     [[nodiscard]] bool over_budget(std::size_t extra) const noexcept {
@@ -113,6 +142,16 @@ public:
         return std::nullopt;
     }
 
+    [[nodiscard]] std::optional<error>& strict_error() noexcept { return strict_error_; }
+
+    // The records and the rejected records' errors, into the page.
+    void gather_into(key_list_page& p) {
+        p.records = gather();
+        p.rejected = std::move(rejected_);
+        p.rejected_count = rejected_count_;
+    }
+
+private:
     // The page's records in one vector: the first block, then each chunk
     // moved in and freed (needs_exact_capacity said the budget holds it).
     std::vector<api_key> gather() {
@@ -129,7 +168,6 @@ public:
         return all;
     }
 
-private:
     // The first block, then the last chunk, then a new chunk if the budget
     // allows it (and the growth of the list of chunks).
     std::vector<api_key>* block_with_room() {
@@ -146,6 +184,7 @@ private:
     }
 
     std::size_t input_bytes_;
+    key_list_mode mode_;
     std::optional<std::size_t> exact_capacity_;
     bool plan_from_page_size_;
     const json_position& pos_;
@@ -158,6 +197,10 @@ private:
     std::size_t capacity_ = 0;          // records_ may hold this many
     std::size_t valid_records_ = 0;     // kept or only counted
     std::size_t kept_bytes_ = 0;        // heap bytes of what the page will hold
+    std::vector<error> rejected_;
+    std::size_t rejected_count_ = 0;
+    std::optional<error> strict_error_;
+    api_key scratch_;  // a record only counted
 };
 
 }  // namespace keyhook::detail

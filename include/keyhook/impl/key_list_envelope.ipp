@@ -14,6 +14,7 @@
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/json_kind.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/key_list.hpp"
 
 namespace keyhook::detail {
 
@@ -130,9 +131,13 @@ public:
     }
 
     [[nodiscard]] const std::optional<std::int64_t>& page_size() const noexcept { return page_size_; }
-    [[nodiscard]] std::int64_t count() const noexcept { return count_.value_or(0); }
-    [[nodiscard]] std::int64_t page() const noexcept { return page_.value_or(0); }
-    [[nodiscard]] std::int64_t page_size_or_zero() const noexcept { return page_size_.value_or(0); }
+
+    // The page's figures (once fault() found none missing).
+    void fill(key_list_page& p) const noexcept {
+        p.count = count_.value_or(0);
+        p.page = page_.value_or(0);
+        p.page_size = page_size_.value_or(0);
+    }
 
 private:
     void wrong_type(member m, json_kind k) {

@@ -15,15 +15,12 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/impl/api_key.ipp"
-#include "keyhook/detail/json_kind.hpp"
 #include "keyhook/detail/json_parser.hpp"
-#include "keyhook/detail/number_overflow.hpp"
 #include "keyhook/detail/sax_record_reader.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/impl/key_list_blocks.ipp"
@@ -31,13 +28,6 @@
 #include "keyhook/key_list.hpp"
 
 namespace keyhook::detail {
-
-// How one pass reads the text; try_parse_key_list changes it when a pass asks.
-struct key_list_plan {
-    std::optional<std::size_t> exact_capacity;  // J3: reserve exactly this many records
-    bool plan_from_page_size = true;            // J3: size the first block from pageSize
-    const std::vector<overflowing_number>* overflows = nullptr;  // J2: the numbers zeroed in the text
-};
 
 class key_list_sax {
 public:
@@ -47,15 +37,11 @@ public:
 
     key_list_sax(const key_list_options& options, std::size_t input_bytes, const key_list_plan& plan)
         : options_(options),
-          blocks_(input_bytes, plan.exact_capacity, plan.plan_from_page_size, pos_),
+          blocks_(input_bytes, options.mode, plan, pos_),
           record_("data.result", options.max_string_bytes, pos_),
           overflows_(plan.overflows) {}
 
-    key_list_sax(const key_list_sax&) = delete;
-    key_list_sax& operator=(const key_list_sax&) = delete;
-
-    // ---- nlohmann's SAX events
-
+    // nlohmann's SAX events
     bool null() { return scalar(json_kind::null); }
     bool boolean(bool) { return scalar(json_kind::boolean); }
     bool binary(json::binary_t&) { return scalar(json_kind::other); }
@@ -65,9 +51,9 @@ public:
     }
     bool number_unsigned(json::number_unsigned_t v) {
         if (const auto* o = overflows_.next()) return overflowed(o->text);
-        if (v > static_cast<json::number_unsigned_t>(std::numeric_limits<std::int64_t>::max()))
-            return number(0, numeric::too_large, std::to_string(v));
-        return number(static_cast<std::int64_t>(v), numeric::integer, {});
+        if (v <= static_cast<json::number_unsigned_t>(std::numeric_limits<std::int64_t>::max()))
+            return number(static_cast<std::int64_t>(v), numeric::integer, {});
+        return number(0, numeric::too_large, std::to_string(v));
     }
     bool number_float(json::number_float_t, const std::string& text) {
         if (const auto* o = overflows_.next()) return overflowed(o->text);
@@ -83,7 +69,7 @@ public:
             record_.string(val);
             return true;
         }
-        pos_.value_done();
+        value_done();
         return string_elsewhere(val);
     }
 
@@ -110,11 +96,13 @@ public:
     }
 
     bool start_array(std::size_t) {
-        if (const auto o = enter(false); o != opened::read) return o == opened::skipped;
-        if (where_ == place::record && record_.open_list()) {
+        if (skip_ == 0 && where_ == place::record && record_.reads_list()) {
+            if (++depth_ > options_.max_depth) return too_deep();
+            record_.open_list();  // without a frame in pos_ (see list_position)
             where_ = place::groups;
             return true;
         }
+        if (const auto o = enter(false); o != opened::read) return o == opened::skipped;
         if (where_ == place::data && member_ == envelope::member::result) {
             envelope_.result_opened();
             where_ = place::result;
@@ -131,38 +119,37 @@ public:
         // J1: a member name repeated in this object refuses the whole input. A
         // record whose names were all table rows, each once, is proven already.
         const bool proven = skip_ == 0 && where_ == place::record && record_.proven();
-        if (auto repeated = pos_.close(!proven)) {
-            fail(error{errc::duplicate_member, std::move(*repeated), "member name repeated in one object"});
-            return false;
-        }
+        if (auto repeated = pos_.close(!proven))
+            return fail(error{errc::duplicate_member, std::move(*repeated), "member name repeated in one object"});
         if (skip_ > 0) {
             --skip_;
             return true;
         }
-        switch (where_) {
-            case place::record:
-                end_record();
-                where_ = place::result;
-                return !fatal_;
-            case place::data: where_ = place::envelope; break;
-            case place::envelope: where_ = place::done; break;
-            default: break;
+        if (where_ == place::record) {
+            end_record();
+            where_ = place::result;
+            return !fatal_;
         }
-        member_ = envelope::member::ignore;
+        if (where_ == place::data || where_ == place::envelope) {
+            where_ = where_ == place::data ? place::envelope : place::done;
+            member_ = envelope::member::ignore;
+        }
         return true;
     }
 
     bool end_array() {
         --depth_;
+        if (skip_ == 0 && where_ == place::groups) {
+            if (record_.close_list()) (void)pos_.close(false);
+            where_ = place::record;
+            return true;
+        }
         (void)pos_.close(false);
         if (skip_ > 0) {
             --skip_;
             return true;
         }
-        if (where_ == place::groups) {
-            record_.close_list();
-            where_ = place::record;
-        } else if (where_ == place::result) {
+        if (where_ == place::result) {
             where_ = place::data;
             member_ = envelope::member::ignore;
         }
@@ -170,27 +157,20 @@ public:
     }
 
     bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception& ex) {
-        if (ex.id != 406) {
-            fail(json_syntax_error(position, ex.what()));
-            return false;
-        }
-        // J2: a number no double holds ("1e400"). try_parse_key_list reads the
-        // text again with such numbers zeroed, so that one inside a record
-        // rejects only it.
+        if (ex.id != 406) return fail(json_syntax_error(position, ex.what()));
+        // J2: a number no double holds ("1e400"). try_parse_key_list reads the text
+        // again with such numbers zeroed, so that one inside a record rejects only it.
         stopped_at_overflow_ = true;
         return refuse_overflow(token);
     }
 
-    // ---- what the pass found
-
-    // A failure found outside the parse (the parser's own throw).
-    void refuse(error e) { fail(std::move(e)); }
+    // What the pass found. A failure found outside the parse (the parser's own throw).
+    void refuse(error e) { (void)fail(std::move(e)); }
 
     [[nodiscard]] bool stopped_at_overflow() const noexcept { return stopped_at_overflow_; }
     [[nodiscard]] bool refused_for_planned_room() const noexcept { return refused_for_planned_room_; }
     [[nodiscard]] std::optional<std::size_t> needs_exact_capacity() const noexcept {
-        if (fatal_) return std::nullopt;
-        return blocks_.needs_exact_capacity();
+        return fatal_ ? std::nullopt : blocks_.needs_exact_capacity();
     }
 
     // The outcome, once the parse has returned.
@@ -198,14 +178,10 @@ public:
         if (fatal_) return std::move(*fatal_);
         if (root_error_) return std::move(*root_error_);
         if (auto e = envelope_.fault()) return std::move(*e);
-        if (first_record_error_) return std::move(*first_record_error_);
+        if (auto e = blocks_.strict_error()) return std::move(*e);
         key_list_page p;
-        p.count = envelope_.count();
-        p.page = envelope_.page();
-        p.page_size = envelope_.page_size_or_zero();
-        p.records = blocks_.gather();
-        p.rejected = std::move(rejected_);
-        p.rejected_count = rejected_count_;
+        envelope_.fill(p);
+        blocks_.gather_into(p);
         return p;
     }
 
@@ -226,12 +202,7 @@ private:
     KEYHOOK_DETAIL_COLD bool string_elsewhere(const std::string& val) {
         if (skip_ > 0) return true;
         switch (where_) {
-            case place::groups:
-                if (auto e = record_.list_string(val, [this](std::size_t extra) { return blocks_.over_budget(extra); })) {
-                    refuse_over_budget(std::move(*e));
-                    return false;
-                }
-                return true;
+            case place::groups: return add_to_list(val);
             case place::result: reject_element(json_kind::string); return true;
             case place::envelope:
             case place::data: envelope_.string(member_, val); return true;
@@ -242,40 +213,39 @@ private:
         return true;
     }
 
+    // J3 may refuse the page while a record's list of strings grows.
+    bool add_to_list(const std::string& val) {
+        auto e = record_.list_string(val, [this](std::size_t extra) { return blocks_.over_budget(extra); });
+        if (e) refuse_over_budget(std::move(*e));
+        return !e;
+    }
+
     // A member name anywhere but in a record.
     KEYHOOK_DETAIL_COLD bool key_elsewhere(std::string_view k) {
         if (!pos_.key(k)) return names_too_long();
-        if (skip_ > 0) return true;
-        if (where_ == place::envelope)
-            member_ = envelope::of_envelope(k);
-        else if (where_ == place::data)
-            member_ = envelope::of_data(k);
+        if (skip_ == 0 && where_ == place::envelope) member_ = envelope::of_envelope(k);
+        if (skip_ == 0 && where_ == place::data) member_ = envelope::of_data(k);
         return true;
     }
 
     KEYHOOK_DETAIL_COLD bool names_too_long() {
-        fail(error{errc::limit_exceeded, pos_.container_path(), "member names longer than 4 GiB"});
-        return false;
+        return fail(error{errc::limit_exceeded, pos_.container_path(), "member names longer than 4 GiB"});
     }
 
     // A container opens: too deep (the parse stops), inside a skipped value, or to be read.
     enum class opened : unsigned char { refused, skipped, read };
 
     opened enter(bool object) {
-        if (++depth_ > options_.max_depth) {
-            fail(error{errc::limit_exceeded, current_path(),
-                       "nested deeper than " + std::to_string(options_.max_depth) + " levels"});
-            return opened::refused;
-        }
-        if (skip_ == 0 && where_ == place::record) record_.sync_position();  // paths inside the value name it
+        if (++depth_ > options_.max_depth) return (void)too_deep(), opened::refused;
+        if (skip_ == 0 && where_ == place::record) record_.sync_position();  // paths inside name the member
+        if (skip_ == 0 && where_ == place::groups) record_.list_position();
         (void)pos_.open(object, std::numeric_limits<std::size_t>::max());
         if (skip_ == 0) return opened::read;
         ++skip_;
         return opened::skipped;
     }
 
-    // A container where none is read: a wrong value where one was expected,
-    // skipped in any case.
+    // A container where none is read: a wrong value where one was expected, skipped in any case.
     bool skip_container(json_kind k) {
         report_other(k);
         skip_ = 1;
@@ -283,7 +253,7 @@ private:
     }
 
     bool scalar(json_kind k) {
-        pos_.value_done();
+        value_done();
         if (skip_ > 0) return true;
         if (where_ == place::root) return root_not_object(k);
         report_other(k);
@@ -320,48 +290,50 @@ private:
         const bool as_element = where_ == place::result && skip_ == 0;
         if (!in_record && !as_element) return refuse_overflow(token);
         auto e = number_overflow_error(path_here(), token);
-        pos_.value_done();
+        value_done();
         if (as_element) {
             index_ = next_index_++;
-            reject(std::move(e));
+            blocks_.reject(std::move(e));
         } else {
             record_.overflowed(std::move(e), where_ == place::groups, skip_ > 0);
         }
         return true;
     }
 
-    // The page-level refusal of a number no double holds, with its path and the reason.
+    // The page's refusal of a number no double holds, with its path and the reason.
     bool refuse_overflow(std::string_view token) {
         if (skip_ == 0 && where_ == place::data && envelope::integral(member_))
-            fail(error{errc::out_of_range, std::string(envelope::path(member_)),
-                       "expected a non-negative 64-bit integer, got " + quote_input(token)});
-        else
-            fail(number_overflow_error(path_here(), token));
-        return false;
+            return fail(error{errc::out_of_range, std::string(envelope::path(member_)),
+                              "expected a non-negative 64-bit integer, got " + quote_input(token)});
+        return fail(number_overflow_error(path_here(), token));
     }
 
     // The path of the value being read.
     std::string path_here() {
         if (skip_ == 0 && where_ == place::record) record_.sync_position();
+        if (skip_ == 0 && where_ == place::groups) record_.list_position();
         return pos_.path();
+    }
+
+    // A value is done: counted in pos_'s innermost frame (a list without one counts its own).
+    void value_done() {
+        if (where_ != place::groups || record_.list_in_position()) pos_.value_done();
+    }
+
+    KEYHOOK_DETAIL_COLD bool too_deep() {
+        return fail(error{errc::limit_exceeded, current_path(),
+                          "nested deeper than " + std::to_string(options_.max_depth) + " levels"});
     }
 
     // The path of the container being read (for the depth limit).
     std::string current_path() const {
-        switch (where_) {
-            case place::data: return "data";
-            case place::result: return "data.result";
-            case place::record: return record_.path();
-            case place::groups: return record_.list_path();
-            case place::root:
-            case place::envelope:
-            case place::done: return {};
-        }
-        return {};
+        if (where_ == place::data) return "data";
+        if (where_ == place::result) return "data.result";
+        if (where_ == place::record) return record_.path();
+        return where_ == place::groups ? record_.list_path() : std::string();
     }
 
-    // Noted, not fatal: the rest of the text is still read, so that malformed
-    // text after a root of the wrong type is reported as such.
+    // Noted, not fatal: malformed text after a root of the wrong type is reported as such.
     bool root_not_object(json_kind k) {
         if (!root_error_) root_error_ = wrong_type_error({}, "an object", json_kind_name(k));
         return true;
@@ -371,22 +343,14 @@ private:
 
     void begin_record() {
         index_ = next_index_++;
-        // Read in place at the end of a block (a rejected record is popped),
-        // or, once no block has room within J3's budget, into a scratch record
-        // that is only counted.
-        api_key* r = blocks_.place_record();
-        if (r == nullptr) {
-            scratch_ = api_key{};
-            r = &scratch_;
-        }
-        record_.begin(*r, index_);
+        record_.begin(blocks_.place_record(), index_);
         where_ = place::record;
     }
 
     void end_record() {
         if (auto e = record_.end()) {
             blocks_.drop_record();
-            return reject(std::move(*e));
+            return blocks_.reject(std::move(*e));
         }
         // J3 by construction: refuse an input whose records would take more.
         if (!blocks_.keep_record(record_.record()))
@@ -396,35 +360,20 @@ private:
 
     void reject_element(json_kind k) {
         index_ = next_index_++;
-        reject(wrong_type_error(path_index("data.result", index_), "an object", json_kind_name(k)));
+        blocks_.reject(wrong_type_error(path_index("data.result", index_), "an object", json_kind_name(k)));
     }
 
-    void reject(error e) {
-        if (options_.mode == key_list_mode::strict) {
-            if (!first_record_error_) first_record_error_ = std::move(e);
-            return;
-        }
-        // J3: the first 100 errors are kept, the others only counted.
-        ++rejected_count_;
-        if (rejected_.size() < key_list_max_rejected) {
-            blocks_.charge(e.path.capacity() + e.message.capacity() + 2);
-            if (rejected_.empty()) {
-                rejected_.reserve(key_list_max_rejected);
-                blocks_.charge(key_list_max_rejected * sizeof(error));
-            }
-            rejected_.push_back(std::move(e));
-        }
-    }
-
-    void fail(error e) {
+    // The first failure that stops the parse; false, for the SAX event to return.
+    bool fail(error e) {
         if (!fatal_) fatal_ = std::move(e);
+        return false;
     }
 
     // J3's refusal; noted when a first block planned from pageSize had room
     // to spare (the page is then read again without such a plan).
     void refuse_over_budget(error e) {
         if (!fatal_ && blocks_.planned_room_unused()) refused_for_planned_room_ = true;
-        fail(std::move(e));
+        (void)fail(std::move(e));
     }
 
     const key_list_options& options_;
@@ -439,12 +388,8 @@ private:
     std::size_t depth_ = 0;  // open containers, skipped ones included
     std::size_t skip_ = 0;   // open containers inside a value being skipped
 
-    api_key scratch_;  // a record only counted
     std::size_t next_index_ = 0;
     std::size_t index_ = 0;  // of the element being read
-    std::vector<error> rejected_;
-    std::size_t rejected_count_ = 0;
-    std::optional<error> first_record_error_;  // strict mode
     std::optional<error> fatal_, root_error_;
     bool refused_for_planned_room_ = false;
     bool stopped_at_overflow_ = false;
