@@ -446,6 +446,41 @@ TEST_CASE("J1: a repeated envelope member is refused, so the decoder and a DOM n
     CHECK_NOTHROW(json::parse(R"({"status":"success","status":null})"));
 }
 
+// A record whose names are all known members, each once, is proven without
+// recording its names; these repeats and paths come after such names.
+TEST_CASE("J1: repeats and paths after a record's known members name the right member", "[J1][J2][L2][key_list]") {
+    // A known member repeated after an unknown one, and after a list.
+    check_repeated(one_record(R"({"id":"a","x":1,"name":"n","name":"m"})"), "data.result[0].name");
+    check_repeated(one_record(R"({"groups":["g"],"id":"a","name":"n","groups":[]})"), "data.result[0].groups");
+    check_repeated(one_record(R"({"id":"a","groups":["g"],"x":1,"id":"b"})"), "data.result[0].id");
+    // Inside the value of a known member, and inside a list after its strings.
+    check_repeated(one_record(R"({"id":"a","name":"n","status":{"k":1,"k":2}})"), "data.result[0].status.k");
+    check_repeated(one_record(R"({"id":"a","groups":["a","b",{"k":1,"k":2}]})"), "data.result[0].groups[2].k");
+    check_repeated(one_record(R"({"groups":["a",[{"k":1,"k":2}]],"id":"a"})"), "data.result[0].groups[1][0].k");
+
+    // J2: a number no double holds, as a known member after others, and deep in a list.
+    const std::string rest = plain_record.substr(1);
+    const auto page = try_parse_key_list(envelope_head + R"({"id":"a","name":1e400,)" + plain_record.substr(21) +
+                                         R"(,{"groups":["a","b",[2e400]],)" + rest + R"(,{"groups":["a",-3e400],)" +
+                                         rest + "]}}");
+    REQUIRE(page);
+    REQUIRE(page->rejected.size() == 3);
+    CHECK(page->rejected[0].path == "data.result[0].name");
+    CHECK(page->rejected[0].code == errc::out_of_range);
+    CHECK(page->rejected[1].path == "data.result[1].groups[2]");  // the array, the list's first fault
+    CHECK(page->rejected[1].code == errc::wrong_type);
+    CHECK(page->rejected[2].path == "data.result[2].groups[1]");
+    CHECK(page->rejected[2].message == R"(number "-3e400" is outside the range of a double)");
+
+    // The depth limit inside a list names the list.
+    key_list_options small;
+    small.max_depth = 5;
+    const auto deep = try_parse_key_list(one_record(R"({"groups":["a",[]]})"), small);
+    REQUIRE_FALSE(deep);
+    CHECK(deep.error().path == "data.result[0].groups");
+    CHECK(deep.error().message == "nested deeper than 5 levels");
+}
+
 TEST_CASE("J2: count, page and pageSize beyond a double or below zero name their path", "[J2][L2][key_list]") {
     struct row {
         std::string data;

@@ -44,28 +44,29 @@ KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_quer
 
 KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, const key_list_options& options) {
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
-    // what follows; JSON text never holds a raw NUL, so refuse it here.
+    // what follows; JSON text never holds a raw NUL, so refuse it here (one
+    // memchr over the text, not a parse).
     if (const auto nul = json.find('\0'); nul != std::string_view::npos) return detail::nul_byte_error(nul);
 
-    // J2: nlohmann stops at a number no double holds. Only then are such
-    // numbers searched for, and the text read again with each zeroed, so that
-    // one inside a record rejects that record (see overflowing_number).
     std::vector<detail::overflowing_number> overflows;
     std::string zeroed;
     std::string_view text = json;
-    // J3: set when the records did not fit the budget in blocks; the next
-    // pass reserves exactly this many (see needs_exact_capacity).
-    std::optional<std::size_t> exact;
-    bool plan_from_page_size = true;
+    detail::key_list_plan plan;
+    plan.overflows = &overflows;
+    // One pass reads nearly every page. Each `continue` below reads the text
+    // again, for a reason that arises at most once (so four passes at most),
+    // and the pass's records are freed before the next one allocates.
     for (;;) {
-        detail::key_list_sax sax(options, json.size(), exact, plan_from_page_size);
-        sax.expect_overflows(&overflows);
+        detail::key_list_sax sax(options, json.size(), plan);
         try {
             detail::run_json_parser(text, sax);
         } catch (const nlohmann::json::exception& ex) {
             // sax_parse reports through parse_error; this is a second net only.
             sax.refuse(detail::json_syntax_error(0, ex.what()));
         }
+        // J2: nlohmann stops at a number no double holds. Only then are such
+        // numbers searched for, and a copy with each zeroed is read, so that
+        // one inside a record rejects only that record (detail/number_overflow.hpp).
         if (sax.stopped_at_overflow() && overflows.empty()) {
             overflows = detail::find_overflowing_numbers(json);
             if (!overflows.empty()) {
@@ -74,13 +75,19 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
                 continue;
             }
         }
-        if (sax.refused_for_planned_room() && plan_from_page_size) {
-            plan_from_page_size = false;
-            continue;  // the room reserved on pageSize's word must not refuse the page
+        // J3: the budget refused the page while a first block sized from
+        // pageSize had room to spare; room reserved on pageSize's word must
+        // not refuse a page, so it is read again with small blocks.
+        if (sax.refused_for_planned_room() && plan.plan_from_page_size) {
+            plan.plan_from_page_size = false;
+            continue;
         }
-        if (const auto n = sax.needs_exact_capacity(); n && !exact) {
-            exact = n;
-            continue;  // this pass's records are freed before the next allocates
+        // J3: the records did not all fit within the budget in blocks (records
+        // of nearly the smallest size): they were counted, and a pass that
+        // reserves exactly their number keeps them.
+        if (const auto n = sax.needs_exact_capacity(); n && !plan.exact_capacity) {
+            plan.exact_capacity = n;
+            continue;
         }
         return sax.finish();
     }
