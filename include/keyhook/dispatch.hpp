@@ -8,7 +8,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/std_function.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/events.hpp"

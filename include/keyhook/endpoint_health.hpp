@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
 #include <map>
 #include <mutex>
@@ -25,6 +24,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/std_function.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
