@@ -290,8 +290,9 @@ inline void work_store(examples::store::delivery_store& store, const work_option
 // body, with its "tenant" first).
 inline void list_store(examples::store::delivery_store& store) {
     store.for_each([](const examples::store::stored_delivery& d) {
+        const nlohmann::ordered_json state = static_cast<const keyhook::delivery_state&>(d);
         nlohmann::ordered_json j = {{"tenant", d.tenant}};
-        for (auto& [name, value] : nlohmann::ordered_json(static_cast<const keyhook::delivery_state&>(d)).items())
+        for (const auto& [name, value] : state.items())
             if (name != "body") j[name] = value;
         std::cout << j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) << '\n';
     });
