@@ -176,83 +176,91 @@ if probe.returncode == 2 and "this build was made without" in probe.stderr:
     stores.stop()
     sys.exit(0)
 
-# --- 1. acme's queued delivery, then globex's webhook of the same name ---------------
-# acme enqueues an event for its crm-sync (due in an hour) and its worker stops;
-# globex enqueues its own crm-sync, pointing elsewhere, and works the store to the end.
-Receiver.seen = []
-store = stores.new()
-added, err = enqueue_only(store, doc("acme", "acme", ACME_KEY, [(3600, "acme-private")]))
-check(added, f"[B6] acme's delivery is stored before its worker stops ({err.strip()})")
-status, err, attempts, notices = run(store, doc("globex", "globex", GLOBEX_KEY, [(0, "globex-own")]))
-check(status == 0 and len(attempts) == 2, f"[B6] globex's run works both deliveries to the end ({status}: {err.strip()})")
-by_route = {}
-for route, headers, body in Receiver.seen:
-    by_route.setdefault(route, []).append((headers, json.loads(body), body))
-acme_got, globex_got = by_route.get("/acme", []), by_route.get("/globex", [])
-check(len(acme_got) == 1 and acme_got[0][1]["Tenant"] == "acme" and acme_got[0][1]["EntityId"] == "acme-private",
-      f"[B6] acme's endpoint received acme's delivery, and only it ({[b for _, b, _ in acme_got]})")
-check(len(globex_got) == 1 and globex_got[0][1]["Tenant"] == "globex"
-      and globex_got[0][1]["EntityId"] == "globex-own",
-      f"[B6] globex's endpoint received globex's delivery, and only it ({[b for _, b, _ in globex_got]})")
-check(all(b"acme-private" not in body for route, _, body in Receiver.seen if route != "/acme"),
-      "[B6] acme's private entity reached no other endpoint")
-check(len(acme_got) == 1 and signed_by(ACME_KEY, acme_got[0][0], acme_got[0][2])
-      and not signed_by(GLOBEX_KEY, acme_got[0][0], acme_got[0][2]),
-      "[B6] acme's delivery is signed with acme's secret, not globex's")
-check(len(globex_got) == 1 and signed_by(GLOBEX_KEY, globex_got[0][0], globex_got[0][2])
-      and not signed_by(ACME_KEY, globex_got[0][0], globex_got[0][2]),
-      "[B6] globex's delivery is signed with globex's secret")
-check(sorted((a["tenant"], a["webhook"], a["outcome"]) for a in attempts)
-      == [("acme", "crm-sync", "delivered"), ("globex", "crm-sync", "delivered")],
-      f"[B6] each attempt line names its tenant and webhook ({[(a.get('tenant'), a['webhook']) for a in attempts]})")
-code, states = listed(store)
-check(code == 0 and sorted((s.get("tenant"), s["webhook"], s["status"]) for s in states)
-      == [("acme", "crm-sync", "delivered"), ("globex", "crm-sync", "delivered")],
-      f"[B6] --list names each delivery's tenant ({[(s.get('tenant'), s['status']) for s in states]})")
+def scenarios():
+    # --- 1. acme's queued delivery, then globex's webhook of the same name ---------------
+    # acme enqueues an event for its crm-sync (due in an hour) and its worker stops;
+    # globex enqueues its own crm-sync, pointing elsewhere, and works the store to the end.
+    Receiver.seen = []
+    store = stores.new()
+    added, err = enqueue_only(store, doc("acme", "acme", ACME_KEY, [(3600, "acme-private")]))
+    check(added, f"[B6] acme's delivery is stored before its worker stops ({err.strip()})")
+    status, err, attempts, notices = run(store, doc("globex", "globex", GLOBEX_KEY, [(0, "globex-own")]))
+    check(status == 0 and len(attempts) == 2, f"[B6] globex's run works both deliveries to the end ({status}: {err.strip()})")
+    by_route = {}
+    for route, headers, body in Receiver.seen:
+        by_route.setdefault(route, []).append((headers, json.loads(body), body))
+    acme_got, globex_got = by_route.get("/acme", []), by_route.get("/globex", [])
+    check(len(acme_got) == 1 and acme_got[0][1]["Tenant"] == "acme" and acme_got[0][1]["EntityId"] == "acme-private",
+          f"[B6] acme's endpoint received acme's delivery, and only it ({[b for _, b, _ in acme_got]})")
+    check(len(globex_got) == 1 and globex_got[0][1]["Tenant"] == "globex"
+          and globex_got[0][1]["EntityId"] == "globex-own",
+          f"[B6] globex's endpoint received globex's delivery, and only it ({[b for _, b, _ in globex_got]})")
+    check(all(b"acme-private" not in body for route, _, body in Receiver.seen if route != "/acme"),
+          "[B6] acme's private entity reached no other endpoint")
+    check(len(acme_got) == 1 and signed_by(ACME_KEY, acme_got[0][0], acme_got[0][2])
+          and not signed_by(GLOBEX_KEY, acme_got[0][0], acme_got[0][2]),
+          "[B6] acme's delivery is signed with acme's secret, not globex's")
+    check(len(globex_got) == 1 and signed_by(GLOBEX_KEY, globex_got[0][0], globex_got[0][2])
+          and not signed_by(ACME_KEY, globex_got[0][0], globex_got[0][2]),
+          "[B6] globex's delivery is signed with globex's secret")
+    check(sorted((a.get("tenant"), a["webhook"], a["outcome"]) for a in attempts)
+          == [("acme", "crm-sync", "delivered"), ("globex", "crm-sync", "delivered")],
+          f"[B6] each attempt line names its tenant and webhook ({[(a.get('tenant'), a['webhook']) for a in attempts]})")
+    code, states = listed(store)
+    check(code == 0 and sorted((s.get("tenant"), s["webhook"], s["status"]) for s in states)
+          == [("acme", "crm-sync", "delivered"), ("globex", "crm-sync", "delivered")],
+          f"[B6] --list names each delivery's tenant ({[(s.get('tenant'), s['status']) for s in states]})")
 
-# --- 2. a 410 from globex's endpoint disables globex's crm-sync only -------------------------
-Receiver.seen = []
-store = stores.new()
-status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-1")]))
-check(status == 0 and [(a["tenant"], a["status"], a["outcome"]) for a in attempts] == [("globex", 410, "disabled")],
-      f"[H10] globex's endpoint answers 410: its delivery ends, disabled ({status}: {err.strip()}; {attempts})")
-disabled = [n for n in notices if n["type"] == "endpoint.disabled"]
-check(len(disabled) == 1 and disabled[0]["data"].get("tenant") == "globex"
-      and disabled[0]["data"]["endpointId"] == "crm-sync" and list(disabled[0]["data"])[0] == "tenant",
-      f"[H10] endpoint.disabled names the tenant (first in data) and the webhook ({notices})")
-status, err, attempts, notices = run(store, doc("acme", "acme", ACME_KEY, [(0, "acme-1")]))
-check(status == 0 and [(a["tenant"], a["status"], a["outcome"]) for a in attempts] == [("acme", 200, "delivered")]
-      and not notices,
-      f"[B6][H10] acme's crm-sync is not disabled by globex's 410: delivered ({status}: {err.strip()}; {attempts})")
-check([r for r, _, _ in Receiver.seen] == ["/gone", "/acme"], f"[B6] requests: {[r for r, _, _ in Receiver.seen]}")
-status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-2")]))
-check(status == 0 and not attempts and [r for r, _, _ in Receiver.seen].count("/gone") == 1,
-      f"[H10] globex's crm-sync stays disabled: its next delivery gets no attempt ({status}: {err.strip()}; {attempts})")
-rows = {(t, n): json.loads(s) for t, n, s in stores.sql(store, "SELECT tenant, name, state FROM keyhook_endpoints")}
-check(rows.get(("globex", "crm-sync"), {}).get("disabled") is True
-      and rows.get(("acme", "crm-sync"), {}).get("disabled", False) is False,
-      f"[H10] keyhook_endpoints: one row per tenant's crm-sync, globex's disabled, acme's not ({rows})")
-flags = dict(((t, n), d) for t, n, d in stores.sql(store, "SELECT tenant, name, disabled FROM keyhook_webhooks"))
-check(flags == {("acme", "crm-sync"): "0", ("globex", "crm-sync"): "1"},
-      f"[B6] keyhook_webhooks: one row per tenant's crm-sync, only globex's disabled ({flags})")
-code, states = listed(store)
-check(code == 0 and sorted((s.get("tenant"), s["status"]) for s in states)
-      == [("acme", "delivered"), ("globex", "disabled"), ("globex", "disabled")],
-      f"[B6] the store's deliveries: acme's delivered, globex's two disabled ({states})")
+    # --- 2. a 410 from globex's endpoint disables globex's crm-sync only -------------------------
+    Receiver.seen = []
+    store = stores.new()
+    status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-1")]))
+    check(status == 0 and [(a.get("tenant"), a["status"], a["outcome"]) for a in attempts] == [("globex", 410, "disabled")],
+          f"[H10] globex's endpoint answers 410: its delivery ends, disabled ({status}: {err.strip()}; {attempts})")
+    disabled = [n for n in notices if n["type"] == "endpoint.disabled"]
+    check(len(disabled) == 1 and disabled[0]["data"].get("tenant") == "globex"
+          and disabled[0]["data"]["endpointId"] == "crm-sync" and list(disabled[0]["data"])[0] == "tenant",
+          f"[H10] endpoint.disabled names the tenant (first in data) and the webhook ({notices})")
+    status, err, attempts, notices = run(store, doc("acme", "acme", ACME_KEY, [(0, "acme-1")]))
+    check(status == 0 and [(a.get("tenant"), a["status"], a["outcome"]) for a in attempts] == [("acme", 200, "delivered")]
+          and not notices,
+          f"[B6][H10] acme's crm-sync is not disabled by globex's 410: delivered ({status}: {err.strip()}; {attempts})")
+    check([r for r, _, _ in Receiver.seen] == ["/gone", "/acme"], f"[B6] requests: {[r for r, _, _ in Receiver.seen]}")
+    status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-2")]))
+    check(status == 0 and not attempts and [r for r, _, _ in Receiver.seen].count("/gone") == 1,
+          f"[H10] globex's crm-sync stays disabled: its next delivery gets no attempt ({status}: {err.strip()}; {attempts})")
+    rows = {(t, n): json.loads(s) for t, n, s in stores.sql(store, "SELECT tenant, name, state FROM keyhook_endpoints")}
+    check(rows.get(("globex", "crm-sync"), {}).get("disabled") is True
+          and rows.get(("acme", "crm-sync"), {}).get("disabled", False) is False,
+          f"[H10] keyhook_endpoints: one row per tenant's crm-sync, globex's disabled, acme's not ({rows})")
+    flags = dict(((t, n), d) for t, n, d in stores.sql(store, "SELECT tenant, name, disabled FROM keyhook_webhooks"))
+    check(flags == {("acme", "crm-sync"): "0", ("globex", "crm-sync"): "1"},
+          f"[B6] keyhook_webhooks: one row per tenant's crm-sync, only globex's disabled ({flags})")
+    code, states = listed(store)
+    check(code == 0 and sorted((s.get("tenant"), s["status"]) for s in states)
+          == [("acme", "delivered"), ("globex", "disabled"), ("globex", "disabled")],
+          f"[B6] the store's deliveries: acme's delivered, globex's two disabled ({states})")
 
-# --- 3. a store of the version 1 layout is refused, and left as it was -----------------------
-store = stores.new()
-stores.sql(store, "CREATE TABLE keyhook_webhooks (name TEXT PRIMARY KEY, settings TEXT NOT NULL, "
-                  "disabled INTEGER NOT NULL DEFAULT 0)")
-stores.sql(store, "INSERT INTO keyhook_webhooks (name, settings) VALUES ('crm-sync', '{}')")
-for argv in (["--list"], ["--work", "--until-empty"]):
-    r = subprocess.run([DELIVER, "--store", store, *argv], capture_output=True, text=True, timeout=BOUND)
-    check(r.returncode == 3 and "the store has schema version 1" in r.stderr
-          and "this program needs schema version 2" in r.stderr and not r.stdout,
-          f"[B6] {' '.join(argv)} on a version 1 store: exit 3, naming both versions ({r.returncode}: {r.stderr.strip()})")
-tables = stores.sql(store, "SELECT COUNT(*) FROM keyhook_webhooks")
-check(tables == [("1",)], f"[B6] the version 1 store is left as it was ({tables})")
-stores.stop()
+    # --- 3. a store of the version 1 layout is refused, and left as it was -----------------------
+    store = stores.new()
+    stores.sql(store, "CREATE TABLE keyhook_webhooks (name TEXT PRIMARY KEY, settings TEXT NOT NULL, "
+                      "disabled INTEGER NOT NULL DEFAULT 0)")
+    stores.sql(store, "INSERT INTO keyhook_webhooks (name, settings) VALUES ('crm-sync', '{}')")
+    for argv in (["--list"], ["--work", "--until-empty"]):
+        r = subprocess.run([DELIVER, "--store", store, *argv], capture_output=True, text=True, timeout=BOUND)
+        check(r.returncode == 3 and "the store has schema version 1" in r.stderr
+              and "this program needs schema version 2" in r.stderr and not r.stdout,
+              f"[B6] {' '.join(argv)} on a version 1 store: exit 3, naming both versions ({r.returncode}: {r.stderr.strip()})")
+    tables = stores.sql(store, "SELECT COUNT(*) FROM keyhook_webhooks")
+    check(tables == [("1",)], f"[B6] the version 1 store is left as it was ({tables})")
+
+
+try:
+    scenarios()
+except Exception as e:  # a failed step counts, and the server is still stopped
+    check(False, "a step raised %s: %s" % (type(e).__name__, e))
+finally:
+    stores.stop()
 
 server.shutdown()
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
