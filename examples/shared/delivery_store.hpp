@@ -100,9 +100,8 @@ public:
 
     // Claims up to `limit` deliveries due by `due_by`, the earliest first,
     // that no live lease holds, leasing them to `owner` until `lease_until`.
-    virtual std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now,
-                                                       std::int64_t lease_until, const std::string& owner,
-                                                       std::size_t limit) = 0;
+    virtual std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
+                                               const std::string& owner, std::size_t limit) = 0;
 
     // Extends every lease `owner` holds.
     virtual void renew(const std::string& owner, std::int64_t lease_until) = 0;

@@ -55,9 +55,9 @@ public:
         try {
             for (const auto& [name, settings] : webhooks) run(sql::upsert_webhook, {tenant, name, settings});
             for (const auto& d : deliveries) {
-                const auto r = run(sql::insert_delivery, {to_string(d.id), tenant, d.webhook,
-                                                          std::to_string(micros(*d.next_due)),
-                                                          keyhook::write_delivery_state(d)});
+                const auto r =
+                    run(sql::insert_delivery, {to_string(d.id), tenant, d.webhook, std::to_string(micros(*d.next_due)),
+                                               keyhook::write_delivery_state(d)});
                 added += static_cast<std::size_t>(std::stoul(PQcmdTuples(r.get())));
             }
             run("COMMIT", {});
@@ -99,7 +99,8 @@ public:
                                   std::to_string(limit)});
         std::vector<stored_delivery> out;
         for (int i = 0; i < PQntuples(r.get()); ++i)
-            out.push_back(state_of_row(PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), PQgetvalue(r.get(), i, 2)));
+            out.push_back(
+                state_of_row(PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), PQgetvalue(r.get(), i, 2)));
         return out;
     }
 
@@ -173,9 +174,8 @@ private:
         run("BEGIN", {});
         run(sql::create_schema, {});
         run(sql::insert_schema, {std::to_string(schema_version)});
-        for (const char* text :
-             {sql::create_webhooks, sql::create_deliveries, sql::create_due_index, sql::create_settings,
-              sql::create_endpoints})
+        for (const char* text : {sql::create_webhooks, sql::create_deliveries, sql::create_due_index,
+                                 sql::create_settings, sql::create_endpoints})
             run(text, {});
         run("COMMIT", {});
     }

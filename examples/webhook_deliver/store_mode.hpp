@@ -184,8 +184,8 @@ inline endpoint_read read_endpoint(examples::store::delivery_store& store, const
     auto s =
         json ? keyhook::try_endpoint_state_from_json(*json) : keyhook::result<keyhook::endpoint_state>(json.error());
     if (!s)
-        throw std::runtime_error("the stored state of " + webhook_text(key) + " does not read back: " +
-                                 s.error().what());
+        throw std::runtime_error("the stored state of " + webhook_text(key) +
+                                 " does not read back: " + s.error().what());
     return endpoint_read{*s, row.version};
 }
 

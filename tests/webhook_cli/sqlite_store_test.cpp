@@ -249,9 +249,10 @@ std::string refusal(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("SQLite store: two tenants' webhooks of one name are separate rows: settings, disabled flag, "
-          "endpoint state, deliveries",
-          "[B6][H10]") {
+TEST_CASE(
+    "SQLite store: two tenants' webhooks of one name are separate rows: settings, disabled flag, "
+    "endpoint state, deliveries",
+    "[B6][H10]") {
     temp_store file;
     examples::store::sqlite_store store(file.path);
     using examples::store::webhook_key;
@@ -304,9 +305,10 @@ TEST_CASE("SQLite store: a new store is of schema version 2, and opens again", "
     CHECK(count_rows(file.path, "SELECT COUNT(*) FROM keyhook_schema") == 1);  // no second version row
 }
 
-TEST_CASE("SQLite store: a store of the version 1 layout is refused, naming the version found and the one "
-          "expected, and left as it was",
-          "[B6]") {
+TEST_CASE(
+    "SQLite store: a store of the version 1 layout is refused, naming the version found and the one "
+    "expected, and left as it was",
+    "[B6]") {
     for (const char* table :
          {"CREATE TABLE keyhook_webhooks (name TEXT PRIMARY KEY, settings TEXT NOT NULL, "
           "disabled INTEGER NOT NULL DEFAULT 0)",
