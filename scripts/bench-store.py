@@ -85,15 +85,21 @@ def timed(argv):
 
 
 def fill_store(path, port, count):
-    """`count` pending deliveries, all due now, to one webhook."""
+    """`count` pending deliveries, all due now, to one webhook of tenant "t",
+    in the store's layout of schema version 2 (examples/shared/delivery_store.hpp)."""
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE keyhook_webhooks (name TEXT PRIMARY KEY, settings TEXT NOT NULL, "
-               "disabled INTEGER NOT NULL DEFAULT 0)")
-    db.execute("CREATE TABLE keyhook_deliveries (id TEXT PRIMARY KEY, due_at BIGINT, lease_owner TEXT, "
-               "lease_until BIGINT NOT NULL DEFAULT 0, state TEXT NOT NULL)")
+    db.execute("CREATE TABLE keyhook_schema (version BIGINT NOT NULL)")
+    db.execute("INSERT INTO keyhook_schema (version) VALUES (2)")
+    db.execute("CREATE TABLE keyhook_webhooks (tenant TEXT NOT NULL, name TEXT NOT NULL, settings TEXT NOT NULL, "
+               "disabled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, name))")
+    db.execute("CREATE TABLE keyhook_deliveries (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, webhook TEXT NOT NULL, "
+               "due_at BIGINT, lease_owner TEXT, lease_until BIGINT NOT NULL DEFAULT 0, state TEXT NOT NULL)")
     db.execute("CREATE INDEX keyhook_deliveries_due ON keyhook_deliveries (due_at) WHERE due_at IS NOT NULL")
-    db.execute("INSERT INTO keyhook_webhooks (name, settings) VALUES (?, ?)",
-               ("hook", json.dumps({"name": "hook", "endpoint": f"http://127.0.0.1:{port}/in", "saved": True})))
+    db.execute("CREATE TABLE keyhook_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("CREATE TABLE keyhook_endpoints (tenant TEXT NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL, "
+               "version BIGINT NOT NULL, PRIMARY KEY (tenant, name))")
+    db.execute("INSERT INTO keyhook_webhooks (tenant, name, settings) VALUES (?, ?, ?)",
+               ("t", "hook", json.dumps({"name": "hook", "endpoint": f"http://127.0.0.1:{port}/in", "saved": True})))
     due = "2026-01-01T00:00:00Z"
     due_us = 1767225600 * 1000000
     body = json.dumps({"UserAction": "PublishEngine", "FolderName": "Loans"})
@@ -103,9 +109,10 @@ def fill_store(path, port, count):
             ident = "msg_%032x" % (i + 1)
             state = {"id": ident, "webhook": "hook", "body": body, "status": "pending", "nextDue": due,
                      "attempts": []}
-            yield ident, due_us, json.dumps(state)
+            yield ident, "t", "hook", due_us, json.dumps(state)
 
-    db.executemany("INSERT INTO keyhook_deliveries (id, due_at, state) VALUES (?, ?, ?)", rows())
+    db.executemany("INSERT INTO keyhook_deliveries (id, tenant, webhook, due_at, state) VALUES (?, ?, ?, ?, ?)",
+                   rows())
     db.commit()
     db.close()
 

@@ -27,28 +27,37 @@ public:
             PQfinish(conn_);
             throw std::runtime_error("cannot connect to the PostgreSQL store: " + why);
         }
-        run("SET client_min_messages = warning", {});
-        // Workers starting together must not race to create the tables.
-        run("SELECT pg_advisory_lock(724461)", {});
-        run(sql::create_webhooks, {});
-        run(sql::create_deliveries, {});
-        run(sql::create_due_index, {});
-        run(sql::create_settings, {});
-        run("SELECT pg_advisory_unlock(724461)", {});
+        try {
+            run("SET client_min_messages = warning", {});
+            // Workers starting together must not race to create the tables.
+            run("SELECT pg_advisory_lock(724461)", {});
+            try {
+                open_schema();
+            } catch (...) {
+                if (PQtransactionStatus(conn_) != PQTRANS_IDLE) rollback();
+                run("SELECT pg_advisory_unlock(724461)", {});
+                throw;
+            }
+            run("SELECT pg_advisory_unlock(724461)", {});
+        } catch (...) {
+            PQfinish(conn_);  // no destructor runs for a constructor that throws
+            throw;
+        }
     }
     postgres_store(const postgres_store&) = delete;
     postgres_store& operator=(const postgres_store&) = delete;
     ~postgres_store() override { PQfinish(conn_); }
 
-    std::size_t enqueue(const std::vector<std::pair<std::string, std::string>>& webhooks,
+    std::size_t enqueue(const std::string& tenant, const std::vector<std::pair<std::string, std::string>>& webhooks,
                         const std::vector<keyhook::delivery_state>& deliveries) override {
         run("BEGIN", {});
         std::size_t added = 0;
         try {
-            for (const auto& [name, settings] : webhooks) run(sql::upsert_webhook, {name, settings});
+            for (const auto& [name, settings] : webhooks) run(sql::upsert_webhook, {tenant, name, settings});
             for (const auto& d : deliveries) {
-                const auto r = run(sql::insert_delivery, {to_string(d.id), std::to_string(micros(*d.next_due)),
-                                                          keyhook::write_delivery_state(d)});
+                const auto r =
+                    run(sql::insert_delivery, {to_string(d.id), tenant, d.webhook, std::to_string(micros(*d.next_due)),
+                                               keyhook::write_delivery_state(d)});
                 added += static_cast<std::size_t>(std::stoul(PQcmdTuples(r.get())));
             }
             run("COMMIT", {});
@@ -59,8 +68,8 @@ public:
         return added;
     }
 
-    std::optional<webhook_row> webhook(const std::string& name) override {
-        const auto r = run(sql::select_webhook, {name});
+    std::optional<webhook_row> webhook(const webhook_key& key) override {
+        const auto r = run(sql::select_webhook, {key.tenant, key.name});
         if (PQntuples(r.get()) == 0) return std::nullopt;
         return webhook_row{PQgetvalue(r.get(), 0, 0), std::string(PQgetvalue(r.get(), 0, 1)) != "0"};
     }
@@ -82,14 +91,16 @@ public:
         return std::stoll(PQgetvalue(r.get(), 0, 0));
     }
 
-    std::vector<keyhook::delivery_state> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
-                                               const std::string& owner, std::size_t limit) override {
+    std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
+                                       const std::string& owner, std::size_t limit) override {
         char text[512];
         std::snprintf(text, sizeof text, sql::claim_format, " FOR UPDATE SKIP LOCKED");
         const auto r = run(text, {owner, std::to_string(lease_until), std::to_string(due_by), std::to_string(real_now),
                                   std::to_string(limit)});
-        std::vector<keyhook::delivery_state> out;
-        for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(state_of_row(PQgetvalue(r.get(), i, 0)));
+        std::vector<stored_delivery> out;
+        for (int i = 0; i < PQntuples(r.get()); ++i)
+            out.push_back(
+                state_of_row(PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), PQgetvalue(r.get(), i, 2)));
         return out;
     }
 
@@ -97,7 +108,7 @@ public:
         run(sql::renew, {owner, std::to_string(lease_until)});
     }
 
-    bool record(const keyhook::delivery_state& d, const std::string& owner, bool disable_webhook) override {
+    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
         run("BEGIN", {});
         try {
             const std::vector<std::optional<std::string>> params{
@@ -108,7 +119,7 @@ public:
                 rollback();
                 return false;
             }
-            if (disable_webhook) run(sql::disable_webhook, {d.webhook});
+            if (disable_webhook) run(sql::disable_webhook, {d.tenant, d.webhook});
             run("COMMIT", {});
         } catch (...) {
             rollback();
@@ -117,47 +128,57 @@ public:
         return true;
     }
 
-    // H10, H11: keyhook_endpoints, created on first use.
-    endpoint_row endpoint(const std::string& name) override {
-        ensure_endpoints();
-        const auto r = run(sql::select_endpoint, {name});
+    // H10, H11: keyhook_endpoints.
+    endpoint_row endpoint(const webhook_key& key) override {
+        const auto r = run(sql::select_endpoint, {key.tenant, key.name});
         if (PQntuples(r.get()) == 0) return {};
         return endpoint_row{PQgetvalue(r.get(), 0, 0), std::stoll(PQgetvalue(r.get(), 0, 1))};
     }
 
-    bool put_endpoint(const std::string& name, const std::string& state, std::int64_t version) override {
-        ensure_endpoints();
-        const auto r = version == 0 ? run(sql::insert_endpoint, {name, state})
-                                    : run(sql::update_endpoint, {name, state, std::to_string(version)});
+    bool put_endpoint(const webhook_key& key, const std::string& state, std::int64_t version) override {
+        const auto r = version == 0 ? run(sql::insert_endpoint, {key.tenant, key.name, state})
+                                    : run(sql::update_endpoint, {key.tenant, key.name, state, std::to_string(version)});
         return std::string(PQcmdTuples(r.get())) == "1";
     }
 
-    void for_each(const std::function<void(const keyhook::delivery_state&)>& f) override {
+    void for_each(const std::function<void(const stored_delivery&)>& f) override {
         std::string after;
         for (;;) {
             const auto r = run(sql::page, {after, std::to_string(read_batch)});
             const int n = PQntuples(r.get());
             if (n == 0) return;
-            for (int i = 0; i < n; ++i) f(state_of_row(PQgetvalue(r.get(), i, 1)));
+            for (int i = 0; i < n; ++i)
+                f(state_of_row(PQgetvalue(r.get(), i, 1), PQgetvalue(r.get(), i, 2), PQgetvalue(r.get(), i, 3)));
             after = PQgetvalue(r.get(), n - 1, 0);
         }
     }
 
 private:
-    void ensure_endpoints() {
-        if (endpoints_ready_) return;
-        // Workers starting together must not race to create the table.
-        run("SELECT pg_advisory_lock(724461)", {});
-        try {
-            run(sql::create_endpoints, {});
-        } catch (...) {
-            run("SELECT pg_advisory_unlock(724461)", {});
-            throw;
+    // B6, under the advisory lock: a store of the current version is used as
+    // it is; an empty one gets the tables and its version row in one
+    // transaction; any other is refused (check_schema), and nothing is written.
+    void open_schema() {
+        const auto exists = [this](const char* table) {
+            const auto r = run("SELECT to_regclass(?1) IS NOT NULL", {table});
+            return std::string(PQgetvalue(r.get(), 0, 0)) == "t";
+        };
+        std::optional<std::int64_t> found;
+        if (exists("keyhook_schema")) {
+            const auto r = run(sql::select_schema, {});
+            found = PQgetisnull(r.get(), 0, 0) ? 0 : std::stoll(PQgetvalue(r.get(), 0, 0));
         }
-        run("SELECT pg_advisory_unlock(724461)", {});
-        endpoints_ready_ = true;
+        bool old_tables = false;
+        for (const char* table : sql::known_tables) old_tables = old_tables || exists(table);
+        check_schema(found, old_tables);
+        if (found) return;
+        run("BEGIN", {});
+        run(sql::create_schema, {});
+        run(sql::insert_schema, {std::to_string(schema_version)});
+        for (const char* text : {sql::create_webhooks, sql::create_deliveries, sql::create_due_index,
+                                 sql::create_settings, sql::create_endpoints})
+            run(text, {});
+        run("COMMIT", {});
     }
-    bool endpoints_ready_ = false;
 
     struct result_free {
         void operator()(PGresult* r) const noexcept { PQclear(r); }
@@ -194,7 +215,8 @@ private:
 
 public:
     // H9's replay table (replay_ids.hpp; webhook_receiver --store).
-    void open_replay_ids() override {
+    void open_replay_ids(const std::string& scope) override {
+        replay_scope_ = scope;
         // Receivers starting together must not race to create the table.
         run("SELECT pg_advisory_lock(724462)", {});
         run(sql::replay::create_table, {});
@@ -221,7 +243,8 @@ public:
         }
         try {
             run(prune, {std::to_string(now), std::to_string(prune_limit)});
-            const auto r = run(sql::replay::claim, {id, std::to_string(forget_after), std::to_string(now)});
+            const auto r =
+                run(sql::replay::claim, {replay_scope_, id, std::to_string(forget_after), std::to_string(now)});
             const bool claimed = std::string(PQcmdTuples(r.get())) == "1";
             run("COMMIT", {});
             return claimed;
@@ -232,7 +255,10 @@ public:
     }
 
     // One statement, its own transaction; a failure throws (the receiver logs it).
-    void release_replay_id(const std::string& id) override { run(sql::replay::release, {id}); }
+    void release_replay_id(const std::string& id) override { run(sql::replay::release, {replay_scope_, id}); }
+
+private:
+    std::string replay_scope_;
 };
 
 }  // namespace examples::store

@@ -4,8 +4,13 @@
 // PostgreSQL stores (sqlite_store.hpp, postgres_store.hpp) implement it.
 //
 // One table, created on first use (open_replay_ids):
-//   keyhook_replay_ids  one row per accepted webhook-id and the time after
-//                       which it is forgotten (microseconds since 1970)
+//   keyhook_replay_ids  one row per (scope, accepted webhook-id) and the time
+//                       after which it is forgotten (microseconds since 1970)
+// The scope is the receiver's (webhook_receiver --replay-scope, default
+// "default"): receivers of one endpoint share a scope and so process an id
+// once between them; receivers of different endpoints or tenants on one
+// store each take their own, so an id one of them accepted is never taken
+// for a replay by another (B6: no tenant's input reaches another's rows).
 #pragma once
 
 #include <cstddef>
@@ -18,19 +23,20 @@ class replay_id_store {
 public:
     virtual ~replay_id_store() = default;
 
-    // Creates the table and its index if the store has none.
-    virtual void open_replay_ids() = 0;
+    // Creates the table and its index if the store has none; later claims
+    // and releases are in `scope`.
+    virtual void open_replay_ids(const std::string& scope) = 0;
 
     // In one transaction: forgets up to `prune_limit` ids whose time ran out
     // by `now`, then records `id` until `forget_after`. True when the id is
     // new here (or its earlier record had run out): the caller processes the
     // delivery. False when a live record holds it: a replay, in this
-    // receiver or any other on the store. Two concurrent claims of one id
-    // never both see true (the id is the table's key).
+    // receiver or any other of its scope on the store. Two concurrent claims
+    // of one id in one scope never both see true ((scope, id) is the table's key).
     virtual bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
                                  std::size_t prune_limit) = 0;
 
-    // Forgets `id` (nothing when it is not there): a claimed delivery that
+    // Forgets `id` in the scope (nothing when it is not there): a claimed delivery that
     // could not be processed is given back, so that the sender's retry is.
     virtual void release_replay_id(const std::string& id) = 0;
 };
@@ -38,21 +44,22 @@ public:
 // SQL both stores run (?N placeholders, as in delivery_store.hpp).
 namespace sql::replay {
 inline constexpr const char* create_table =
-    "CREATE TABLE IF NOT EXISTS keyhook_replay_ids (id TEXT PRIMARY KEY, forget_after BIGINT NOT NULL)";
+    "CREATE TABLE IF NOT EXISTS keyhook_replay_ids (scope TEXT NOT NULL, id TEXT NOT NULL, "
+    "forget_after BIGINT NOT NULL, PRIMARY KEY (scope, id))";
 inline constexpr const char* create_index =
     "CREATE INDEX IF NOT EXISTS keyhook_replay_ids_expiry ON keyhook_replay_ids (forget_after)";
 // Bounded work per claim: the oldest expired ids, by the index. %s: " FOR
 // UPDATE SKIP LOCKED" for PostgreSQL, so receivers pruning together do not
 // wait on each other's rows.
 inline constexpr const char* prune_format =
-    "DELETE FROM keyhook_replay_ids WHERE id IN (SELECT id FROM keyhook_replay_ids WHERE forget_after < ?1 "
-    "ORDER BY forget_after LIMIT ?2%s)";
+    "DELETE FROM keyhook_replay_ids WHERE (scope, id) IN (SELECT scope, id FROM keyhook_replay_ids "
+    "WHERE forget_after < ?1 ORDER BY forget_after LIMIT ?2%s)";
 // One statement decides: a new id is inserted; an id whose record ran out is
 // taken again; a live one is left as it is (no row changed: a replay).
 inline constexpr const char* claim =
-    "INSERT INTO keyhook_replay_ids (id, forget_after) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET "
-    "forget_after = excluded.forget_after WHERE keyhook_replay_ids.forget_after < ?3";
-inline constexpr const char* release = "DELETE FROM keyhook_replay_ids WHERE id = ?1";
+    "INSERT INTO keyhook_replay_ids (scope, id, forget_after) VALUES (?1, ?2, ?3) ON CONFLICT (scope, id) DO "
+    "UPDATE SET forget_after = excluded.forget_after WHERE keyhook_replay_ids.forget_after < ?4";
+inline constexpr const char* release = "DELETE FROM keyhook_replay_ids WHERE scope = ?1 AND id = ?2";
 }  // namespace sql::replay
 
 // Ids forgotten per claim, at most: more than one, so expired ids leave the

@@ -33,10 +33,12 @@ public:
         sqlite3_busy_timeout(db_, 10000);  // another worker's transaction is short
         exec("PRAGMA journal_mode=WAL");
         exec("PRAGMA synchronous=NORMAL");  // WAL: a committed transaction survives the process's crash
-        exec(sql::create_webhooks);
-        exec(sql::create_deliveries);
-        exec(sql::create_due_index);
-        exec(sql::create_settings);
+        try {
+            open_schema();
+        } catch (...) {
+            sqlite3_close(db_);  // no destructor runs for a constructor that throws
+            throw;
+        }
     }
     // K18: the store holds signing secrets and authentication values, so a
     // store this program creates is readable by its owner only. SQLite
@@ -58,24 +60,25 @@ public:
     sqlite_store& operator=(const sqlite_store&) = delete;
     ~sqlite_store() override { sqlite3_close(db_); }
 
-    std::size_t enqueue(const std::vector<std::pair<std::string, std::string>>& webhooks,
+    std::size_t enqueue(const std::string& tenant, const std::vector<std::pair<std::string, std::string>>& webhooks,
                         const std::vector<keyhook::delivery_state>& deliveries) override {
         transaction t(*this);
         for (const auto& [name, settings] : webhooks)
-            statement(*this, sql::upsert_webhook).text(1, name).text(2, settings).done();
+            statement(*this, sql::upsert_webhook).text(1, tenant).text(2, name).text(3, settings).done();
         std::size_t added = 0;
         for (const auto& d : deliveries) {
             statement s(*this, sql::insert_delivery);
-            s.text(1, to_string(d.id)).integer(2, micros(*d.next_due)).text(3, keyhook::write_delivery_state(d)).done();
+            s.text(1, to_string(d.id)).text(2, tenant).text(3, d.webhook).integer(4, micros(*d.next_due));
+            s.text(5, keyhook::write_delivery_state(d)).done();
             added += static_cast<std::size_t>(sqlite3_changes(db_));
         }
         t.commit();
         return added;
     }
 
-    std::optional<webhook_row> webhook(const std::string& name) override {
+    std::optional<webhook_row> webhook(const webhook_key& key) override {
         statement s(*this, sql::select_webhook);
-        s.text(1, name);
+        s.text(1, key.tenant).text(2, key.name);
         if (!s.step()) return std::nullopt;
         return webhook_row{s.column_text(0), sqlite3_column_int64(s.get(), 1) != 0};
     }
@@ -106,17 +109,17 @@ public:
         return sqlite3_column_int64(s.get(), 0);
     }
 
-    std::vector<keyhook::delivery_state> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
-                                               const std::string& owner, std::size_t limit) override {
+    std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
+                                       const std::string& owner, std::size_t limit) override {
         char text[512];
         std::snprintf(text, sizeof text, sql::claim_format, "");
-        std::vector<keyhook::delivery_state> out;
+        std::vector<stored_delivery> out;
         transaction t(*this);
         {
             statement s(*this, text);
             s.text(1, owner).integer(2, lease_until).integer(3, due_by).integer(4, real_now);
             s.integer(5, static_cast<std::int64_t>(limit));
-            while (s.step()) out.push_back(state_of_row(s.column_text(0)));
+            while (s.step()) out.push_back(state_of_row(s.column_text(0), s.column_text(1), s.column_text(2)));
         }
         t.commit();
         return out;
@@ -128,7 +131,7 @@ public:
         t.commit();
     }
 
-    bool record(const keyhook::delivery_state& d, const std::string& owner, bool disable_webhook) override {
+    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
         transaction t(*this);
         statement s(*this, sql::record);
         s.text(1, to_string(d.id)).text(2, owner).text(3, keyhook::write_delivery_state(d));
@@ -138,42 +141,45 @@ public:
             s.null(4);
         s.done();
         if (sqlite3_changes(db_) == 0) return false;  // the rollback leaves the row to its new owner
-        if (disable_webhook) statement(*this, sql::disable_webhook).text(1, d.webhook).done();
+        if (disable_webhook) statement(*this, sql::disable_webhook).text(1, d.tenant).text(2, d.webhook).done();
         t.commit();
         return true;
     }
 
-    // H10, H11: keyhook_endpoints, created on first use.
-    endpoint_row endpoint(const std::string& name) override {
-        ensure_endpoints();
+    // H10, H11: keyhook_endpoints.
+    endpoint_row endpoint(const webhook_key& key) override {
         statement s(*this, sql::select_endpoint);
-        s.text(1, name);
+        s.text(1, key.tenant).text(2, key.name);
         if (!s.step()) return {};
         return endpoint_row{s.column_text(0), sqlite3_column_int64(s.get(), 1)};
     }
 
-    bool put_endpoint(const std::string& name, const std::string& state, std::int64_t version) override {
-        ensure_endpoints();
+    bool put_endpoint(const webhook_key& key, const std::string& state, std::int64_t version) override {
         transaction t(*this);
         if (version == 0)
-            statement(*this, sql::insert_endpoint).text(1, name).text(2, state).done();
+            statement(*this, sql::insert_endpoint).text(1, key.tenant).text(2, key.name).text(3, state).done();
         else
-            statement(*this, sql::update_endpoint).text(1, name).text(2, state).integer(3, version).done();
+            statement(*this, sql::update_endpoint)
+                .text(1, key.tenant)
+                .text(2, key.name)
+                .text(3, state)
+                .integer(4, version)
+                .done();
         const bool written = sqlite3_changes(db_) == 1;
         t.commit();
         return written;
     }
 
-    void for_each(const std::function<void(const keyhook::delivery_state&)>& f) override {
+    void for_each(const std::function<void(const stored_delivery&)>& f) override {
         std::string after;
         for (;;) {
-            std::vector<keyhook::delivery_state> batch;
+            std::vector<stored_delivery> batch;
             {
                 statement s(*this, sql::page);
                 s.text(1, after).integer(2, static_cast<std::int64_t>(read_batch));
                 while (s.step()) {
                     after = s.column_text(0);
-                    batch.push_back(state_of_row(s.column_text(1)));
+                    batch.push_back(state_of_row(s.column_text(1), s.column_text(2), s.column_text(3)));
                 }
             }
             if (batch.empty()) return;
@@ -182,11 +188,36 @@ public:
     }
 
 private:
-    void ensure_endpoints() {
-        if (!endpoints_ready_) exec(sql::create_endpoints);
-        endpoints_ready_ = true;
+    // B6: in one write transaction, so programs opening a new store together
+    // create it once: a store of the current version is used as it is; an
+    // empty one gets the tables and its version row; any other is refused
+    // (check_schema), and nothing is written to it.
+    void open_schema() {
+        transaction t(*this);
+        auto table_exists = [this](const char* name) {
+            statement s(*this, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+            s.text(1, name).step();
+            return sqlite3_column_int64(s.get(), 0) != 0;
+        };
+        std::optional<std::int64_t> found;
+        if (table_exists("keyhook_schema")) {
+            statement s(*this, sql::select_schema);
+            if (s.step() && sqlite3_column_type(s.get(), 0) != SQLITE_NULL) found = sqlite3_column_int64(s.get(), 0);
+            if (!found) found = 0;  // a version table with no row: not a store this program wrote
+        }
+        bool old_tables = false;
+        for (const char* name : sql::known_tables) old_tables = old_tables || table_exists(name);
+        check_schema(found, old_tables);
+        if (found) return;  // the current version; the transaction wrote nothing
+        exec(sql::create_schema);
+        statement(*this, sql::insert_schema).integer(1, schema_version).done();
+        exec(sql::create_webhooks);
+        exec(sql::create_deliveries);
+        exec(sql::create_due_index);
+        exec(sql::create_settings);
+        exec(sql::create_endpoints);
+        t.commit();
     }
-    bool endpoints_ready_ = false;
 
     [[noreturn]] void fail(const char* what) const {
         throw std::runtime_error(std::string("SQLite store: ") + what + ": " + sqlite3_errmsg(db_));
@@ -263,7 +294,8 @@ private:
 
 public:
     // H9's replay table (replay_ids.hpp; webhook_receiver --store).
-    void open_replay_ids() override {
+    void open_replay_ids(const std::string& scope) override {
+        replay_scope_ = scope;
         exec(sql::replay::create_table);
         exec(sql::replay::create_index);
     }
@@ -274,15 +306,23 @@ public:
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, "");
         transaction t(*this);
         statement(*this, prune).integer(1, now).integer(2, static_cast<std::int64_t>(prune_limit)).done();
-        statement(*this, sql::replay::claim).text(1, id).integer(2, forget_after).integer(3, now).done();
+        statement(*this, sql::replay::claim)
+            .text(1, replay_scope_)
+            .text(2, id)
+            .integer(3, forget_after)
+            .integer(4, now)
+            .done();
         const bool claimed = sqlite3_changes(db_) == 1;
         t.commit();
         return claimed;
     }
 
     void release_replay_id(const std::string& id) override {
-        statement(*this, sql::replay::release).text(1, id).done();
+        statement(*this, sql::replay::release).text(1, replay_scope_).text(2, id).done();
     }
+
+private:
+    std::string replay_scope_;
 };
 
 }  // namespace examples::store

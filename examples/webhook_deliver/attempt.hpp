@@ -113,12 +113,15 @@ inline keyhook::retry_decision decided(const attempt_report& r) {
     return keyhook::retry_decision{keyhook::retry_decision::action::give_up, {}, 0};
 }
 
-// One JSON line per attempt (see main.cpp). `endpoint_disabled`: the webhook
-// is disabled after this attempt (H10), which ends the delivery whatever B2 planned.
-inline void print_attempt(const keyhook::delivery_id& id, const std::string& webhook, std::size_t number,
-                          const attempt_report& r, bool endpoint_disabled = false) {
+// One JSON line per attempt (see main.cpp), naming the tenant and its
+// webhook (B6: a webhook's name is the tenant's own). `endpoint_disabled`:
+// the webhook is disabled after this attempt (H10), which ends the delivery
+// whatever B2 planned.
+inline void print_attempt(const keyhook::delivery_id& id, const std::string& tenant, const std::string& webhook,
+                          std::size_t number, const attempt_report& r, bool endpoint_disabled = false) {
     nlohmann::ordered_json line;
     line["deliveryId"] = to_string(id);
+    line["tenant"] = tenant;
     line["webhook"] = webhook;
     line["attempt"] = number;
     line["sentAt"] = keyhook::format_timestamp(r.attempt.sent_at);
@@ -139,10 +142,15 @@ inline void print_attempt(const keyhook::delivery_id& id, const std::string& web
 }
 
 // H10: one JSON line per operational notice, {"operational": {...}}, the
-// notice in the library's JSON form.
-inline void print_notice(const keyhook::operational_notice& n) {
+// notice in the library's JSON form with the tenant first in its "data"
+// (the notice names the webhook, whose name is the tenant's own: B6).
+inline void print_notice(const keyhook::operational_notice& n, const std::string& tenant) {
+    nlohmann::ordered_json notice = n;
+    nlohmann::ordered_json data = {{"tenant", tenant}};
+    for (auto& [name, value] : notice["data"].items()) data[name] = value;
+    notice["data"] = std::move(data);
     nlohmann::ordered_json line;
-    line["operational"] = n;
+    line["operational"] = std::move(notice);
     std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
 }
 

@@ -60,12 +60,15 @@
 // --list           prints every stored delivery's state (JSON, without the body).
 //
 // One JSON line per attempt on standard output:
-//   {"deliveryId", "webhook", "attempt" (from 1), "sentAt" (on the run's
+//   {"deliveryId", "tenant", "webhook" (its name within the tenant), "attempt" (from 1), "sentAt" (on the run's
 //    timeline, see --time-scale), "status" (HTTP status or null), "error" (null or what failed in transport), "outcome"
 //    ("delivered", "retry", "disabled" or "gave_up"), "retryAt" (for "retry": when)}
 // and one per operational notice (H10), after the attempt that caused it:
 //   {"operational": {"type": "message.attempt.failing" | "message.attempt.exhausted" | "endpoint.disabled",
-//                    "timestamp", "data": {"endpointId", "msgId", "failSince", "lastAttempt"}}}
+//                    "timestamp", "data": {"tenant", "endpointId", "msgId", "failSince", "lastAttempt"}}}
+// With a store, a webhook is its tenant's (B6): the store keys its settings,
+// health, throttle and deliveries by (tenant, webhook name), so two tenants'
+// webhooks of one name never share a row (docs/embedding.md).
 // Nothing of an authentication value or signing secret is printed.
 //
 // Exit status: 0 once every delivery has ended (delivered, given up or
@@ -321,8 +324,9 @@ void work_in_memory(run_input& in, const examples::http::client_options& client,
         const auto health = endpoints.record(
             deliver::health_report(name, next->request.id(), next->history.size(), report), clock.now());
         if (health.state.disabled) next->ended = true;
-        deliver::print_attempt(next->request.id(), name, next->history.size(), report, health.state.disabled);
-        for (const auto& n : health.notices) deliver::print_notice(n);
+        const auto& tenant = in.settings->tenant.name;
+        deliver::print_attempt(next->request.id(), tenant, name, next->history.size(), report, health.state.disabled);
+        for (const auto& n : health.notices) deliver::print_notice(n, tenant);
     }
 }
 
@@ -461,7 +465,7 @@ int main(int argc, char** argv) {
             states.reserve(signed_all.size());
             for (const auto& [d, due] : signed_all) states.push_back(keyhook::make_delivery_state(d.outbound, due));
             signed_all.clear();
-            const auto added = store->enqueue(settings, states);
+            const auto added = store->enqueue(input->settings.tenant.name, settings, states);
             std::cerr << "webhook_deliver: " << added << " of " << states.size() << " deliveries added to the store\n";
         }
         deliver::work_options options;

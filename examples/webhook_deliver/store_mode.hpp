@@ -1,7 +1,8 @@
 // webhook_deliver with --store (rule B6): enqueue a file's deliveries, work
 // the store's due deliveries, list them. The store keeps each delivery's
-// webhook name, body and history, and each webhook's settings; an attempt is
-// signed with the webhook's keys as stored at that moment.
+// tenant, webhook name, body and history, and each webhook's settings, all
+// keyed by (tenant, webhook name); an attempt is signed with the keys its
+// tenant's webhook has stored at that moment.
 #pragma once
 
 #include <algorithm>
@@ -130,6 +131,14 @@ inline std::string worker_name() {
     return name;
 }
 
+// "webhook \"NAME\" of tenant \"TENANT\"", each name JSON-quoted (ASCII, escaped), for messages.
+inline std::string webhook_text(const examples::store::webhook_key& key) {
+    const auto quoted = [](const std::string& s) {
+        return nlohmann::json(s).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+    };
+    return "webhook " + quoted(key.name) + " of tenant " + quoted(key.tenant);
+}
+
 // A webhook as a worker uses it: its settings as stored, validated, with its
 // throttle (H11) and key set (B5) and the 410 flag of the settings row.
 struct stored_webhook {
@@ -139,13 +148,13 @@ struct stored_webhook {
     bool disabled = false;
 };
 
-// The stored settings of `name`, or nothing (said on standard error) when
-// there are none or they do not read back.
-inline std::optional<stored_webhook> read_webhook(examples::store::delivery_store& store, const std::string& name,
-                                                  const work_options& o) {
-    const auto row = store.webhook(name);
+// The stored settings of the tenant's webhook, or nothing (said on standard
+// error) when there are none or they do not read back.
+inline std::optional<stored_webhook> read_webhook(examples::store::delivery_store& store,
+                                                  const examples::store::webhook_key& key, const work_options& o) {
+    const auto row = store.webhook(key);
     if (!row) return std::nullopt;
-    const std::string where = "the stored settings of webhook " + keyhook::detail::quote_input(name);
+    const std::string where = "the stored settings of " + webhook_text(key);
     auto json = keyhook::try_parse_json(row->settings);
     auto shape = json ? keyhook::try_webhook_from_json(*json) : keyhook::result<keyhook::webhook>(json.error());
     auto valid = shape ? keyhook::try_validate_webhook(*shape, o.policy)
@@ -168,14 +177,14 @@ struct endpoint_read {
     keyhook::endpoint_state state;
     std::int64_t version = 0;
 };
-inline endpoint_read read_endpoint(examples::store::delivery_store& store, const std::string& name) {
-    const auto row = store.endpoint(name);
+inline endpoint_read read_endpoint(examples::store::delivery_store& store, const examples::store::webhook_key& key) {
+    const auto row = store.endpoint(key);
     if (row.version == 0) return {};
     auto json = keyhook::try_parse_json(row.state);
     auto s =
         json ? keyhook::try_endpoint_state_from_json(*json) : keyhook::result<keyhook::endpoint_state>(json.error());
     if (!s)
-        throw std::runtime_error("the stored state of webhook " + keyhook::detail::quote_input(name) +
+        throw std::runtime_error("the stored state of " + webhook_text(key) +
                                  " does not read back: " + s.error().what());
     return endpoint_read{*s, row.version};
 }
@@ -185,12 +194,12 @@ inline endpoint_read read_endpoint(examples::store::delivery_store& store, const
 // worker changed it meanwhile, so no worker folds into a stale copy. Returns
 // the decision whose state was stored.
 template <class F>
-auto update_endpoint(examples::store::delivery_store& store, const std::string& name, F f) {
+auto update_endpoint(examples::store::delivery_store& store, const examples::store::webhook_key& key, F f) {
     for (;;) {
-        const auto read = read_endpoint(store, name);
+        const auto read = read_endpoint(store, key);
         auto decision = f(read.state);
         if (decision.state == read.state) return decision;  // nothing to write
-        if (store.put_endpoint(name, nlohmann::json(decision.state).dump(), read.version)) return decision;
+        if (store.put_endpoint(key, nlohmann::json(decision.state).dump(), read.version)) return decision;
     }
 }
 
@@ -216,17 +225,19 @@ inline void work_store(examples::store::delivery_store& store, const work_option
             continue;
         }
         // Settings read once a batch: a configuration stored meanwhile (a new key) applies from the next.
-        std::map<std::string, std::optional<stored_webhook>> webhooks;
+        std::map<examples::store::webhook_key, std::optional<stored_webhook>> webhooks;
         auto renewed_at = claimed_at;
         for (auto& d : batch) {
             if (real_micros() - renewed_at > lease / 2) {
                 renewed_at = real_micros();
                 store.renew(owner, renewed_at + lease);
             }
-            auto found = webhooks.find(d.webhook);
-            if (found == webhooks.end()) found = webhooks.emplace(d.webhook, read_webhook(store, d.webhook, o)).first;
+            // B6: the delivery's own tenant's webhook, never another tenant's of the same name.
+            const auto key = d.key();
+            auto found = webhooks.find(key);
+            if (found == webhooks.end()) found = webhooks.emplace(key, read_webhook(store, key, o)).first;
             // H10: the webhook's one state, as every worker left it.
-            if (!found->second || found->second->disabled || read_endpoint(store, d.webhook).state.disabled) {
+            if (!found->second || found->second->disabled || read_endpoint(store, key).state.disabled) {
                 // Disabled or no usable settings: the delivery ends without an attempt.
                 d.status = keyhook::delivery_status::disabled;
                 d.next_due.reset();
@@ -238,7 +249,7 @@ inline void work_store(examples::store::delivery_store& store, const work_option
             // H11: over the webhook's rate, the delivery waits (recorded as
             // its next due time); that is no attempt.
             if (hook.max_per_second != 0) {
-                const auto t = update_endpoint(store, d.webhook, [&](const keyhook::endpoint_state& s) {
+                const auto t = update_endpoint(store, key, [&](const keyhook::endpoint_state& s) {
                     return keyhook::throttle_delivery(s, keyhook::throttle_policy{hook.max_per_second}, clock.now());
                 });
                 if (!t.send_now) {
@@ -256,7 +267,7 @@ inline void work_store(examples::store::delivery_store& store, const work_option
             auto decision = decided(report);
             // H10: folded into the webhook's one state before the delivery is recorded, so
             // a delivery whose attempt disables its webhook is recorded as ended.
-            const auto health = update_endpoint(store, d.webhook, [&](const keyhook::endpoint_state& s) {
+            const auto health = update_endpoint(store, key, [&](const keyhook::endpoint_state& s) {
                 return keyhook::record_attempt(s, health_report(d.webhook, d.id, d.attempts.size() + 1, report),
                                                clock.now());
             });
@@ -269,17 +280,20 @@ inline void work_store(examples::store::delivery_store& store, const work_option
                 continue;
             }
             if (disable) hook.disabled = true;
-            print_attempt(d.id, d.webhook, d.attempts.size(), report, disable);
-            for (const auto& n : health.notices) print_notice(n);
+            print_attempt(d.id, d.tenant, d.webhook, d.attempts.size(), report, disable);
+            for (const auto& n : health.notices) print_notice(n, d.tenant);
         }
     }
 }
 
-// One JSON line per stored delivery (delivery_state's JSON form without the body).
+// One JSON line per stored delivery (delivery_state's JSON form without the
+// body, with its "tenant" first).
 inline void list_store(examples::store::delivery_store& store) {
-    store.for_each([](const keyhook::delivery_state& d) {
-        nlohmann::json j = d;
-        j.erase("body");
+    store.for_each([](const examples::store::stored_delivery& d) {
+        const nlohmann::ordered_json state = static_cast<const keyhook::delivery_state&>(d);
+        nlohmann::ordered_json j = {{"tenant", d.tenant}};
+        for (const auto& [name, value] : state.items())
+            if (name != "body") j[name] = value;
         std::cout << j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) << '\n';
     });
     std::cout.flush();

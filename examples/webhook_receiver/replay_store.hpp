@@ -1,7 +1,10 @@
 // webhook_receiver --store S: H9's replay table kept in a SQLite file or a
 // PostgreSQL database (examples/shared/replay_ids.hpp), so that a restarted
-// receiver, and every receiver sharing the store, answers an id accepted by
-// any of them as a replay (rule B6). Each backend is compiled in only when
+// receiver, and every receiver of its replay scope sharing the store, answers
+// an id accepted by any of them as a replay (rule B6). The scope
+// (--replay-scope, default "default") is the receiver's: receivers of
+// different endpoints or tenants on one store each name their own, so none
+// takes another's ids for replays. Each backend is compiled in only when
 // CMake found its library.
 #pragma once
 
@@ -30,10 +33,15 @@ struct store_not_built : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// The replay scope when --replay-scope is not given.
+inline constexpr const char* default_replay_scope = "default";
+
 // "sqlite:PATH" or a "postgresql://" / "postgres://" URI (libpq's). Throws
 // store_not_built saying what is missing, std::runtime_error when the store
-// cannot be opened (libpq's message names no password).
-inline std::unique_ptr<examples::store::replay_id_store> open_replay_store(const std::string& spec) {
+// cannot be opened (libpq's message names no password) or has another schema
+// version (B6, delivery_store.hpp).
+inline std::unique_ptr<examples::store::replay_id_store> open_replay_store(
+    const std::string& spec, const std::string& scope = default_replay_scope) {
     std::unique_ptr<examples::store::replay_id_store> store;
     if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) {
 #if KEYHOOK_EXAMPLES_HAVE_LIBPQ
@@ -55,7 +63,7 @@ inline std::unique_ptr<examples::store::replay_id_store> open_replay_store(const
     } else {
         throw std::runtime_error("--store: expected sqlite:PATH or postgresql://...");
     }
-    store->open_replay_ids();
+    store->open_replay_ids(scope);
     return store;
 }
 

@@ -4,6 +4,7 @@
 //   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]
 //       [--max-connections N] [--threads N] [--store sqlite:PATH | --store postgresql://...]
+//       [--replay-scope NAME]
 //
 // The server answers, before the receiver sees a request (H13): 431 for a
 // header section over 64 KiB or 100 fields, 400 for framing RFC 9112 refuses,
@@ -27,7 +28,10 @@
 //        (in memory: 65,536 ids) or its store cannot answer. With --store the
 //        table is kept in the store (B6, examples/shared/replay_ids.hpp):
 //        receivers sharing it, and a restarted one, process an id once;
-//        SQLite (one machine) or PostgreSQL (libpq's URI); 503 as well when
+//        SQLite (one machine) or PostgreSQL (libpq's URI). Ids are kept per
+//        --replay-scope (default "default"): receivers of one endpoint share
+//        one; receivers of other endpoints or tenants on the store take their
+//        own, so an id one accepted is no replay at another. 503 as well when
 //        standard output cannot be written (the line is the processing: the
 //        signed id is given back to the table, so the retry is processed);
 //   200  accepted: one JSON line on standard output,
@@ -81,7 +85,7 @@ int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
                  "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | "
-                 "--store postgresql://...]\n";
+                 "--store postgresql://...] [--replay-scope NAME]\n";
     return exit_usage;
 }
 
@@ -93,6 +97,7 @@ struct settings {
     hs::options server;                          // H13's limits; the policy values unless given
     keyhook::body_limits limits;
     std::optional<std::string> store;  // --store: H9's replay table there (B6), else in memory
+    std::string replay_scope = default_replay_scope;  // --replay-scope: this receiver's ids in the store (B6)
 };
 
 // Appends `s` as a JSON string: nlohmann's escaping, with ensure_ascii, so
@@ -326,10 +331,14 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             s.server.threads = static_cast<unsigned>(*n);
         } else if (arg == "--store" && i + 1 < argc) {
             s.store = argv[++i];
+        } else if (arg == "--replay-scope" && i + 1 < argc) {
+            s.replay_scope = argv[++i];
+            if (s.replay_scope.empty() || s.replay_scope.size() > 128)
+                return usage("--replay-scope: expected a name of 1 to 128 bytes");
         } else {
             return usage(
                 "--listen takes only --key-env NAME, --request-timeout S, --max-connections N, "
-                "--threads N and --store S, not " +
+                "--threads N, --store S and --replay-scope NAME, not " +
                 keyhook::detail::quote_input(arg));
         }
     }
@@ -365,7 +374,7 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     std::unique_ptr<replay_table> replays;
     if (s.store) {
         try {
-            replays = std::make_unique<store_replay_table>(open_replay_store(*s.store),
+            replays = std::make_unique<store_replay_table>(open_replay_store(*s.store, s.replay_scope),
                                                            keyhook::crypto::default_signature_tolerance);
         } catch (const store_not_built& e) {
             return usage(e.what());

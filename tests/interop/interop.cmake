@@ -14,6 +14,13 @@
 #                      always, when Python 3 is found (a few seconds);
 #                      interop.deliver_over_time_postgresql the same on
 #                      PostgreSQL, with the store tests below
+#   interop.tenancy_sqlite, interop.tenancy_postgresql
+#                      rules B6 and H10: two tenants' webhooks of one name on
+#                      one store: each endpoint gets only its tenant's
+#                      deliveries, a 410 disables one tenant's webhook only,
+#                      lines name the tenant, a version 1 store is refused
+#                      (tests/interop/tenancy.py): SQLite when Python 3 is
+#                      found, PostgreSQL with the store tests below
 #   interop.deliver    webhook_deliver against a receiver on the npm package
 #   interop.receiver   webhook_receiver --listen against a sender on it
 #                      (standardwebhooks, pinned by package-lock.json): with
@@ -51,6 +58,12 @@ if(Python3_Interpreter_FOUND)
     add_test(NAME interop.deliver_over_time
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.deliver_over_time PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)
+    # B6, H10: two tenants, one webhook name, one SQLite store (tenancy.py).
+    if(KEYHOOK_EXAMPLES_HAVE_SQLITE)
+        add_test(NAME interop.tenancy_sqlite
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/tenancy.py" $<TARGET_FILE:webhook_deliver>)
+        set_tests_properties(interop.tenancy_sqlite PROPERTIES LABELS "interop;B6;H10" TIMEOUT 120)
+    endif()
     if(TARGET webhook_receiver)
         add_test(NAME interop.receiver_framing
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/receiver_framing.py" $<TARGET_FILE:webhook_receiver>)
@@ -123,6 +136,9 @@ if(postgresql IN_LIST _store_cases AND Python3_Interpreter_FOUND)
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>
                 --postgresql)
     set_tests_properties(interop.deliver_over_time_postgresql PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)
+    add_test(NAME interop.tenancy_postgresql
+        COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/tenancy.py" $<TARGET_FILE:webhook_deliver> --postgresql)
+    set_tests_properties(interop.tenancy_postgresql PROPERTIES LABELS "interop;B6;H10" TIMEOUT 120)
 endif()
 foreach(_store IN LISTS _store_cases)
     add_test(NAME interop.store_${_store}

@@ -67,6 +67,39 @@ TEST_CASE("store replay table: an id accepted by one receiver is a replay at ano
     CHECK(file.rows() == 2);
 }
 
+TEST_CASE("store replay table: receivers of other replay scopes on one store keep their ids apart", "[H9][B6]") {
+    temp_store file;
+    store_replay_table acme(open_replay_store(file.spec(), "acme/crm-sync"), window);
+    store_replay_table acme_too(open_replay_store(file.spec(), "acme/crm-sync"), window);
+    store_replay_table globex(open_replay_store(file.spec(), "globex/crm-sync"), window);
+    CHECK(globex.claim("msg_1", store_t0, store_t0) == outcome::accepted);
+    // An id another scope accepted is no replay here: acme's delivery is processed.
+    CHECK(acme.claim("msg_1", store_t0, store_t0) == outcome::accepted);
+    CHECK(acme_too.claim("msg_1", store_t0, store_t0) == outcome::replay);  // one scope: once
+    // A release gives the id back in its own scope only.
+    globex.release("msg_1");
+    CHECK(acme_too.claim("msg_1", store_t0, store_t0) == outcome::replay);
+    CHECK(globex.claim("msg_1", store_t0, store_t0) == outcome::accepted);
+    CHECK(file.rows() == 2);
+}
+
+TEST_CASE("store replay table: a store of the version 1 layout is refused, naming both versions", "[H9][B6]") {
+    temp_store file;
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(file.path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "CREATE TABLE keyhook_replay_ids (id TEXT PRIMARY KEY, forget_after BIGINT NOT NULL)",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    try {
+        (void)open_replay_store(file.spec());
+        FAIL("opened");
+    } catch (const std::runtime_error& e) {
+        const std::string why = e.what();
+        CHECK(why.find("the store has schema version 1") != std::string::npos);
+        CHECK(why.find("needs schema version 2") != std::string::npos);
+    }
+}
+
 TEST_CASE("store replay table: a released id is accepted again, at any receiver", "[H9][B6]") {
     temp_store file;
     store_replay_table a(open_replay_store(file.spec()), window);
