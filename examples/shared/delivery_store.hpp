@@ -13,13 +13,16 @@
 //                       and the lease of the worker working it
 //   keyhook_settings    name and value: "deliveryIdKey", the H12 key every
 //                       producer enqueueing into the store uses (32 hex
-//                       digits, a secret), so ids stay the same across runs
+//                       digits, a secret), so ids stay the same across runs;
+//                       "clockEpoch", the epoch of the workers' timeline
+//                       (B6, --time-scale), kept by the first worker
 //   keyhook_endpoints   one row per webhook, shared by every worker: its
 //                       keyhook::endpoint_state (H10's health and disabled
 //                       flag, H11's throttle state) as JSON, and a version
 //                       for compare-and-set (created on first use)
 // Times are microseconds since 1970. Due times are on the workers' timeline
-// (--time-scale); leases on the real clock.
+// (--time-scale: epoch + (real now - epoch) / scale, one epoch for the
+// store); leases on the real clock.
 #pragma once
 
 #include <cstddef>
@@ -59,6 +62,10 @@ public:
     // (the first writer wins), else the one it has.
     virtual std::string delivery_id_key(const std::string& candidate) = 0;
 
+    // B6: the epoch of the workers' timeline: `candidate` if the store had
+    // none (the first writer wins), else the one it has.
+    virtual std::int64_t clock_epoch(std::int64_t candidate) = 0;
+
     // Deliveries not yet ended, leased or not.
     virtual std::uint64_t pending() = 0;
 
@@ -71,8 +78,11 @@ public:
                                                        std::int64_t lease_until, const std::string& owner,
                                                        std::size_t limit) = 0;
 
-    // Extends every lease `owner` holds.
-    virtual void renew(const std::string& owner, std::int64_t lease_until) = 0;
+    // B6, before each attempt: extends the lease of delivery `id` to at least
+    // `lease_until` when `owner` still holds it (its lease and not ended),
+    // and returns true; false, and nothing written, when another worker has
+    // claimed it since, or it has ended.
+    virtual bool renew(const std::string& id, const std::string& owner, std::int64_t lease_until) = 0;
 
     // In one transaction: the delivery's new state and due time (its lease
     // released), and the webhook disabled when `disable_webhook`. False, and
@@ -136,7 +146,8 @@ inline constexpr const char* claim_format =
     "SELECT id FROM keyhook_deliveries WHERE due_at IS NOT NULL AND due_at <= ?3 AND lease_until < ?4 "
     "ORDER BY due_at LIMIT ?5%s) RETURNING state";
 inline constexpr const char* renew =
-    "UPDATE keyhook_deliveries SET lease_until = ?2 WHERE lease_owner = ?1 AND due_at IS NOT NULL";
+    "UPDATE keyhook_deliveries SET lease_until = CASE WHEN lease_until < ?3 THEN ?3 ELSE lease_until END "
+    "WHERE id = ?1 AND lease_owner = ?2 AND due_at IS NOT NULL";
 inline constexpr const char* record =
     "UPDATE keyhook_deliveries SET state = ?3, due_at = ?4, lease_owner = NULL, lease_until = 0 "
     "WHERE id = ?1 AND lease_owner = ?2";

@@ -93,6 +93,19 @@ public:
         return key;
     }
 
+    std::int64_t clock_epoch(std::int64_t candidate) override {
+        transaction t(*this);
+        statement(*this, sql::insert_setting).text(1, "clockEpoch").text(2, std::to_string(candidate)).done();
+        std::string epoch;
+        {
+            statement s(*this, sql::select_setting);
+            s.text(1, "clockEpoch");
+            if (s.step()) epoch = s.column_text(0);
+        }
+        t.commit();
+        return std::stoll(epoch);
+    }
+
     std::uint64_t pending() override {
         statement s(*this, sql::count_pending);
         s.step();
@@ -122,10 +135,9 @@ public:
         return out;
     }
 
-    void renew(const std::string& owner, std::int64_t lease_until) override {
-        transaction t(*this);
-        statement(*this, sql::renew).text(1, owner).integer(2, lease_until).done();
-        t.commit();
+    bool renew(const std::string& id, const std::string& owner, std::int64_t lease_until) override {
+        statement(*this, sql::renew).text(1, id).text(2, owner).integer(3, lease_until).done();
+        return sqlite3_changes(db_) == 1;  // one statement: its own transaction
     }
 
     bool record(const keyhook::delivery_state& d, const std::string& owner, bool disable_webhook) override {
@@ -265,23 +277,46 @@ public:
     // H9's replay table (replay_ids.hpp; webhook_receiver --store).
     void open_replay_ids() override {
         exec(sql::replay::create_table);
+        // An earlier version's table: the column added (SQLite has no ADD COLUMN IF NOT EXISTS).
+        bool has_pending = false;
+        {
+            statement s(*this, "SELECT COUNT(*) FROM pragma_table_info('keyhook_replay_ids') "
+                               "WHERE name = 'pending_until'");
+            has_pending = s.step() && sqlite3_column_int64(s.get(), 0) == 1;
+        }
+        if (!has_pending) exec(sql::replay::add_pending);
         exec(sql::replay::create_index);
     }
 
     bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
-                         std::size_t prune_limit) override {
+                         std::int64_t pending_until, std::size_t prune_limit, std::int64_t& held_until) override {
         char prune[256];
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, "");
         transaction t(*this);
         statement(*this, prune).integer(1, now).integer(2, static_cast<std::int64_t>(prune_limit)).done();
-        statement(*this, sql::replay::claim).text(1, id).integer(2, forget_after).integer(3, now).done();
+        statement(*this, sql::replay::claim)
+            .text(1, id)
+            .integer(2, forget_after)
+            .integer(3, now)
+            .integer(4, pending_until)
+            .done();
         const bool claimed = sqlite3_changes(db_) == 1;
+        held_until = 0;
+        if (!claimed) {
+            statement s(*this, sql::replay::holder);
+            s.text(1, id);
+            if (s.step()) held_until = sqlite3_column_int64(s.get(), 0);
+        }
         t.commit();
         return claimed;
     }
 
-    void release_replay_id(const std::string& id) override {
-        statement(*this, sql::replay::release).text(1, id).done();
+    void accept_replay_id(const std::string& id, std::int64_t token) override {
+        statement(*this, sql::replay::accept).text(1, id).integer(2, token).done();
+    }
+
+    void release_replay_id(const std::string& id, std::int64_t token) override {
+        statement(*this, sql::replay::release).text(1, id).integer(2, token).done();
     }
 };
 
