@@ -22,7 +22,9 @@
 //   keyhook_settings    name and value: "deliveryIdKey", the H12 key every
 //                       producer enqueueing into the store uses (32 hex
 //                       digits, a secret), so ids stay the same across runs
-//                       (store-wide: an id covers the body, which names the tenant)
+//                       (store-wide: an id covers the body, which names the
+//                       tenant); "clockEpoch", the epoch of the workers'
+//                       timeline (B6, --time-scale), kept by the first worker
 //   keyhook_endpoints   one row per (tenant, webhook), shared by every worker:
 //                       its keyhook::endpoint_state (H10's health and disabled
 //                       flag, H11's throttle state) as JSON, and a version
@@ -30,7 +32,8 @@
 //   keyhook_replay_ids  H9's replay table (replay_ids.hpp), keyed by
 //                       (receiver scope, webhook-id)
 // Times are microseconds since 1970. Due times are on the workers' timeline
-// (--time-scale); leases on the real clock.
+// (--time-scale: epoch + (real now - epoch) / scale, one epoch for the
+// store); leases on the real clock.
 #pragma once
 
 #include <cstddef>
@@ -92,6 +95,10 @@ public:
     // (the first writer wins), else the one it has.
     virtual std::string delivery_id_key(const std::string& candidate) = 0;
 
+    // B6: the epoch of the workers' timeline: `candidate` if the store had
+    // none (the first writer wins), else the one it has.
+    virtual std::int64_t clock_epoch(std::int64_t candidate) = 0;
+
     // Deliveries not yet ended, leased or not.
     virtual std::uint64_t pending() = 0;
 
@@ -103,8 +110,11 @@ public:
     virtual std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
                                                const std::string& owner, std::size_t limit) = 0;
 
-    // Extends every lease `owner` holds.
-    virtual void renew(const std::string& owner, std::int64_t lease_until) = 0;
+    // B6, before each attempt: extends the lease of delivery `id` to at least
+    // `lease_until` when `owner` still holds it (its lease and not ended),
+    // and returns true; false, and nothing written, when another worker has
+    // claimed it since, or it has ended.
+    virtual bool renew(const std::string& id, const std::string& owner, std::int64_t lease_until) = 0;
 
     // In one transaction: the delivery's new state and due time (its lease
     // released), and its webhook (of its tenant) disabled when
@@ -212,7 +222,8 @@ inline constexpr const char* claim_format =
     "SELECT id FROM keyhook_deliveries WHERE due_at IS NOT NULL AND due_at <= ?3 AND lease_until < ?4 "
     "ORDER BY due_at LIMIT ?5%s) RETURNING state, tenant, webhook";
 inline constexpr const char* renew =
-    "UPDATE keyhook_deliveries SET lease_until = ?2 WHERE lease_owner = ?1 AND due_at IS NOT NULL";
+    "UPDATE keyhook_deliveries SET lease_until = CASE WHEN lease_until < ?3 THEN ?3 ELSE lease_until END "
+    "WHERE id = ?1 AND lease_owner = ?2 AND due_at IS NOT NULL";
 inline constexpr const char* record =
     "UPDATE keyhook_deliveries SET state = ?3, due_at = ?4, lease_owner = NULL, lease_until = 0 "
     "WHERE id = ?1 AND lease_owner = ?2";

@@ -80,6 +80,13 @@ public:
         return PQntuples(r.get()) == 0 ? std::string() : std::string(PQgetvalue(r.get(), 0, 0));
     }
 
+    std::int64_t clock_epoch(std::int64_t candidate) override {
+        run(sql::insert_setting, {"clockEpoch", std::to_string(candidate)});
+        const auto r = run(sql::select_setting, {"clockEpoch"});
+        if (PQntuples(r.get()) == 0) throw std::runtime_error("PostgreSQL store: the clock epoch was not kept");
+        return std::stoll(PQgetvalue(r.get(), 0, 0));
+    }
+
     std::uint64_t pending() override {
         const auto r = run(sql::count_pending, {});
         return std::stoull(PQgetvalue(r.get(), 0, 0));
@@ -104,8 +111,9 @@ public:
         return out;
     }
 
-    void renew(const std::string& owner, std::int64_t lease_until) override {
-        run(sql::renew, {owner, std::to_string(lease_until)});
+    bool renew(const std::string& id, const std::string& owner, std::int64_t lease_until) override {
+        const auto r = run(sql::renew, {id, owner, std::to_string(lease_until)});
+        return std::string(PQcmdTuples(r.get())) == "1";
     }
 
     bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
@@ -225,7 +233,7 @@ public:
     }
 
     bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
-                         std::size_t prune_limit) override {
+                         std::int64_t pending_until, std::size_t prune_limit, std::int64_t& held_until) override {
         char prune[256];
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, " FOR UPDATE SKIP LOCKED");
         // A receiver outlives a restart of the server: a connection found
@@ -243,9 +251,14 @@ public:
         }
         try {
             run(prune, {std::to_string(now), std::to_string(prune_limit)});
-            const auto r =
-                run(sql::replay::claim, {replay_scope_, id, std::to_string(forget_after), std::to_string(now)});
+            const auto r = run(sql::replay::claim, {replay_scope_, id, std::to_string(forget_after),
+                                                    std::to_string(now), std::to_string(pending_until)});
             const bool claimed = std::string(PQcmdTuples(r.get())) == "1";
+            held_until = 0;
+            if (!claimed) {
+                const auto h = run(sql::replay::holder, {replay_scope_, id});
+                if (PQntuples(h.get()) == 1) held_until = std::stoll(PQgetvalue(h.get(), 0, 0));
+            }
             run("COMMIT", {});
             return claimed;
         } catch (...) {
@@ -254,8 +267,13 @@ public:
         }
     }
 
-    // One statement, its own transaction; a failure throws (the receiver logs it).
-    void release_replay_id(const std::string& id) override { run(sql::replay::release, {replay_scope_, id}); }
+    // One statement each, its own transaction; a failure throws (the receiver logs it).
+    void accept_replay_id(const std::string& id, std::int64_t token) override {
+        run(sql::replay::accept, {replay_scope_, id, std::to_string(token)});
+    }
+    void release_replay_id(const std::string& id, std::int64_t token) override {
+        run(sql::replay::release, {replay_scope_, id, std::to_string(token)});
+    }
 
 private:
     std::string replay_scope_;

@@ -96,6 +96,19 @@ public:
         return key;
     }
 
+    std::int64_t clock_epoch(std::int64_t candidate) override {
+        transaction t(*this);
+        statement(*this, sql::insert_setting).text(1, "clockEpoch").text(2, std::to_string(candidate)).done();
+        std::string epoch;
+        {
+            statement s(*this, sql::select_setting);
+            s.text(1, "clockEpoch");
+            if (s.step()) epoch = s.column_text(0);
+        }
+        t.commit();
+        return std::stoll(epoch);
+    }
+
     std::uint64_t pending() override {
         statement s(*this, sql::count_pending);
         s.step();
@@ -125,10 +138,9 @@ public:
         return out;
     }
 
-    void renew(const std::string& owner, std::int64_t lease_until) override {
-        transaction t(*this);
-        statement(*this, sql::renew).text(1, owner).integer(2, lease_until).done();
-        t.commit();
+    bool renew(const std::string& id, const std::string& owner, std::int64_t lease_until) override {
+        statement(*this, sql::renew).text(1, id).text(2, owner).integer(3, lease_until).done();
+        return sqlite3_changes(db_) == 1;  // one statement: its own transaction
     }
 
     bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
@@ -301,7 +313,7 @@ public:
     }
 
     bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
-                         std::size_t prune_limit) override {
+                         std::int64_t pending_until, std::size_t prune_limit, std::int64_t& held_until) override {
         char prune[256];
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, "");
         transaction t(*this);
@@ -311,14 +323,25 @@ public:
             .text(2, id)
             .integer(3, forget_after)
             .integer(4, now)
+            .integer(5, pending_until)
             .done();
         const bool claimed = sqlite3_changes(db_) == 1;
+        held_until = 0;
+        if (!claimed) {
+            statement s(*this, sql::replay::holder);
+            s.text(1, replay_scope_).text(2, id);
+            if (s.step()) held_until = sqlite3_column_int64(s.get(), 0);
+        }
         t.commit();
         return claimed;
     }
 
-    void release_replay_id(const std::string& id) override {
-        statement(*this, sql::replay::release).text(1, replay_scope_).text(2, id).done();
+    void accept_replay_id(const std::string& id, std::int64_t token) override {
+        statement(*this, sql::replay::accept).text(1, replay_scope_).text(2, id).integer(3, token).done();
+    }
+
+    void release_replay_id(const std::string& id, std::int64_t token) override {
+        statement(*this, sql::replay::release).text(1, replay_scope_).text(2, id).integer(3, token).done();
     }
 
 private:

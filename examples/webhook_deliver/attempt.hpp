@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -27,18 +28,49 @@ namespace deliver {
 
 inline keyhook::timestamp clock_now() { return keyhook::to_timestamp(std::chrono::system_clock::now()); }
 
-// The run's clock. Plans are made on a virtual timeline that starts at the
-// real time; waiting for a planned instant sleeps the gap times the scale and
-// then jumps there, so with --time-scale 0.001 five minutes pass in 0.3 s.
+// The run's clock. Without a store, plans are made on a virtual timeline
+// that starts at the real time; waiting for a planned instant sleeps the gap
+// times the scale and then jumps there, so with --time-scale 0.001 five
+// minutes pass in 0.3 s.
+//
+// With a store (B6) the timeline is the wall clock's, idle time and store
+// time included: at scale 1 it is the wall clock; at scale F it is
+// epoch + (real now - epoch) / F, the epoch being the one every worker on
+// the store reads from it (kept there by the first), so all workers agree
+// on due times, key expiries (B5) and failing periods (H10). Scale 0 has no
+// such timeline: main refuses it with a store.
 class run_clock {
 public:
     explicit run_clock(double scale) : scale_(scale), now_(clock_now()) {}
-    [[nodiscard]] keyhook::timestamp now() const { return now_; }
+    // The store's timeline: `epoch` as the store keeps it.
+    static run_clock anchored(double scale, keyhook::timestamp epoch) {
+        run_clock c(scale);
+        c.epoch_ = epoch;
+        return c;
+    }
+    [[nodiscard]] keyhook::timestamp now() const {
+        if (!epoch_) return now_;
+        const auto real = clock_now();
+        if (scale_ == 1.0) return real;
+        const double since = static_cast<double>((real - *epoch_).count()) / scale_;
+        return *epoch_ + std::chrono::microseconds(static_cast<std::int64_t>(since));
+    }
     void wait_until(keyhook::timestamp t) { wait_toward(t, std::chrono::microseconds::max()); }
     // Like wait_until, but sleeps at most `most` of real time (and moves the
     // timeline as far as that sleep covers): a worker polling a store still
     // sees work that others add meanwhile.
     void wait_toward(keyhook::timestamp t, std::chrono::microseconds most) {
+        if (epoch_) {
+            // The timeline follows the real clock: sleep the scaled gap, again
+            // until it is reached (a sleep may end early or late).
+            for (auto now = this->now(); now < t; now = this->now()) {
+                const double real_us = static_cast<double>((t - now).count()) * scale_;
+                const auto sleep = std::min<double>(std::max(real_us, 1.0), static_cast<double>(most.count()));
+                std::this_thread::sleep_for(std::chrono::microseconds(static_cast<std::int64_t>(sleep)));
+                if (sleep >= static_cast<double>(most.count())) return;
+            }
+            return;
+        }
         if (t <= now_) return;
         const double gap = static_cast<double>((t - now_).count());
         const double real_us = gap * scale_;
@@ -50,14 +82,16 @@ public:
         if (real_us >= 1) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<std::int64_t>(real_us)));
         now_ = t;
     }
-    // Time spent in a transfer counts once, unscaled.
+    // Time spent in a transfer counts once, unscaled (on the store's
+    // timeline it has counted already, scaled as all time is).
     void advance(std::chrono::steady_clock::duration d) {
-        now_ += std::chrono::duration_cast<keyhook::timestamp::duration>(d);
+        if (!epoch_) now_ += std::chrono::duration_cast<keyhook::timestamp::duration>(d);
     }
 
 private:
     double scale_;
     keyhook::timestamp now_;
+    std::optional<keyhook::timestamp> epoch_;
 };
 
 inline std::string_view outcome_name(keyhook::retry_decision::action a) {

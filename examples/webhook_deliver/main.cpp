@@ -33,7 +33,11 @@
 // --allow-local    permits plain http and loopback or private addresses (in the
 //                  endpoints and after resolution): development and tests only.
 // --time-scale F   multiplies every wait (events, retries, throttles) by F (0.001 turns 5 minutes into 0.3 s;
-//                  0 sends the attempts back to back).
+//                  0 sends the attempts back to back). With --store the
+//                  run's timeline is the wall clock's, idle and store time
+//                  included: epoch + (real now - epoch) / F, the epoch kept
+//                  in the store by its first worker so that all agree (B6);
+//                  0 is refused there.
 // --timeout S      a transfer's overall limit in seconds (default 30; the
 //                  connection must be made within min(S, 10)).
 // --resolve H:P:A  resolves host H, port P to address A (as curl's --resolve);
@@ -57,6 +61,11 @@
 // --lease S        how long a claimed delivery stays this worker's (default
 //                  30, real seconds); another worker takes over a stopped
 //                  one's deliveries after it, so a receiver may see an id twice.
+//                  Before each attempt the delivery's lease is renewed to
+//                  now + --timeout + one --lease (the allowance for recording
+//                  the outcome), and the delivery skipped when another worker
+//                  holds it by then: a crashed worker's deliveries are taken
+//                  over within --timeout + --lease.
 // --list           prints every stored delivery's state (JSON, without the body).
 //
 // One JSON line per attempt on standard output:
@@ -227,6 +236,11 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         status = usage_error("--work, --until-empty, --list and --lease need --store");
         return std::nullopt;
     }
+    if (args.store && !args.list && args.time_scale == 0) {
+        status = usage_error(
+            "--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
+        return std::nullopt;
+    }
     if (args.until_empty && !args.work) {
         status = usage_error("--until-empty goes with --work");
         return std::nullopt;
@@ -368,14 +382,17 @@ int main(int argc, char** argv) {
             std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
             return exit_store;
         }
-        if (args->list) {
-            try {
+        try {
+            if (args->list) {
                 deliver::list_store(*store);
-            } catch (const std::exception& e) {
-                std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
-                return exit_store;
+                return exit_ok;
             }
-            return exit_ok;
+            // B6: the store's one timeline, from the epoch its first worker kept.
+            clock = deliver::run_clock::anchored(
+                args->time_scale, examples::store::from_micros(store->clock_epoch(deliver::real_micros())));
+        } catch (const std::exception& e) {
+            std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
+            return exit_store;
         }
     }
 
@@ -472,6 +489,7 @@ int main(int argc, char** argv) {
         options.until_empty = args->until_empty || !args->work;
         if (args->lease_seconds)
             options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
+        options.timeout = client.total_timeout;
         options.policy = policy;
         deliver::work_store(*store, options, client, clock);
     } catch (const std::exception& e) {

@@ -112,6 +112,12 @@ inline keyhook::result<keyhook::delivery_id_key> delivery_id_key_for(examples::s
 struct work_options {
     bool until_empty = false;
     std::chrono::microseconds lease = std::chrono::seconds(30);  // B6 policy
+    // A transfer's overall limit (--timeout): before each attempt the
+    // delivery's lease is renewed to at least now + timeout + allowance,
+    // the allowance being one lease (reading the webhook's settings and
+    // throttle, recording the outcome and health). After a crash another
+    // worker takes over within max(lease, timeout + allowance).
+    std::chrono::microseconds timeout = std::chrono::seconds(30);
     std::size_t batch = 64;
     keyhook::endpoint_policy policy;
 };
@@ -226,11 +232,15 @@ inline void work_store(examples::store::delivery_store& store, const work_option
         }
         // Settings read once a batch: a configuration stored meanwhile (a new key) applies from the next.
         std::map<examples::store::webhook_key, std::optional<stored_webhook>> webhooks;
-        auto renewed_at = claimed_at;
         for (auto& d : batch) {
-            if (real_micros() - renewed_at > lease / 2) {
-                renewed_at = real_micros();
-                store.renew(owner, renewed_at + lease);
+            // B6: the batch's leases may have run out while earlier deliveries
+            // were attempted (a slow endpoint) and another worker may have
+            // claimed this one: it is renewed for this attempt and its
+            // recording, or skipped when this worker holds it no more.
+            if (!store.renew(to_string(d.id), owner, real_micros() + o.timeout.count() + lease)) {
+                std::cerr << "webhook_deliver: " << d.id << ": skipped: its lease ran out before its turn and "
+                          << "another worker holds it now\n";
+                continue;
             }
             // B6: the delivery's own tenant's webhook, never another tenant's of the same name.
             const auto key = d.key();

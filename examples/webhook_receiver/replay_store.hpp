@@ -8,12 +8,15 @@
 // CMake found its library.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "keyhook/timestamps.hpp"
 #include "replay.hpp"
@@ -70,21 +73,43 @@ inline std::unique_ptr<examples::store::replay_id_store> open_replay_store(
 // The replay table on a store. One connection, one claim at a time: a
 // SQLite connection is not shared between threads, and the store's own
 // transaction is what makes a claim atomic across receivers anyway.
+// A claim is pending for at most `pending_bound` (--pending-bound): past
+// it, another receiver takes the id over (B6), so a receiver killed between
+// its claim and its line delays the delivery by that much, never loses it.
 class store_replay_table final : public replay_table {
 public:
-    store_replay_table(std::unique_ptr<examples::store::replay_id_store> store, std::chrono::seconds window)
-        : store_(std::move(store)), window_(window) {}
+    store_replay_table(std::unique_ptr<examples::store::replay_id_store> store, std::chrono::seconds window,
+                       std::chrono::microseconds pending_bound = default_pending_bound)
+        : store_(std::move(store)), window_(window), pending_bound_(pending_bound) {}
 
-    outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now) override {
+    // B6 policy: long enough for any line to be written, short enough for a sender's retry.
+    static constexpr std::chrono::microseconds default_pending_bound = std::chrono::seconds(30);
+
+    using replay_table::claim;
+    outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now,
+                  std::chrono::seconds& retry_after) override {
         // As in memory: kept two windows past its signing time.
         const auto forget_after =
             keyhook::detail::add_saturating(keyhook::detail::add_saturating(signed_at, window_), window_);
         std::lock_guard<std::mutex> lock(mutex_);
+        // The token: unique per claim of an id (a takeover comes later).
+        auto token = examples::store::micros(now) + pending_bound_.count();
+        if (const auto last = tokens_.find(id); last != tokens_.end() && last->second >= token) token = last->second + 1;
         try {
-            return store_->claim_replay_id(id, examples::store::micros(forget_after), examples::store::micros(now),
-                                           examples::store::replay_prune_batch)
-                       ? outcome::accepted
-                       : outcome::replay;
+            std::int64_t held_until = 0;
+            if (store_->claim_replay_id(id, examples::store::micros(forget_after), examples::store::micros(now), token,
+                                        examples::store::replay_prune_batch, held_until)) {
+                tokens_[id] = token;
+                return outcome::claimed;
+            }
+            if (held_until == 0) return outcome::replay;
+            // Pending elsewhere: retry once it may be taken over (1 s at
+            // least, the bound at most).
+            const auto left = std::chrono::microseconds(held_until - examples::store::micros(now));
+            const auto bound = std::chrono::ceil<std::chrono::seconds>(pending_bound_);
+            retry_after = std::clamp(std::chrono::ceil<std::chrono::seconds>(left), std::chrono::seconds(1),
+                                     std::max(bound, std::chrono::seconds(1)));
+            return outcome::pending;
         } catch (const std::exception& e) {
             // The store's message names the table and the reason, never a password.
             std::cerr << "webhook_receiver: the replay store failed: " << e.what() << std::endl;
@@ -92,21 +117,45 @@ public:
         }
     }
 
+    void accept(const std::string& id) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto token = take_token(id);
+        try {
+            store_->accept_replay_id(id, token);
+        } catch (const std::exception& e) {
+            // The line is written: the id stays pending until its bound, then a retry is processed again.
+            std::cerr << "webhook_receiver: the replay store failed to mark an id accepted (a retry of it may "
+                         "be processed again): "
+                      << e.what() << std::endl;
+        }
+    }
+
     void release(const std::string& id) override {
         std::lock_guard<std::mutex> lock(mutex_);
+        const auto token = take_token(id);
         try {
-            store_->release_replay_id(id);
+            store_->release_replay_id(id, token);
         } catch (const std::exception& e) {
-            std::cerr << "webhook_receiver: the replay store failed to give back an id (a retry of it will be "
-                         "taken for a replay): "
+            std::cerr << "webhook_receiver: the replay store failed to give back an id (a retry of it is "
+                         "answered 503 until its pending claim may be taken over): "
                       << e.what() << std::endl;
         }
     }
 
 private:
+    std::int64_t take_token(const std::string& id) {
+        const auto at = tokens_.find(id);
+        if (at == tokens_.end()) return 0;
+        const auto token = at->second;
+        tokens_.erase(at);
+        return token;
+    }
+
     std::unique_ptr<examples::store::replay_id_store> store_;
     std::chrono::seconds window_;
+    std::chrono::microseconds pending_bound_;
     std::mutex mutex_;
+    std::unordered_map<std::string, std::int64_t> tokens_;  // the ids this receiver holds pending
 };
 
 }  // namespace webhook_receiver

@@ -4,7 +4,7 @@
 //   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]
 //       [--max-connections N] [--threads N] [--store sqlite:PATH | --store postgresql://...]
-//       [--replay-scope NAME]
+//       [--replay-scope NAME] [--pending-bound S]
 //
 // The server answers, before the receiver sees a request (H13): 431 for a
 // header section over 64 KiB or 100 fields, 400 for framing RFC 9112 refuses,
@@ -34,6 +34,15 @@
 //        own, so an id one accepted is no replay at another. 503 as well when
 //        standard output cannot be written (the line is the processing: the
 //        signed id is given back to the table, so the retry is processed);
+//   503  with Retry-After: the webhook-id is pending, claimed by another
+//        request or receiver that has not written its line yet (B6): an id
+//        is accepted only once its line is written, so a receiver killed in
+//        between loses nothing. A claim pending longer than --pending-bound
+//        (default 30 s, with --store) is taken over by the next copy, whose
+//        line may then be the second for that id: the host deduplicates by
+//        id (docs/receiving.md). Retry-After is at most the bound.
+//        KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only) makes the
+//        receiver stop itself (SIGSTOP) between its claim and its line.
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
@@ -85,7 +94,7 @@ int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
                  "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | "
-                 "--store postgresql://...] [--replay-scope NAME]\n";
+                 "--store postgresql://...] [--replay-scope NAME] [--pending-bound S]\n";
     return exit_usage;
 }
 
@@ -98,6 +107,8 @@ struct settings {
     keyhook::body_limits limits;
     std::optional<std::string> store;  // --store: H9's replay table there (B6), else in memory
     std::string replay_scope = default_replay_scope;  // --replay-scope: this receiver's ids in the store (B6)
+    std::chrono::microseconds pending_bound = store_replay_table::default_pending_bound;  // --pending-bound
+    bool stop_before_write = false;  // KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only)
 };
 
 // Appends `s` as a JSON string: nlohmann's escaping, with ensure_ascii, so
@@ -225,8 +236,15 @@ public:
                           n.error().what());
         }
         if (id) {
-            switch (replays_.claim(*id, verified->signed_at, now)) {
+            std::chrono::seconds retry_after{1};
+            switch (replays_.claim(*id, verified->signed_at, now, retry_after)) {
                 case replay_table::outcome::replay: return answer(200, "already accepted; not processed again");
+                case replay_table::outcome::pending: {
+                    // B6: not accepted until its line is written; the holder may yet die.
+                    auto r = answer(503, "this delivery is being processed by another request; retry later");
+                    r.headers.push_back({"Retry-After", std::to_string(retry_after.count())});
+                    return r;
+                }
                 case replay_table::outcome::full: {
                     auto r = answer(503, "too many deliveries in the replay window; retry later");
                     r.headers.push_back({"Retry-After", "60"});
@@ -237,8 +255,11 @@ public:
                     r.headers.push_back({"Retry-After", "5"});
                     return r;
                 }
-                case replay_table::outcome::accepted: break;
+                case replay_table::outcome::claimed: break;
             }
+            // Test-only (B6's crash test): stop here, claimed and not written,
+            // so the test can kill the receiver at this very point.
+            if (s_.stop_before_write) ::raise(SIGSTOP);
         }
         std::string text = accepted_line(id, *n);
         text += '\n';
@@ -253,6 +274,7 @@ public:
                 return answer(503, "the accepted line could not be written to standard output; retry later");
             }
         }
+        if (id) replays_.accept(*id);  // H9, B6: accepted once written, not before
         return answer(200, "accepted");
     }
 
@@ -335,10 +357,16 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             s.replay_scope = argv[++i];
             if (s.replay_scope.empty() || s.replay_scope.size() > 128)
                 return usage("--replay-scope: expected a name of 1 to 128 bytes");
+        } else if (arg == "--pending-bound" && i + 1 < argc) {
+            char* end = nullptr;
+            const double seconds = std::strtod(argv[++i], &end);
+            if (*end != '\0' || !(seconds >= 0.1 && seconds <= 3600))
+                return usage("--pending-bound: expected seconds from 0.1 to 3600");
+            s.pending_bound = std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
         } else {
             return usage(
                 "--listen takes only --key-env NAME, --request-timeout S, --max-connections N, "
-                "--threads N, --store S and --replay-scope NAME, not " +
+                "--threads N, --store S, --replay-scope NAME and --pending-bound S, not " +
                 keyhook::detail::quote_input(arg));
         }
     }
@@ -357,6 +385,7 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
                              : "KEYHOOK_SIGNING_SECRET, " + parsed.error().path + ": " + parsed.error().message);
         s.signing = std::move(*parsed);
     }
+    if (const char* stop = std::getenv("KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE")) s.stop_before_write = *stop == '1';
     if (s.store && s.signing.empty())
         std::cerr << "webhook_receiver: note: --store keeps the webhook-ids of signed deliveries, and without "
                      "KEYHOOK_SIGNING_SECRET none is signed\n";
@@ -375,7 +404,8 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     if (s.store) {
         try {
             replays = std::make_unique<store_replay_table>(open_replay_store(*s.store, s.replay_scope),
-                                                           keyhook::crypto::default_signature_tolerance);
+                                                           keyhook::crypto::default_signature_tolerance,
+                                                           s.pending_bound);
         } catch (const store_not_built& e) {
             return usage(e.what());
         } catch (const std::exception& e) {

@@ -31,6 +31,9 @@
 #                      against the same receiver (tests/interop/store_crash.js);
 #                      with KEYHOOK_INTEROP, when webhook_deliver has the store
 #                      (and for PostgreSQL, the server is installed)
+#   interop.store_worker_sqlite, interop.store_worker_postgresql
+#                      rules B5 and B6: a store worker's clock and its leases
+#                      (tests/interop/store_worker.js)
 #   interop.receiver_store_sqlite, interop.receiver_store_postgresql
 #                      rules B6 and H9: two webhook_receiver --listen --store
 #                      on one store, one killed and restarted, process each
@@ -145,6 +148,15 @@ foreach(_store IN LISTS _store_cases)
         COMMAND "${KEYHOOK_NODE}" "${_interop_src}/store_crash.js" ${_store} $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.store_${_store} PROPERTIES LABELS "interop;B6" FIXTURES_REQUIRED keyhook_npm
                          TIMEOUT 120 ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
+endforeach()
+
+# B5 and B6: a store worker's clock is the wall clock, idle time included, and
+# a delivery's lease is renewed (and held) before each attempt
+# (tests/interop/store_worker.js).
+foreach(_store IN LISTS _store_cases)
+    add_test(NAME interop.store_worker_${_store}
+        COMMAND "${KEYHOOK_NODE}" "${_interop_src}/store_worker.js" ${_store} $<TARGET_FILE:webhook_deliver>)
+    set_tests_properties(interop.store_worker_${_store} PROPERTIES LABELS "interop;B5;B6" TIMEOUT 120)
 endforeach()
 
 # B6 and H9, test (c): two webhook_receiver --listen --store sharing one store

@@ -10,6 +10,9 @@
 //     server started here, as store_crash.js does: postgres.js); then the
 //     server is stopped (a delivery is answered 503 and not processed) and
 //     started again (the receivers connect again)
+// Both: a receiver killed between its claim of an id and its line (it stops
+// itself there, test-only hook) leaves the id pending: the retry at another
+// receiver is answered 503 with Retry-After, then taken over past the bound.
 "use strict";
 const { spawn } = require("child_process");
 const fs = require("fs");
@@ -17,7 +20,7 @@ const os = require("os");
 const path = require("path");
 const { Webhook } = require("standardwebhooks");
 const { BOUND_MS, check, closing, done, jsonLines, need, run, within } = require("./common");
-const { startPostgres } = require("./postgres");
+const { startPostgres, waitUntil } = require("./postgres");
 
 const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_receiver");
 const program = need(process.argv[3], "sqlite|postgresql PATH/TO/webhook_receiver");
@@ -32,22 +35,23 @@ function body(i) {
     RevisionId: null });
 }
 
-// A delivery of id `msg_store_<i>`: signed now, as a sender's retry is.
-async function deliver(port, i) {
+// A delivery of id `msg_store_<i>`: signed now, as a sender's retry is. Its status and Retry-After.
+async function deliverFull(port, i) {
   const id = `msg_store_${i}`, text = body(i), when = new Date();
   const res = await fetch(`http://127.0.0.1:${port}/hook`, { method: "POST", body: text, headers: {
     "content-type": "application/json", "x-api-key": apiKey, "webhook-id": id,
     "webhook-timestamp": String(Math.floor(when.getTime() / 1000)),
     "webhook-signature": new Webhook(secret).sign(id, when, text) } });
   await res.text();
-  return res.status;
+  return { status: res.status, retryAfter: res.headers.get("retry-after") };
 }
+const deliver = async (port, i) => (await deliverFull(port, i)).status;
 
 // A receiver on the store; resolves once it says where it listens. `stdout`:
 // a file descriptor for its standard output instead of a pipe read here.
-async function startReceiver(store, stdout = "pipe") {
-  const child = spawn(program, ["--listen", "127.0.0.1:0", "--store", store], {
-    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: secret },
+async function startReceiver(store, stdout = "pipe", extra = [], extraEnv = {}) {
+  const child = spawn(program, ["--listen", "127.0.0.1:0", "--store", store, ...extra], {
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: secret, ...extraEnv },
     stdio: ["ignore", stdout, "pipe"] });
   const r = { child, stdout: "", stderr: "", closed: closing(child) };
   if (child.stdout) child.stdout.on("data", (d) => (r.stdout += d));
@@ -73,16 +77,75 @@ async function stopReceiver(r, signal) {
   return code;
 }
 
+// The state letter of /proc/PID/stat ("T": stopped).
+function procState(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch (e) {
+    return null;
+  }
+}
+
+// B6, H9: a receiver killed between its claim of an id and its line. It
+// stops itself there (the test-only hook), is seen stopped, and SIGKILLed.
+// The sender's retry at another receiver gets 503 with Retry-After while the
+// claim is pending (never 200 "already accepted"), and once the claim is
+// older than the killed receiver's --pending-bound it is taken over: 200 and
+// the line written, once.
+async function killedBeforeWrite(store, other, all) {
+  const BOUND_S = 2;
+  const victim = await startReceiver(store, "pipe", ["--pending-bound", String(BOUND_S)],
+                                     { KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE: "1" });
+  const lost = IDS + 7, id = `msg_store_${lost}`;
+  const sentAt = Date.now();
+  const first = deliver(victim.port, lost).catch(() => "connection lost");
+  const stopped = await waitUntil(() => procState(victim.child.pid) === "T");
+  check(stopped, `[B6] [H9] the receiver stopped itself between its claim and its line (state ${
+    procState(victim.child.pid)})`);
+  check((await stopReceiver(victim, "SIGKILL")) === "SIGKILL", "[B6] the stopped receiver is SIGKILLed");
+  check((await first) === "connection lost" && !victim.stdout.includes(id),
+        `[B6] [H9] the killed receiver answered nothing and wrote no line`);
+  const answers = [];
+  let retryAfter = [];
+  const accepted = await waitUntil(async () => {
+    const r = await deliverFull(other.port, lost);
+    answers.push(r.status);
+    if (r.status === 503) retryAfter.push(r.retryAfter);
+    return r.status === 200 ? Date.now() : null;
+  });
+  const pendingAnswers = answers.slice(0, -1);
+  check(pendingAnswers.length > 0 && pendingAnswers.every((s) => s === 503) &&
+        retryAfter.every((v) => /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= BOUND_S),
+        `[B6] [H9] the retry while the claim is pending: 503 with Retry-After of 1 to ${BOUND_S} s, never 200 ` +
+        `(${JSON.stringify([...new Set(pendingAnswers)])}, Retry-After ${JSON.stringify([...new Set(retryAfter)])})`);
+  check(accepted && accepted - sentAt >= BOUND_S * 1000 - 50,
+        `[B6] [H9] taken over after the ${BOUND_S} s bound: 200 (after ${accepted && accepted - sentAt} ms)`);
+  check(processed(all).filter((x) => x === id).length === 1,
+        `[B6] [H9] the taken-over delivery's line written once (${processed(all).filter((x) => x === id).length})`);
+  check((await deliver(other.port, lost)) === 200 && processed(all).filter((x) => x === id).length === 1,
+        "[H9] then a replay: 200, not processed again");
+}
+
 const processed = (receivers) => receivers.flatMap((r) => jsonLines(r.stdout).map((l) => l.id));
 
 async function sharing(store, outage) {
   let a = await startReceiver(store);
   const b = await startReceiver(store);
   const all = [a, b];
-  // Each id at both receivers at the same moment: one of them processes it.
+  // Each id at both receivers at the same moment: one of them processes it;
+  // the other answers 200 once it is accepted, or 503 while it is pending
+  // (B6: never "already accepted" before the line is written), and the
+  // sender's retry of a 503 then gets 200.
   const raced = await Promise.all([...Array(IDS).keys()].flatMap((i) => [deliver(a.port, i), deliver(b.port, i)]));
-  check(raced.every((s) => s === 200), `[B6] [H9] ${IDS} ids sent to both receivers at once: all 200 ` +
+  const pairs = [...Array(IDS).keys()].map((i) => [raced[2 * i], raced[2 * i + 1]]);
+  check(pairs.every(([x, y]) => (x === 200 || x === 503) && (y === 200 || y === 503) && (x === 200 || y === 200)),
+        `[B6] [H9] ${IDS} ids sent to both receivers at once: one 200 each, the other 200 or 503 ` +
         `(${JSON.stringify([...new Set(raced)])})`);
+  const retried = await Promise.all(pairs.map(([x, y], i) => (x === 503 ? deliver(a.port, i) : y === 503 ?
+                                                             deliver(b.port, i) : 200)));
+  check(retried.every((s) => s === 200), `[B6] [H9] a copy answered 503 while pending: 200 on its retry ` +
+        `(${raced.filter((s) => s === 503).length} retried)`);
   let ids = processed(all);
   check(ids.length === IDS && new Set(ids).size === IDS,
         `[B6] [H9] each id processed once across the two receivers (${ids.length} lines, ${new Set(ids).size} ids)`);
@@ -124,6 +187,8 @@ async function sharing(store, outage) {
         `[H9] [B6] the retry at a receiver that can write: processed once (${processed(all).length - before} line)`);
   check((await stopReceiver(c, "SIGTERM")) === 0, "the receiver on /dev/full: SIGTERM, exit 0");
   fs.closeSync(full);
+
+  await killedBeforeWrite(store, b, all);
 
   for (const r of [a, b]) check((await stopReceiver(r, "SIGTERM")) === 0, "SIGTERM: a clean stop, exit 0");
   const logs = all.map((r) => r.stdout + r.stderr).join("");

@@ -28,6 +28,9 @@ const mode = need(process.argv[2], "sqlite|postgresql PATH/TO/webhook_deliver");
 const deliver = need(process.argv[3], "sqlite|postgresql PATH/TO/webhook_deliver");
 const secret = "whsec_" + Buffer.alloc(32, 9).toString("base64");
 const LEASE = "1"; // seconds: a killed worker's deliveries are taken over about a second later
+// Seconds: a delivery in flight when its worker is killed was renewed to
+// now + timeout + one lease before its attempt (B6), so it is taken over
+// that much later; the receiver is local and answers at once.
 
 // Polls condition() until it holds or `ms` passed; its last value (waits.py's wait_until).
 async function waitUntil(condition, ms = BOUND_MS) {
@@ -140,7 +143,7 @@ async function sqliteCrash() {
   const { server, port, state } = await receiver(hooks);
   const file = path.join(dir, "event.json");
   fs.writeFileSync(file, JSON.stringify(input(port, COUNT, routeOf)));
-  const common = ["--allow-local", "--time-scale", "0.001", "--store", store, "--lease", LEASE];
+  const common = ["--allow-local", "--time-scale", "0.001", "--store", store, "--lease", LEASE, "--timeout", "1"];
   let runs = 0, killed = 0, finished = null;
   const started = Date.now();
   while (runs < 4 * KILLS && Date.now() - started < 4 * BOUND_MS) {
@@ -206,7 +209,7 @@ async function postgresCrash() {
     const { server, port: hport, state } = await receiver(hooks);
     const file = path.join(dir, "event.json");
     fs.writeFileSync(file, JSON.stringify(input(hport, COUNT, (i) => (i % 10 === 0 ? "flaky" : "ok"))));
-    const common = ["--allow-local", "--time-scale", "0.001", "--store", store, "--lease", LEASE];
+    const common = ["--allow-local", "--time-scale", "0.001", "--store", store, "--lease", LEASE, "--timeout", "3"];
     const first = start([...common, file]);
     const enqueued = await waitUntil(() => /deliveries added to the store/.test(first.out.stderr));
     check(enqueued, `the first worker enqueued (${first.out.stderr.trim().slice(0, 200)})`);

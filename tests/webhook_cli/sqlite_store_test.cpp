@@ -93,7 +93,7 @@ TEST_CASE("SQLite store: a claim takes due deliveries that no live lease holds",
     CHECK(store.claim(micros(t0) + 20000000, now + 10 * lease, now + 11 * lease, "w3", 10).size() == 1);  // b only
 }
 
-TEST_CASE("SQLite store: a claim takes at most its limit, the earliest first; a renewal extends every lease", "[B6]") {
+TEST_CASE("SQLite store: a claim takes at most its limit, the earliest first; a renewal extends one lease", "[B6]") {
     temp_store file;
     examples::store::sqlite_store store(file.path);
     std::vector<keyhook::delivery_state> ds;
@@ -106,10 +106,16 @@ TEST_CASE("SQLite store: a claim takes at most its limit, the earliest first; a 
                second = std::max(*got[0].next_due, *got[1].next_due);
     CHECK(first == t0 + std::chrono::seconds(1));
     CHECK(second == t0 + std::chrono::seconds(2));
-    store.renew("w1", 1000);
+    CHECK(store.renew(to_string(got[0].id), "w1", 1000));
+    CHECK(store.renew(to_string(got[1].id), "w1", 1000));
+    CHECK(store.renew(to_string(got[1].id), "w1", 50));  // never shortened
+    CHECK_FALSE(store.renew(to_string(got[0].id), "w2", 9000));  // w2 does not hold it
     CHECK(store.claim(micros(t0) + 100000000, 500, 5000, "w2", 10).size() == 3);  // w1's two stay leased
     CHECK(store.claim(micros(t0) + 100000000, 1000, 5000, "w3", 10).empty());
     CHECK(store.claim(micros(t0) + 100000000, 1001, 5000, "w3", 10).size() == 2);
+    // B6: w1's leases ran out and w3 claimed them: w1's renewal says so.
+    CHECK_FALSE(store.renew(to_string(got[0].id), "w1", 9000));
+    CHECK(store.renew(to_string(got[0].id), "w3", 9000));
 }
 
 TEST_CASE("SQLite store: every delivery listed, in batches", "[B6]") {
