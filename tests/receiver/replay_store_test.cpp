@@ -80,14 +80,14 @@ TEST_CASE("store replay table: receivers of other replay scopes on one store kee
     store_replay_table acme(open_replay_store(file.spec(), "acme/crm-sync"), window);
     store_replay_table acme_too(open_replay_store(file.spec(), "acme/crm-sync"), window);
     store_replay_table globex(open_replay_store(file.spec(), "globex/crm-sync"), window);
-    CHECK(globex.claim("msg_1", store_t0, store_t0) == outcome::accepted);
-    // An id another scope accepted is no replay here: acme's delivery is processed.
-    CHECK(acme.claim("msg_1", store_t0, store_t0) == outcome::accepted);
-    CHECK(acme_too.claim("msg_1", store_t0, store_t0) == outcome::replay);  // one scope: once
-    // A release gives the id back in its own scope only.
+    CHECK(globex.claim("msg_1", store_t0, store_t0) == outcome::claimed);  // pending in globex's scope
+    // An id another scope holds is no replay here: acme's delivery is processed.
+    CHECK(admit_stored(acme, "msg_1", store_t0, store_t0) == outcome::claimed);
+    CHECK(admit_stored(acme_too, "msg_1", store_t0, store_t0) == outcome::replay);  // one scope: once
+    // A release gives the pending id back in its own scope only.
     globex.release("msg_1");
-    CHECK(acme_too.claim("msg_1", store_t0, store_t0) == outcome::replay);
-    CHECK(globex.claim("msg_1", store_t0, store_t0) == outcome::accepted);
+    CHECK(admit_stored(acme_too, "msg_1", store_t0, store_t0) == outcome::replay);
+    CHECK(admit_stored(globex, "msg_1", store_t0, store_t0) == outcome::claimed);
     CHECK(file.rows() == 2);
 }
 
