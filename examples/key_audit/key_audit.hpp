@@ -23,6 +23,7 @@
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/expiry_notices.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/key_list_view.hpp"

@@ -1,8 +1,9 @@
 // keyhook: errors. One error value (kind, where, why), an exception that carries
 // it, a std::error_code category for the kind, the one wording of the faults
 // several readers report, and JSON path helpers. This header also provides
-// P1 escaping (keyhook/escape.hpp) and result<T> (keyhook/result.hpp), the
-// non-throwing twin of every fallible call, as it always has.
+// P1 escaping (keyhook/escape.hpp). result<T>, the non-throwing twin of every
+// fallible call, is in keyhook/result.hpp, which includes this header (one way:
+// this header does not include it).
 #pragma once
 
 #include <cstddef>
@@ -144,10 +145,6 @@ using non_deduced_t = typename non_deduced<T>::type;
 
 template <>
 struct std::is_error_code_enum<keyhook::errc> : std::true_type {};
-
-// result<T> needs error and exception complete, so it comes after them.
-// result.hpp includes this header first; either order of inclusion works.
-#include "keyhook/result.hpp"
 
 #if KEYHOOK_DEFINITIONS
 #include "keyhook/impl/error.ipp"

@@ -33,6 +33,7 @@
 #include "keyhook/creation.hpp"
 #include "keyhook/detail/siphash.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/permissions.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
