@@ -115,7 +115,7 @@ namespace detail {
 // parameter's name, such as "random") with its what() quoted (P1).
 KEYHOOK_INLINE error current_host_error(std::string_view callable);
 
-// The one wording of each fault that several parsers report (issue 12): a
+// The one wording of each fault that several parsers report: a
 // missing member, a member of the wrong JSON type (`found` is nlohmann's
 // type_name(): "number", "array", ...) and text that is not a T1 timestamp.
 KEYHOOK_INLINE error missing_member_error(std::string path);
