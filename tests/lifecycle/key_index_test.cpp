@@ -227,8 +227,7 @@ TEST_CASE("key index: ids of every length are kept once and read back whole", "[
     }
 }
 
-TEST_CASE("key index: after most keys are removed the ids are compacted and the rest still found",
-          "[K10][K8][index]") {
+TEST_CASE("key index: after most keys are removed the ids are compacted and the rest still found", "[K10][K8][index]") {
     key_index index(fixed_hashing_key());
     const permission_policy policy;
     test_support::seeded_random random(7);
@@ -361,8 +360,7 @@ TEST_CASE("key index: the SipHash tail loads give the byte-by-byte result at eve
     }
 }
 
-TEST_CASE("key index: the index's family bits answer as the merged sets do, past 64 names too",
-          "[K9][K10][index]") {
+TEST_CASE("key index: the index's family bits answer as the merged sets do, past 64 names too", "[K9][K10][index]") {
     key_index index(fixed_hashing_key());
     permission_policy policy;
     // 70 groups, each adding three families of its own: more than 64 names.
