@@ -1,4 +1,4 @@
-// Signing and verifying at the floor (issue 14 item 3), as ratios: keyhook's
+// Signing and verifying at the floor (prepared keys), as ratios: keyhook's
 // v1 (HMAC-SHA256, with its prepared key) against a bare HMAC with a reused
 // OpenSSL context plus base64, and keyhook's v1a (Ed25519, B3) against a bare OpenSSL Ed25519 call
 // with a prepared key plus base64, at 200 bytes, 2 KB and 64 KB.

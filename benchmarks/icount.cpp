@@ -1,5 +1,5 @@
 // Instruction counts of keyhook's hot paths and of their in-process baselines
-// (issue 20 item 2), for scripts/icount.sh. Counts, unlike times, are the same
+// (instruction-count regression guards), for scripts/icount.sh. Counts, unlike times, are the same
 // on a loaded machine: the script runs each case under callgrind with
 // collection off, and the case turns it on only around the measured calls.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""keyhook's benchmark report (issue 6).
+"""keyhook's benchmark report (the targets of docs/performance.md).
 
   report.py compile BUILD_DIR OUT.json [--runs N] [--header-runs M]
       Times the compilation of a TU including keyhook/keyhook.hpp (and, once
@@ -78,7 +78,7 @@ def public_headers():
 
 
 def compiled_mode_available():
-    """True when keyhook has the compiled mode (include/keyhook/config.hpp, issue 12 item 3)."""
+    """True when keyhook has the compiled mode (include/keyhook/config.hpp, KEYHOOK_COMPILED)."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "keyhook")
     path = os.path.join(root, "config.hpp")
     if not os.path.exists(path):
@@ -189,7 +189,7 @@ def rows_for(medians, compile_result):
         detail = "per record: decode %s, DOM %s, null SAX %s" % (per(medians, dec, n), per(medians, dom, n),
                                                                  per(medians, sax, n))
         # The bounds: c08e674's ratios, which the decoder must never fall
-        # behind again (issue 20); the targets of docs/performance.md (0.40 of
+        # behind again (regression guards); the targets of docs/performance.md (0.40 of
         # the DOM, 1.15 of a null SAX pass) are shown as information. At 1,000
         # records the DOM stays in cache and the ratio says little: information.
         r_dom, r_sax = ratio(medians, dec, dom), ratio(medians, dec, sax)
@@ -244,14 +244,14 @@ def rows_for(medians, compile_result):
         allocs = medians[name][1].get("allocs_per_check") if name in medians else None
         form = "from headers" if "headers" in name else "from key and tenant"
         rows.append(Row("heap allocations per authorization check, %s" % form, allocs, "==", 0.0, ""))
-    # Issue 14 item 5: the heap key_index holds per key against the map's (the
+    # Key index memory (K10): the heap key_index holds per key against the map's (the
     # map built on its own); counted bytes, so exact rather than a median of times.
     index_bytes, map_bytes = (medians[n][1].get("heap_bytes_per_key") if n in medians else None
                               for n in ("BM_authorize_1M_keys/65536", "BM_authorize_baseline_unordered_map_find/65536"))
     rows.append(Row("key_index heap bytes per key / unordered_map's, 1M keys",
                     index_bytes / map_bytes if index_bytes and map_bytes else None, "<=", 1.0,
                     "index %.1f B, map %.1f B" % (index_bytes, map_bytes) if index_bytes and map_bytes else ""))
-    # K11 (issue 22 item 2): authorization from stored digests against one
+    # K11 (keys at rest): authorization from stored digests against one
     #    HMAC-SHA-256 with a prepared context plus unordered_map::find on the
     #    digest, the same run; allocations; heap against a map from the digest
     #    to the same entry (id, tenant, permissions, period, status).
@@ -269,7 +269,7 @@ def rows_for(medians, compile_result):
     rows.append(Row("stored-digest index heap bytes per key / digest map's, 1M keys",
                     index_bytes / map_bytes if index_bytes and map_bytes else None, "<=", 1.0,
                     "index %.1f B, map %.1f B" % (index_bytes, map_bytes) if index_bytes and map_bytes else ""))
-    # 8. Signing at the floor (issue 14 item 3): v1 against a bare HMAC-SHA256 with
+    # 8. Signing at the floor: v1 against a bare HMAC-SHA256 with
     #    a reused OpenSSL context plus base64, v1a (B3) against a bare OpenSSL
     #    Ed25519 call with a prepared key plus base64.
     for size in (200, 2048, 65536):
@@ -286,7 +286,7 @@ def rows_for(medians, compile_result):
             rows.append(Row("%s / bare OpenSSL with a pre-keyed context, %d bytes" % (what, size),
                             ratio(medians, n, d), "info", 1.2,
                             "%s %s, pre-keyed %s" % (what, per(medians, n), per(medians, d))))
-    # 7. Compile time (issue 12 item 3): the umbrella header in each mode, and each
+    # 7. Compile time (header-only and compiled mode): the umbrella header in each mode, and each
     #    public header on its own, against a TU of nlohmann/json.hpp + date/date.h.
     m = compile_result["median_seconds"] if compile_result else {}
     base = m.get("baseline")
@@ -297,7 +297,7 @@ def rows_for(medians, compile_result):
         else:
             rows.append(Row(label, None, "<=", limit, ""))
     runs = compile_result["runs"] if compile_result else 0
-    # Regression guards (issue 20 item 5): the targets 1.5 and 0.3 are retired.
+    # Regression guards: the targets 1.5 and 0.3 are retired.
     compile_row("compile keyhook.hpp / nlohmann+date", "keyhook", 2.3, runs)
     compile_row("compile keyhook.hpp, KEYHOOK_COMPILED / nlohmann+date", "keyhook_compiled", 0.6, runs)
     for key in sorted(k for k in m if k.startswith("header:")):

@@ -41,7 +41,7 @@ void check_mask(std::string_view key) {
     fuzz::check(visible <= 6, "mask_key shows more than 6 characters");
     if (count < 12) fuzz::check(visible == 0, "mask_key shows part of a key shorter than 12 characters");
     // Each shown character is one of the original's first or last three, at
-    // its place; a byte of an ill-formed sequence is never shown (finding 4).
+    // its place; a byte of an ill-formed sequence is never shown (M1, M2).
     if (count >= 12) {
         std::size_t index = 0, out = 0;
         keyhook::detail::for_each_code_point(key, [&](std::size_t offset, std::size_t length) {

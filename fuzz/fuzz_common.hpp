@@ -103,7 +103,7 @@ inline void collect_strings(const nlohmann::json& j, std::vector<std::string>& o
 // whole string longer than that. A string is quoted whole when its escaped
 // form (quote_input without a limit, quotes stripped) appears: the raw bytes
 // can appear by chance inside the escaping of a shorter prefix (64 '\' are
-// written as 128), whatever the escaping is (outside finding 15).
+// written as 128), whatever the escaping is (P1).
 inline bool quotes_whole(const keyhook::error& e, const std::string& s) {
     if (s.size() <= 64) return false;
     const std::string quoted = keyhook::detail::quote_input(s, static_cast<std::size_t>(-1));

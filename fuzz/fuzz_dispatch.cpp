@@ -3,14 +3,14 @@
 // Properties: never crashes; a request goes out exactly for each webhook that
 // should fire, in order, and none while the switch is off, where "should
 // fire" is decided here from the JSON by H4 and H3 (switch on, saved, filter
-// empty or naming the event), not by the library's fires() (outside finding
-// 20); each request's URL is the endpoint with the query parameters appended,
+// empty or naming the event), not by the library's fires() (a
+// two-sided property); each request's URL is the endpoint with the query parameters appended,
 // encoded here, and its headers are Content-Type then the header parameters,
 // in order; every URL and header is free of CR, LF and NUL; the method is
 // POST; every body is the same bytes and parses back to the event; delivery
 // ids are the same on a second dispatch (retries) and differ between
 // webhooks; an error message quotes no input string whole beyond 64 bytes
-// (fuzz_common's property, robust to escaping: finding 15).
+// (fuzz_common's property, robust to escaping).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Timestamps (T1-T4): never crash; whatever parses writes back to text that
 // parses to the same instant; and keyhook agrees with a reference reading
-// written here independently, on BOTH sides (outside finding 20): keyhook
+// written here independently, on BOTH sides (two-sided): keyhook
 // accepts exactly what the reference accepts, with the same instant. The
 // reference matches T1's grammar with std::regex and checks the calendar, the
 // leap-second rule of T2 and the range of T3 with its own arithmetic (a

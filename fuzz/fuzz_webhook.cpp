@@ -14,7 +14,7 @@
 // final URL stays free of them too. Whether an address is refused is decided
 // by a table of IANA's special-purpose registry entries written here, with
 // longest-prefix matching, independently of the library's classifier, and
-// compared both ways (outside finding 20).
+// compared both ways (two-sided).
 #include <arpa/inet.h>
 
 #include <array>
@@ -306,7 +306,7 @@ void check_accepted_endpoint(std::string_view url, const keyhook::endpoint_url& 
 }
 
 // H2 with H7: what an accepted configuration sends, keyhook's own receiver
-// does not refuse for its keys (finding 11: conflicting keys are refused when
+// does not refuse for its keys (conflicting keys are refused when
 // the configuration is validated, not on every delivery).
 void check_receivable(const keyhook::validated_webhook& w) {
     const keyhook::http_request request{"POST", w.target_url(), w.headers(), "{}"};

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The receiver's speed row (issue 24, rule H13), as ratios measured in one
+"""The receiver's speed row (rule H13), as ratios measured in one
 run, PASS or FAIL:
 
   receiver, N connections   webhook_receiver --listen answers unsigned

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The speed and memory rows of durable delivery (rule B6, issue 24), as
+"""The speed and memory rows of durable delivery (rule B6), as
 ratios measured in one run, PASS or FAIL:
 
   store speed   2,000 deliveries to a local receiver with --store sqlite: at

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds keyhook's benchmarks in Release, runs them with repetitions, times the
 # compilation of the umbrella header, and prints every performance target of
-# issue 6 as a ratio of medians measured in this same run, PASS or FAIL.
+# docs/performance.md as a ratio of medians measured in this same run, PASS or FAIL.
 #
 #   scripts/bench.sh [--repetitions N] [--filter REGEX] [--header-runs M] [--no-install]
 #   (M: compilations of each public header on its own, default 3; 0 skips them.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instruction counts of keyhook's hot paths against their in-process baselines,
 # under valgrind's callgrind: deterministic on any machine, loaded or not, so
-# CI can fail on a regression that timing could only suggest (issue 20 item 2).
+# CI can fail on a regression that timing could only suggest (instruction-count regression guards).
 # Each ratio is checked against its bound (benchmarks/icount.py explains how the
 # bounds were calibrated against scripts/bench.sh); exit status 1 if one fails.
 #

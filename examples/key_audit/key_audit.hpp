@@ -23,6 +23,7 @@
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/expiry_notices.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/key_list_view.hpp"
@@ -181,7 +182,7 @@ struct key_row {
     return keyhook::mask_key(*k.masked);
 }
 
-// What the response holds of the whole list (finding 16): the envelope's
+// What the response holds of the whole list (L2, a partial page says so): the envelope's
 // `count` (keys across all pages) and the records this response held, valid
 // and rejected, so a partial page never reads as the whole list.
 struct response_summary {

@@ -21,6 +21,7 @@
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"

@@ -51,7 +51,7 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
     using keyhook::errc;
     using keyhook::error;
     // The strict reader (J1-J3): its depth limit also bounds the recursion of
-    // dump() below (finding 1: a body nested 100,000 deep crashed it).
+    // dump() below (a body nested 100,000 deep once crashed it).
     auto parsed = keyhook::try_parse_json(text);
     if (!parsed) {
         error e = parsed.error();
@@ -95,7 +95,7 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
 // Received text is untrusted: print it as JSON strings, so control characters
 // cannot reach the terminal.
 // nlohmann escapes C0 only: escape_json_text adds DEL, C1 and bidirectional
-// controls (P1, outside finding 13).
+// controls (P1).
 std::string shown(const std::string& s) {
     return keyhook::escape_json_text(nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

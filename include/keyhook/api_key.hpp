@@ -15,6 +15,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
 

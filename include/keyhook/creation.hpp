@@ -20,6 +20,7 @@
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/timestamps.hpp"

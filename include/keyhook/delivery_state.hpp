@@ -21,6 +21,7 @@
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/escape.hpp"
 #include "keyhook/config.hpp"
 #include "keyhook/json_input.hpp"

@@ -20,6 +20,7 @@
 #include "keyhook/detail/std_function.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/notification.hpp"

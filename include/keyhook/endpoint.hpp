@@ -12,6 +12,7 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/ip_address.hpp"
 

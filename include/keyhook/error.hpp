@@ -1,8 +1,9 @@
 // keyhook: errors. One error value (kind, where, why), an exception that carries
 // it, a std::error_code category for the kind, the one wording of the faults
 // several readers report, and JSON path helpers. This header also provides
-// P1 escaping (keyhook/escape.hpp) and result<T> (keyhook/result.hpp), the
-// non-throwing twin of every fallible call, as it always has.
+// P1 escaping (keyhook/escape.hpp). result<T>, the non-throwing twin of every
+// fallible call, is in keyhook/result.hpp, which includes this header (one way:
+// this header does not include it).
 #pragma once
 
 #include <cstddef>
@@ -114,7 +115,7 @@ namespace detail {
 // parameter's name, such as "random") with its what() quoted (P1).
 KEYHOOK_INLINE error current_host_error(std::string_view callable);
 
-// The one wording of each fault that several parsers report (issue 12): a
+// The one wording of each fault that several parsers report: a
 // missing member, a member of the wrong JSON type (`found` is nlohmann's
 // type_name(): "number", "array", ...) and text that is not a T1 timestamp.
 KEYHOOK_INLINE error missing_member_error(std::string path);
@@ -144,10 +145,6 @@ using non_deduced_t = typename non_deduced<T>::type;
 
 template <>
 struct std::is_error_code_enum<keyhook::errc> : std::true_type {};
-
-// result<T> needs error and exception complete, so it comes after them.
-// result.hpp includes this header first; either order of inclusion works.
-#include "keyhook/result.hpp"
 
 #if KEYHOOK_DEFINITIONS
 #include "keyhook/impl/error.ipp"

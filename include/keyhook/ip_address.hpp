@@ -13,6 +13,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 
 namespace keyhook {
 

@@ -9,7 +9,7 @@
 // the index cannot give a key back, so a host that must send keys somewhere
 // keeps them itself.
 //
-// Memory (issue 14 item 5): per key one 48-byte entry in a dense array, the
+// Memory (K10, the key index at the memory of a map): per key one 48-byte entry in a dense array, the
 // id's bytes once (in shared chunks), and a 32-bit slot in each of two tables
 // at most half full (by digest, by id): about 102 bytes a key with UUID ids,
 // less than an unordered_map<std::string, small value> of the same keys.
@@ -33,6 +33,7 @@
 #include "keyhook/creation.hpp"
 #include "keyhook/detail/siphash.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/permissions.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
@@ -101,7 +102,7 @@ public:
     KEYHOOK_INLINE explicit key_index(const std::array<unsigned char, 16>& hashing_key);
 
     // Copies are independent; a moved-from index is empty (same hashing key)
-    // and keeps every function's contract (issue 22 item 5).
+    // and keeps every function's contract (moved-from contract).
     key_index(const key_index&) = default;
     key_index& operator=(const key_index&) = default;
     KEYHOOK_INLINE key_index(key_index&& other) noexcept;
@@ -337,7 +338,7 @@ private:
     KEYHOOK_INLINE std::uint32_t intern_permissions(key_permissions p);
 
     // Drop one use of a tenant name / merged set; the last use frees it, and
-    // its place is reused (issue 22 item 5: memory follows the live entries).
+    // its place is reused (memory follows the live entries).
     KEYHOOK_INLINE void release_tenant(std::uint32_t t) noexcept;
     KEYHOOK_INLINE void release_permissions(std::uint32_t p) noexcept;
     KEYHOOK_INLINE void release_entry(const entry& e) noexcept;
@@ -355,8 +356,8 @@ private:
         id_chunks() = default;
         id_chunks(const id_chunks&) = default;
         id_chunks& operator=(const id_chunks&) = default;
-        // A moved-from set of chunks is empty, `open` included (issue 22
-        // item 5: keeping it let the next store write into a chunk gone).
+        // A moved-from set of chunks is empty, `open` included (moved-from
+        // contract: keeping it let the next store write into a chunk gone).
         id_chunks(id_chunks&& o) noexcept
             : chunks(std::move(o.chunks)),
               open(std::exchange(o.open, npos)),

@@ -15,6 +15,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/key_list_request.hpp"
 
 namespace keyhook {

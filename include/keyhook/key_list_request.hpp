@@ -12,6 +12,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 

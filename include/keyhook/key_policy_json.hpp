@@ -30,6 +30,7 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/key_policy.hpp"
 #include "keyhook/rate_limit.hpp"
 #include "keyhook/timestamps.hpp"

@@ -11,6 +11,7 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/notification.hpp"

@@ -10,6 +10,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 

@@ -1,6 +1,7 @@
 // keyhook: result<T>, the value of a non-throwing call: a T or the
 // keyhook::error that prevented it, with the interface of
-// std::expected<T, keyhook::error>. keyhook/error.hpp includes this header.
+// std::expected<T, keyhook::error>. It includes keyhook/error.hpp; the
+// dependency is one way (error.hpp does not include this header).
 #pragma once
 
 #include <iosfwd>

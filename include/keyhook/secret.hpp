@@ -57,7 +57,7 @@ inline std::string_view signing_key_prefix_of(std::string_view s) noexcept {
 
 // Equality whose running time depends only on the lengths, never on where the
 // inputs first differ (K10, H7, B1).
-// The loop and its test probe are in detail/constant_time.hpp (finding 19).
+// The loop and its test probe are in detail/constant_time.hpp.
 [[nodiscard]] inline bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
     return detail::constant_time_equal_bytes(a, b);
 }
@@ -78,7 +78,7 @@ public:
     secret() = default;
     explicit secret(std::string plaintext, secret_kind kind = secret_kind::api_key) noexcept
         : value_(std::move(plaintext)), kind_(kind) {}
-    // Issue 14 item 4: every buffer that held the plaintext is wiped when
+    // Wiping: every buffer that held the plaintext is wiped when
     // released, including what a move leaves behind (a short string's bytes
     // stay in the moved-from object) and what an assignment replaces.
     secret(const secret&) = default;

@@ -52,7 +52,7 @@ struct detail::enum_names<warning_band> {
 inline constexpr detail::calendar_days final_warning_stretch{8};
 
 [[nodiscard]] constexpr warning_band warning_band_for(timestamp active_from, timestamp expire_at) noexcept {
-    // Saturating: a period from near timestamp::min() to near max() does not fit (outside finding 10).
+    // Saturating: a period from near timestamp::min() to near max() does not fit (T3, saturating time arithmetic).
     const auto d = detail::difference_saturating(expire_at, active_from);
     if (d <= microseconds::zero()) return warning_band::none;
     if (d <= detail::calendar_days{1}) return warning_band::one_day;

@@ -14,6 +14,7 @@
 
 #include "keyhook/config.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 
 namespace keyhook {
 

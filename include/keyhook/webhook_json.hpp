@@ -16,6 +16,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/webhook.hpp"

@@ -19,6 +19,7 @@
 #include "keyhook/detail/signing_keys.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/events.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/webhook.hpp"

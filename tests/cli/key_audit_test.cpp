@@ -280,7 +280,7 @@ std::size_t lines_of(const std::string& s) { return static_cast<std::size_t>(std
 
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 16).
+// Regression test: a partial page says so (L2).
 TEST_CASE("run: a response holding part of the list says how many of the total it holds", "[cli][L2]") {
     std::vector<std::string> records;
     for (int i = 0; i < 100; ++i) records.push_back(good_record(i));
@@ -309,7 +309,7 @@ TEST_CASE("run: a response holding part of the list says how many of the total i
           "keys at 2026-11-22T12:00:00.000Z: 100 of 100 (status active); this response holds 100 of 100 keys");
 }
 
-// Found by the outside review of issue 11 (finding 5).
+// Regression test: memory: the key list kept an error per rejected element (J3).
 TEST_CASE("run: of many rejected records the first 100 are printed, then a count of the rest", "[cli][J3]") {
     SECTION("100 rejected: each printed, no summary line") {
         const auto r = run({"-"}, response(100, std::vector<std::string>(100, "1")));

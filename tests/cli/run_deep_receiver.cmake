@@ -1,4 +1,4 @@
-# outside finding 1: webhook_receiver crashed (signal 11) on a request whose
+# Input-controlled recursion: webhook_receiver crashed (signal 11) on a request whose
 # body is a JSON array nested 100,000 deep: dump() recursed. Runs the program
 # on such a request, the body given as a JSON value and as a string, and
 # expects a refusal (exit 1, limit_exceeded), never a crash.

@@ -1,4 +1,4 @@
-// Issue 21 item 2: a record's member table (detail/members.hpp) must list every
+// Member-table completeness: a record's member table (detail/members.hpp) must list every
 // member of the struct, so a member added to the struct and forgotten in the
 // table does not compile. Case 0 is the legal path (a complete table); every
 // other case must not compile.

@@ -1,4 +1,4 @@
-// Issue 21 item 2: the completeness check reaches the forms this round's
+// Member-table completeness: the completeness check reaches the forms this round's
 // records use (the delivery state's list of attempts, the notices' groups,
 // the endpoint state's parts). Each struct mirrors the shape of one of them;
 // case 0 is the legal path, every other case leaves a member out and must

@@ -311,7 +311,7 @@ std::string printed(const keyhook::api_key& k) {
 
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 3).
+// Regression test: masking: a record holding a full key printed it unmasked (P2, M3).
 TEST_CASE("P2, M3: a record whose masked member holds a full key never prints or writes it",
           "[P2][M1][M2][M3][api_key]") {
     const std::string full_key = "9c4e1a7b-2f3d-4b8e-9a6c-1d2e3f4a5b6c";
@@ -332,7 +332,7 @@ TEST_CASE("P2, M3: a record whose masked member holds a full key never prints or
     CHECK(json(k)["masked"] == "**********");
 }
 
-// Found by the outside review of issue 11 (finding 3).
+// Regression test: masking: a record holding a full key printed it unmasked (P2, M3).
 TEST_CASE("P2: a well-formed masked member is written unchanged (the other side)", "[P2][M1][api_key]") {
     const auto k = keyhook::api_key_from_json(full_record());
     REQUIRE(k.masked == "3f2******************************b0c");
@@ -341,7 +341,7 @@ TEST_CASE("P2: a well-formed masked member is written unchanged (the other side)
     CHECK(keyhook::api_key_from_json(json(k)) == k);
 }
 
-// Found by the outside review of issue 11 (finding 3).
+// Regression test: masking: a record holding a full key printed it unmasked (P2, M3).
 TEST_CASE("P1: CR, LF and terminal controls in an id or name print escaped and cannot forge a log line",
           "[P1][api_key]") {
     auto k = keyhook::api_key_from_json(full_record());

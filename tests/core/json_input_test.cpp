@@ -105,7 +105,7 @@ TEST_CASE("try_parse_json: depth and size limits, both sides", "[J3][json_input]
     CHECK(deep.code == errc::limit_exceeded);
     CHECK(deep.path == "[0][0][0]");
     CHECK(deep.message == "nested deeper than 3 levels");
-    // 100,000 levels: refused at the default 64, nothing recursive runs (outside finding 1).
+    // 100,000 levels: refused at the default 64, nothing recursive runs (input-controlled recursion).
     CHECK(error_of(std::string(100000, '[') + std::string(100000, ']')).code == errc::limit_exceeded);
     CHECK(try_parse_json(std::string(64, '[') + std::string(64, ']')));
     CHECK(error_of(std::string(65, '[') + std::string(65, ']')).code == errc::limit_exceeded);

@@ -97,10 +97,10 @@ TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][
     };
     const std::size_t n = 200'000;
     // The smallest members ("":0 in 5 bytes), all in one object: the J1
-    // bookkeeping of member names (a third outside review found 4.8 bytes a byte).
+    // bookkeeping of member names (once 4.8 bytes a byte).
     check_j3(
         "empty names", [](std::size_t b) { return fill(R"({"x":{"":0)", "", R"(,"":0)", "}}", b); }, n, parse);
-    // Finding 5: rejected elements kept an error each.
+    // Rejected elements once kept an error each.
     check_j3(
         "rejected elements", [](std::size_t b) { return fill(list_head("100"), "1", ",1", "]}}", b); }, n, parse);
     check_j3(
@@ -112,7 +112,7 @@ TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][
         check_j3(
             size, [size](std::size_t b) { return fill(list_head(size), min_record, "," + min_record, "]}}", b); }, n,
             parse);
-    // Finding 6: blanks under a huge pageSize.
+    // Blanks under a huge declared pageSize.
     check_j3(
         "blanks", [](std::size_t b) { return fill(list_head("9223372036854775807"), "", " ", "]}}", b); }, n, parse);
     // Many groups of one record, many members of an unknown object, deep arrays.
@@ -193,13 +193,13 @@ TEST_CASE("J3: try_parse_notification stays within 4 bytes a byte, linearly", "[
         n, parse);
     check_j3(
         "one long name", [](std::size_t b) { return fill(R"({"FolderName":")", "", "f", R"("})", b); }, n, parse);
-    // A third outside review: 4.8 bytes a byte for 2^k + 1 members "":0 (the
+    // Once 4.8 bytes a byte for 2^k + 1 members "":0 (the
     // repeats are refused when the object closes, after the peak).
     check_j3(
         "empty names", [](std::size_t b) { return fill(R"({"x":{"":0)", "", R"(,"":0)", "}}", b); }, n, parse);
 }
 
-// Found by the outside review of issue 11 (finding 6).
+// Regression test: memory: a declared pageSize sized an allocation (J3).
 TEST_CASE("J3: a declared pageSize never sizes an allocation the input cannot fill", "[J3][L2][allocation]") {
     // A 200 MB response of blanks under pageSize 2^63-1 died of bad_alloc; the
     // same few bytes must cost the same under either pageSize.
@@ -217,7 +217,7 @@ TEST_CASE("J3: a declared pageSize never sizes an allocation the input cannot fi
 
 TEST_CASE("J3: the names of one object's 2^21 + 1 smallest members stay within 4 bytes a byte",
           "[J3][J1][H7][L2][allocation][large]") {
-    // A third outside review: 8 bytes of bookkeeping a member ("":0 is 5 bytes),
+    // Once 8 bytes of bookkeeping a member ("":0 is 5 bytes),
     // held twice over while the vector grew past 2^21, came to 4.8 bytes a byte.
     std::string body = R"({"x":{"":0)";
     body.reserve(11 * (std::size_t{1} << 20));

@@ -108,7 +108,7 @@ TEST_CASE("L1: trailing slashes on base_url, tenant percent-encoded", "[L1][key_
           "apikeys?_page=1&_size=100&type=synthetic");
 }
 
-// Found by the outside review of the network programs.
+// Regression test: a tenant of "." or ".." changed the request path (L1).
 TEST_CASE("L1: a tenant of \".\" or \"..\" is refused, dots inside a name are kept", "[L1][key_list]") {
     auto q = sample_query();
     for (const char* t : {".", ".."}) {
@@ -429,7 +429,7 @@ TEST_CASE("J1: repeats are refused everywhere, skipped subtrees included", "[J1]
     check_repeated(one_record(R"({"a b":1,"a b":2})"), R"(data.result[0]["a b"])");
 }
 
-// Found by the outside review of issue 11 (finding 8).
+// Regression test: repeated JSON members (J1).
 TEST_CASE("J1: a repeated envelope member is refused, so the decoder and a DOM never read different values",
           "[J1][L2][key_list]") {
     // 1. "status" success, then null: accepted before.
@@ -533,7 +533,7 @@ TEST_CASE("J2: a number out of range anywhere names its path", "[J2][L2][key_lis
     CHECK(try_parse_key_list(one_record(R"({"x":[0,{"y":-1e308}],)" + plain_record.substr(1))));
 }
 
-// Found by the generative hostile stage (outside finding hostile-2).
+// Regression test, from the generative hostile stage: one bad record is rejected alone (J2).
 TEST_CASE("J2: a number no double holds rejects its record, not the page", "[J2][J3][L2][key_list]") {
     const std::string head = R"({"status":"success","data":{"count":4,"page":1,"pageSize":4,"result":[)";
     const std::string good = plain_record;
@@ -578,7 +578,7 @@ TEST_CASE("J2: a number no double holds rejects its record, not the page", "[J2]
     CHECK(broken.error().message.rfind("syntax error at byte " + std::to_string(at) + ":", 0) == 0);
 }
 
-// Found by the outside review of issue 11 (finding 14).
+// Regression test: the quote of malformed JSON in an error message (P1).
 TEST_CASE("J2: a data.count of 1e400 names its path and the reason, not a byte offset", "[J2][L2][key_list]") {
     const auto r =
         try_parse_key_list(R"({"status":"success","data":{"count":1e400,"page":1,"pageSize":1,"result":[]}})");
@@ -589,7 +589,7 @@ TEST_CASE("J2: a data.count of 1e400 names its path and the reason, not a byte o
     CHECK(r.error().message.find("1e400") != std::string::npos);
 }
 
-// Found by the outside review of issue 11 (finding 14).
+// Regression test: the quote of malformed JSON in an error message (P1).
 TEST_CASE("L2: the not-success error quotes at most 64 bytes of message", "[L2][key_list]") {
     const std::string at_limit(64, 'm');
     const auto a = try_parse_key_list(R"({"status":"failed","message":")" + at_limit + R"("})");
@@ -1156,8 +1156,8 @@ TEST_CASE("L3: filters by status, type, group and name substring", "[L3][key_lis
         f.name_contains = "alphabet";
         CHECK(keyhook::select_keys(records, f, fixed_now).empty());
     }
-    SECTION("name substring: the reviewer's worst case (a 64 KiB name, a 32 KiB needle), both sides") {
-        // Quadratic before issue 22 item 5 (1.1 s for one key); a linear search now.
+    SECTION("name substring: the worst case (a 64 KiB name, a 32 KiB needle), both sides") {
+        // Once quadratic (1.1 s for one key, the naive substring scan); a linear search now.
         keyhook::api_key k = records.front();
         k.name = std::string(65536, 'a');
         keyhook::key_filter g;

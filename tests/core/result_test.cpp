@@ -1,4 +1,4 @@
-#include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -181,7 +181,7 @@ std::size_t visible_characters(const std::string& masked) {
 
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 4).
+// Regression test: masking: mask_key showed bytes of ill-formed UTF-8 (M1, M2).
 TEST_CASE("M1, M3: each byte of an ill-formed UTF-8 sequence counts as one character and is masked",
           "[M1][M2][M3][secret]") {
     for (const auto& seq : invalid_sequences()) {
@@ -200,7 +200,7 @@ TEST_CASE("M1, M3: each byte of an ill-formed UTF-8 sequence counts as one chara
         // Masking is idempotent (P2).
         CHECK(mask_key(m) == m);
     }
-    // The finding's example: an overlong 4-byte form at each end showed 4 + 2 bytes
+    // The example that showed it: an overlong 4-byte form at each end showed 4 + 2 bytes
     // at the head and at the tail; now none shows.
     const std::string overlong = "\xF0\x80\x80\xAF";
     CHECK(mask_key(overlong + "abcdefghijkl" + overlong) == std::string(20, '*'));
@@ -209,7 +209,7 @@ TEST_CASE("M1, M3: each byte of an ill-formed UTF-8 sequence counts as one chara
                    "abcdefghijkl") == "*ab" + std::string(7, '*') + "jkl");
 }
 
-// Found by the outside review of issue 11 (finding 4).
+// Regression test: masking: mask_key showed bytes of ill-formed UTF-8 (M1, M2).
 TEST_CASE("M1: well-formed multi-byte characters at the ends stay whole (the other side)", "[M1][secret]") {
     const std::string smile = "\xF0\x9F\x98\x80";  // U+1F600, the largest form
     const std::string key = smile + smile + smile + "abcdef" + smile + smile + smile;
@@ -229,7 +229,7 @@ TEST_CASE("M1, M2: masking a masked value changes nothing", "[M1][M2][P2][secret
     }
 }
 
-// Found by the outside review of issue 11 (finding 4).
+// Regression test: masking: mask_key showed bytes of ill-formed UTF-8 (M1, M2).
 TEST_CASE("B1, M3: a signing secret held as keyhook::secret prints none of its key", "[B1][B3][M3][secret]") {
     // Svix's documented example secret (18 key bytes).
     const std::string written = "whsec_plJ3nmyCDGBKInavdOK15jsl";

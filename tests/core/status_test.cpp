@@ -220,9 +220,9 @@ TEST_CASE("W2: warning bands print readably", "[W2][status]") {
     CHECK(keyhook::to_string(warning_band::thirty_one_days) == "thirty_one_days");
 }
 
-// --- outside finding 10: periods at the ends of the range ----------------------
+// --- periods at the ends of the range ----------------------------------------
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("W1, W2: a period from timestamp::min() to max() has the longest band, not an overflow",
           "[W1][W2][S1][W3][status]") {
     const timestamp lo = timestamp::min(), hi = timestamp::max();
@@ -245,7 +245,7 @@ TEST_CASE("W1, W2: a period from timestamp::min() to max() has the longest band,
     CHECK(status_at(inverted, keyhook::testing::fixed_now) == key_status::active_in_future);
 }
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("W2: warning starts of short keys at either end of the range are exact", "[W2][status]") {
     const timestamp hi = timestamp::max();
     // Each band with its period ending at the last representable instant.
@@ -261,7 +261,7 @@ TEST_CASE("W2: warning starts of short keys at either end of the range are exact
     CHECK(keyhook::warning_start_for(lo, lo + days{31}) == lo + days{23});
 }
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("W2, W3: expiry notices of a key spanning the whole range, and of its inverse", "[W2][W3][status]") {
     const timestamp lo = timestamp::min(), hi = timestamp::max();
     const auto all = keyhook::key_transitions(key_for(lo, hi));

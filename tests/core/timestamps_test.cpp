@@ -80,7 +80,7 @@ TEST_CASE("T2: a leap second reads as the second before it", "[T2][timestamps]")
     CHECK(format_timestamp(parse_timestamp("2016-12-31T23:59:60.5Z")) == "2016-12-31T23:59:59.500Z");
 }
 
-// Found by the outside review of issue 11 (finding 9).
+// Regression test: the leap second: :60 was accepted at any minute (T2).
 TEST_CASE("T2: a leap second is accepted only where the instant in UTC is 23:59:60", "[T2][timestamps]") {
     SECTION("accepted: 23:59:60 in UTC, whatever the offset that writes it") {
         CHECK(parse_timestamp("2016-12-31T23:59:60Z") == at(2016, 12, 31, 23, 59, 59));
@@ -191,7 +191,7 @@ TEST_CASE("T2: calendar limits on both sides", "[T2][timestamps]") {
         {"2026-12-01T00:00:00Z", "2026-13-01T00:00:00Z"},
         {"2026-01-02T23:00:00Z", "2026-01-02T24:00:00Z"},
         {"2026-01-02T00:59:00Z", "2026-01-02T00:60:00Z"},
-        // outside finding 9: this pair used to accept 00:00:60; a leap second
+        // T2's leap second: this pair used to accept 00:00:60; a leap second
         // exists only at 23:59:60 UTC (T2).
         {"2026-01-02T23:59:60Z", "2026-01-02T23:59:61Z"},
         {"2026-01-02T00:00:59Z", "2026-01-02T00:00:60Z"},
@@ -278,9 +278,9 @@ TEST_CASE("T3: keyhook's civil calendar agrees with date's on every day of years
     CHECK(wrong == 0);
 }
 
-// --- outside finding 10: saturating time arithmetic (T3) ---------------------
+// --- saturating time arithmetic (T3) -----------------------------------------
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("T3: durations convert to microseconds saturating", "[T3][timestamps][saturating]") {
     using keyhook::detail::saturating_micros;
     using std::chrono::microseconds;
@@ -301,7 +301,7 @@ TEST_CASE("T3: durations convert to microseconds saturating", "[T3][timestamps][
     CHECK(saturating_micros(date::days{3}) == std::chrono::hours{72});
 }
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("T3: a time plus a duration stops at the ends of the range", "[T3][timestamps][saturating]") {
     using keyhook::detail::add_saturating;
     using keyhook::detail::difference_saturating;

@@ -1,4 +1,4 @@
-# outside finding 19, structural half: secrets are compared through
+# Constant-time comparison, structural half: secrets are compared through
 # constant_time_equal, and nothing in the library compares revealed secret
 # text with == or !=. Run by CTest: cmake -DSOURCE_DIR=<repo> -P this file.
 if(NOT SOURCE_DIR)

@@ -1,4 +1,4 @@
-// outside finding 19: replacing constant_time_equal by an early-exit `a == b`
+// Constant-time comparison, proved: replacing constant_time_equal by an early-exit `a == b`
 // left every test green. These tests fail under that mutation: the comparison
 // reads every byte position whatever the contents (counted through an
 // instrumented byte sequence), and the signing and receiving code go through
@@ -46,7 +46,7 @@ struct counted_bytes {
 
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 19).
+// Regression test: constant-time comparison, proved rather than assumed.
 TEST_CASE("K10, M3: the comparison reads every byte once, wherever the first difference is",
           "[M3][K10][constant_time]") {
     const std::string base(64, 'a');
@@ -74,7 +74,7 @@ TEST_CASE("K10, M3: the comparison reads every byte once, wherever the first dif
     }
 }
 
-// Found by the outside review of issue 11 (finding 19).
+// Regression test: constant-time comparison, proved rather than assumed.
 TEST_CASE("K10, M3: constant_time_equal and secret equality go through the counted loop", "[M3][K10][constant_time]") {
     scoped_constant_time_probe probe;
     CHECK_FALSE(keyhook::constant_time_equal("xaaaaaaaaaaaaaaa", "yaaaaaaaaaaaaaaa"));
@@ -88,7 +88,7 @@ TEST_CASE("K10, M3: constant_time_equal and secret equality go through the count
     CHECK(probe.counts().positions == 16 + 4 + 7 + 15);
 }
 
-// Found by the outside review of issue 11 (finding 19).
+// Regression test: constant-time comparison, proved rather than assumed.
 TEST_CASE("B1: verification compares every signature candidate with every secret in constant time",
           "[B1][M3][constant_time][signing]") {
     const auto s = kc::parse_signing_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
@@ -109,7 +109,7 @@ TEST_CASE("B1: verification compares every signature candidate with every secret
     CHECK(probe.counts().positions == 4 * 44);
 }
 
-// Found by the outside review of issue 11 (finding 19).
+// Regression test: constant-time comparison, proved rather than assumed.
 TEST_CASE("H7, K10: the receiving key checks compare in constant time", "[H7][K10][constant_time]") {
     const keyhook::secret expected("5b0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36");
     http_request r{"POST", "/hook", {{"x-api-key", "Xb0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36", true}}, "{}"};

@@ -1,6 +1,6 @@
-// Issue 12 section 1, crypto part: every try_ function of keyhook::crypto
+// The try_ contract, crypto part: every try_ function of keyhook::crypto
 // returns its error, never throws, when OpenSSL fails or the host's random
-// source throws. Issue 14 item 3: a prepared key signs without fetching or
+// source throws. Prepared keys: a prepared key signs without fetching or
 // keying anything, and allocates only what it returns.
 //
 // This executable interposes the OpenSSL functions keyhook calls (its own
@@ -244,7 +244,7 @@ void check_source_failure(Source source, errc expected_code, std::string_view ex
 
 // ------------------------------------------------------------------ tests
 
-TEST_CASE("issue 12: the interposition reaches keyhook's OpenSSL calls", "[B1][try]") {
+TEST_CASE("try_ contract: the interposition reaches keyhook's OpenSSL calls", "[B1][try]") {
     // The control of every sweep below: without it they would pass vacuously.
     CHECK(fault::openssl_calls([] { (void)kc::compute_signature(kat(), kat_id, kat_now, kat_body); }) > 0);
     fault::arm(1);
@@ -253,7 +253,7 @@ TEST_CASE("issue 12: the interposition reaches keyhook's OpenSSL calls", "[B1][t
     CHECK(kc::compute_signature(kat(), kat_id, kat_now, kat_body) == kat_signature);
 }
 
-TEST_CASE("issue 14 item 3: a prepared key signs with no fetch, no new context and no keying", "[B1][B3][try]") {
+TEST_CASE("prepared key: a prepared key signs with no fetch, no new context and no keying", "[B1][B3][try]") {
     // Reading a key makes no OpenSSL call: its context is made on first use,
     // so a long key list costs no OpenSSL memory until its keys are used (J3).
     const auto s = kc::parse_signing_secret(kat_secret);
@@ -275,7 +275,7 @@ TEST_CASE("issue 14 item 3: a prepared key signs with no fetch, no new context a
     CHECK(fault::openssl_calls([&] { (void)kc::compute_asymmetric_signature(key, kat_id, kat_now, kat_body); }) == 3);
 }
 
-TEST_CASE("issue 14 item 3: with the scratch context in use, a signature duplicates the prepared one", "[B1][try]") {
+TEST_CASE("prepared key: with the scratch context in use, a signature duplicates the prepared one", "[B1][try]") {
     const auto s = kc::parse_signing_secret(kat_secret);
     (void)kc::compute_signature(s, kat_id, kat_now, kat_body);  // first use: the contexts made
     auto* prepared = kc::detail::signing_secret_access::prepared(s);
@@ -287,7 +287,7 @@ TEST_CASE("issue 14 item 3: with the scratch context in use, a signature duplica
     CHECK(kc::compute_signature(s, kat_id, kat_now, kat_body) == kat_signature);
 }
 
-TEST_CASE("issue 14 item 3: signing and verifying v1 allocate only what they return", "[B1]") {
+TEST_CASE("prepared key: signing and verifying v1 allocate only what they return", "[B1]") {
     const auto s = kc::parse_signing_secret(kat_secret);
     // The "v1,<base64>" string, 47 characters: one allocation, and no other.
     CHECK(allocations_of([&] { (void)kc::compute_signature(s, kat_id, kat_now, kat_body); }) == 1);
@@ -308,20 +308,20 @@ TEST_CASE("issue 14 item 3: signing and verifying v1 allocate only what they ret
     CHECK(verified);
 }
 
-TEST_CASE("issue 12: try_parse_signing_secret never throws when OpenSSL fails", "[B1][try]") {
+TEST_CASE("try_ contract: try_parse_signing_secret never throws when OpenSSL fails", "[B1][try]") {
     // It calls no OpenSSL function (the context is made on first use).
     CHECK(sweep([] { return kc::try_parse_signing_secret(kat_secret); }) == 0);
     CHECK(sweep([] { return kc::try_parse_signing_secret(keyhook::secret(kat_secret)); }) == 0);
 }
 
-TEST_CASE("issue 12: try_generate_signing_secret never throws, whatever fails", "[B1][try]") {
+TEST_CASE("try_ contract: try_generate_signing_secret never throws, whatever fails", "[B1][try]") {
     CHECK(sweep([] { return kc::try_generate_signing_secret(kc::openssl_random{}); }) == 1);  // RAND_bytes
     check_source_failure(throws_keyhook_error{}, errc::invalid_value, "entropy pool closed");
     check_source_failure(throws_runtime_error{}, errc::host_failure, R"(threw: "getrandom: EINTR")");
     check_source_failure(throws_int{}, errc::host_failure, "threw a non-standard exception");
 }
 
-TEST_CASE("issue 12: try_generate_asymmetric_signing_key never throws, whatever fails", "[B3][try]") {
+TEST_CASE("try_ contract: try_generate_asymmetric_signing_key never throws, whatever fails", "[B3][try]") {
     // RAND_bytes, then the key built from the seed and its public half read back.
     CHECK(sweep([] { return kc::try_generate_asymmetric_signing_key(kc::openssl_random{}); }) == 3);
     const auto e = kc::try_generate_asymmetric_signing_key(throws_runtime_error{});
@@ -330,7 +330,7 @@ TEST_CASE("issue 12: try_generate_asymmetric_signing_key never throws, whatever 
     CHECK(e.error().path == "random");
 }
 
-TEST_CASE("issue 12: try_signature_headers never throws when OpenSSL fails", "[B1][B3][try]") {
+TEST_CASE("try_ contract: try_signature_headers never throws when OpenSSL fails", "[B1][B3][try]") {
     CHECK(sweep([] { return kc::try_signature_headers(kat(), kat_id, kat_now, kat_body); }) == 7);
     // A failure is cleared from OpenSSL's error queue: the host's next call must not see it.
     CHECK(ERR_peek_error() == 0);
@@ -343,7 +343,7 @@ TEST_CASE("issue 12: try_signature_headers never throws when OpenSSL fails", "[B
           }) == 10);
 }
 
-TEST_CASE("issue 12: try_sign_request never throws when OpenSSL fails", "[B1][B3][try]") {
+TEST_CASE("try_ contract: try_sign_request never throws when OpenSSL fails", "[B1][B3][try]") {
     CHECK(sweep([] { return kc::try_sign_request(kat_request(), kat(), kat_id, kat_now); }) == 7);
     CHECK(sweep([] {
               return kc::try_sign_request(kat_request(), std::vector<kc::signing_secret>{kat()}, kat_id, kat_now);
@@ -353,7 +353,7 @@ TEST_CASE("issue 12: try_sign_request never throws when OpenSSL fails", "[B1][B3
           }) == 3);
 }
 
-TEST_CASE("issue 12: try_verify_signature never throws when OpenSSL fails", "[B1][B3][try]") {
+TEST_CASE("try_ contract: try_verify_signature never throws when OpenSSL fails", "[B1][B3][try]") {
     CHECK(sweep([] { return kc::try_verify_signature(kat(), kat_headers(), kat_body, kat_now); }) == 7);
     CHECK(sweep([] {
               return kc::try_verify_signature(std::vector<kc::signing_secret>{kat()}, kat_headers(), kat_body, kat_now);
@@ -366,46 +366,46 @@ TEST_CASE("issue 12: try_verify_signature never throws when OpenSSL fails", "[B1
           }) == 10);
 }
 
-TEST_CASE("issue 12: try_verify_request never throws when OpenSSL fails", "[B1][B3][try]") {
+TEST_CASE("try_ contract: try_verify_request never throws when OpenSSL fails", "[B1][B3][try]") {
     CHECK(sweep([] { return kc::try_verify_request(kat(), kat_request(), kat_now); }) == 7);
     CHECK(sweep([] {
               return kc::try_verify_request(kc::verification_keys{{kat()}, {}}, kat_request(), kat_now);
           }) == 7);
 }
 
-TEST_CASE("issue 12: try_public_key_from_bytes never throws when OpenSSL fails", "[B3][try]") {
+TEST_CASE("try_ contract: try_public_key_from_bytes never throws when OpenSSL fails", "[B3][try]") {
     const auto raw = ed_key().public_key().bytes();
     CHECK(sweep([&] { return kc::try_public_key_from_bytes(raw.data(), raw.size()); }) == 1);
 }
 
-TEST_CASE("issue 12: try_parse_public_key never throws when OpenSSL fails", "[B3][try]") {
+TEST_CASE("try_ contract: try_parse_public_key never throws when OpenSSL fails", "[B3][try]") {
     const auto text = ed_key().public_key().to_string();
     CHECK(sweep([&] { return kc::try_parse_public_key(text); }) == 1);
 }
 
-TEST_CASE("issue 12: try_asymmetric_signing_key_from_seed never throws when OpenSSL fails", "[B3][try]") {
+TEST_CASE("try_ contract: try_asymmetric_signing_key_from_seed never throws when OpenSSL fails", "[B3][try]") {
     const std::array<unsigned char, 32> seed{};
     CHECK(sweep([&] { return kc::try_asymmetric_signing_key_from_seed(seed.data(), seed.size()); }) == 2);
 }
 
-TEST_CASE("issue 12: try_parse_asymmetric_signing_key never throws when OpenSSL fails", "[B3][try]") {
+TEST_CASE("try_ contract: try_parse_asymmetric_signing_key never throws when OpenSSL fails", "[B3][try]") {
     const std::string text = ed_key().reveal();
     CHECK(sweep([&] { return kc::try_parse_asymmetric_signing_key(text); }) == 2);
     CHECK(sweep([&] { return kc::try_parse_asymmetric_signing_key(keyhook::secret(text)); }) == 2);
 }
 
-TEST_CASE("issue 12: try_parse_signing_keys never throws when OpenSSL fails", "[B1][B3][try]") {
+TEST_CASE("try_ contract: try_parse_signing_keys never throws when OpenSSL fails", "[B1][B3][try]") {
     const std::string text = std::string(kat_secret) + " " + ed_key().reveal();
     CHECK(sweep([&] { return kc::try_parse_signing_keys(text); }) == 2);  // the whsk_ key's EVP_PKEY
     CHECK(sweep([&] { return kc::try_parse_signing_keys(keyhook::secret(text)); }) == 2);
 }
 
-TEST_CASE("issue 12: try_parse_verification_keys never throws when OpenSSL fails", "[B1][B3][try]") {
+TEST_CASE("try_ contract: try_parse_verification_keys never throws when OpenSSL fails", "[B1][B3][try]") {
     const std::string text = std::string(kat_secret) + " " + ed_key().public_key().to_string();
     CHECK(sweep([&] { return kc::try_parse_verification_keys(text); }) == 1);  // the whpk_ key's EVP_PKEY
 }
 
-TEST_CASE("issue 12: try_sign_outbound never throws when OpenSSL fails", "[B1][B3][try][dispatch]") {
+TEST_CASE("try_ contract: try_sign_outbound never throws when OpenSSL fails", "[B1][B3][try][dispatch]") {
     const auto requests = keyhook::dispatch(keyhook::tenant_settings{"acme", true},
                                             keyhook::validate_webhooks({hook("signed", kat_secret)}), event());
     REQUIRE(requests.size() == 1);
@@ -414,7 +414,7 @@ TEST_CASE("issue 12: try_sign_outbound never throws when OpenSSL fails", "[B1][B
     CHECK(sweep([&] { return kc::try_sign_outbound(requests[0], kat_now); }) == 4 + 7);
 }
 
-TEST_CASE("issue 12: try_dispatch_signed never throws when OpenSSL fails", "[B1][B3][try][dispatch]") {
+TEST_CASE("try_ contract: try_dispatch_signed never throws when OpenSSL fails", "[B1][B3][try][dispatch]") {
     const keyhook::tenant_settings acme{"acme", true};
     const std::vector<keyhook::webhook> hooks{hook("a", kat_secret), hook("b", ed_key().reveal())};
     // The whsk_ key's EVP_PKEY and the check of its public half, then the whsec_ key's first use and
@@ -424,7 +424,7 @@ TEST_CASE("issue 12: try_dispatch_signed never throws when OpenSSL fails", "[B1]
     CHECK(sweep([&] { return kc::try_dispatch_signed(acme, validated, event(), kat_now); }) == 3 + 4 + 7 + 3);
 }
 
-TEST_CASE("issue 12: openssl_random throws keyhook::exception when RAND_bytes fails", "[K1][try]") {
+TEST_CASE("try_ contract: openssl_random throws keyhook::exception when RAND_bytes fails", "[K1][try]") {
     std::array<unsigned char, 8> out{};
     fault::arm(1);
     CHECK_THROWS_AS(kc::openssl_random{}(out.data(), out.size()), keyhook::exception);

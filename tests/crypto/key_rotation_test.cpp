@@ -194,7 +194,7 @@ TEST_CASE("B5: a stored key set that is wrong names the path and never the key",
     CHECK(kc::try_load_signing_key_set(R"({"current":[")" + s1 + R"("],"oldKeys":)" + ten + "}").has_value());
 }
 
-// An outside review made the reader quote a key: a key where the expiry
+// Regression test: the reader once quoted a key: a key where the expiry
 // belongs, and a key used as a member name twice.
 TEST_CASE("B5: no error reading a stored key set quotes its text, wherever the key stands", "[B5][B1]") {
     const std::string s1 = new_secret().reveal(), s2 = new_secret().reveal();
@@ -241,7 +241,7 @@ TEST_CASE("B5: the stored form's text is fixed: members in name order, keys in f
     CHECK(later != set);
 }
 
-// Attack findings F7: "one signature entry each" holds when a rotation brings
+// Host-built values: "one signature entry each" holds when a rotation brings
 // back a key the set still holds, and for a stored set that repeats a key.
 TEST_CASE("B5: the set never holds a key twice; rotating back makes the old key current", "[B5]") {
     const auto a = new_secret(), b = new_secret();
@@ -302,7 +302,7 @@ TEST_CASE("B5: a stored set that repeats a key signs with it once", "[B5]") {
     CHECK(entries(*r) == 2);
 }
 
-// Attack findings F9: a set that cannot sign is never made.
+// Host-built values: a set that cannot sign is never made.
 TEST_CASE("B5: a set is never made from, nor rotated to, a secret keyhook may not sign with", "[B5][B1]") {
     const auto short_key = kc::parse_signing_secret("whsec_" + std::string(16, 'A'));  // 12 bytes
     const auto made = kc::signing_key_set::try_make(short_key);
@@ -344,7 +344,7 @@ TEST_CASE("B5: a moved-from set keeps its keys, signs, rotates and stores as bef
     // NOLINTEND(bugprone-use-after-move)
 }
 
-// Attack findings F10: instants the host builds may lie near the clock's end.
+// Host-built values: instants the host builds may lie near the clock's end.
 TEST_CASE("B5: an old key's expiry saturates at the end of time", "[B5]") {
     const auto a = new_secret();
     auto set = kc::signing_key_set::make(a);

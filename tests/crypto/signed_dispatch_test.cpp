@@ -112,7 +112,7 @@ TEST_CASE("B1: signed dispatch follows dispatch: nothing when the switch is off"
     CHECK(kc::dispatch_signed(acme, validated, event(), sent_now).size() == 2);
 }
 
-// Attack findings F11: signed dispatch refuses what dispatch refuses.
+// Host-built values: signed dispatch refuses what dispatch refuses.
 TEST_CASE("H12: signed dispatch refuses validated webhooks that repeat a name", "[H12][B1][dispatch]") {
     const std::vector<keyhook::validated_webhook> twice{keyhook::validate_webhook(hook("crm", secret_text)),
                                                         keyhook::validate_webhook(hook("crm"))};

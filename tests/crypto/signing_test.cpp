@@ -424,7 +424,7 @@ TEST_CASE("B1: generated secrets come from the host's random source", "[B1][sign
     }
 }
 
-// --- outside finding 17: interoperability with other senders (B1) -----------
+// --- interoperability with other senders (B1) --------------------------------
 
 namespace {
 // Svix's documentation secret (18 key bytes) and a delivery signed with it. The
@@ -453,7 +453,7 @@ http_headers svix_headers(const char* id_name = "svix-id", const char* ts_name =
 }
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 17).
+// Regression test: key sizes and interoperability with other senders (B1).
 TEST_CASE("B1: Svix's documentation secret (18 bytes) verifies its delivery but is no key to sign with",
           "[B1][signing][interop]") {
     const auto s = kc::try_parse_signing_secret(svix_doc_secret);
@@ -500,7 +500,7 @@ TEST_CASE("B1: verification works with keys of 1 byte and of more than 64 bytes"
     CHECK(kc::parse_signing_secret(long_secret).key_size() == 72);
 }
 
-// Found by the outside review of issue 11 (finding 17).
+// Regression test: key sizes and interoperability with other senders (B1).
 TEST_CASE("B1: the older svix-* header names are accepted when receiving", "[B1][signing][headers]") {
     const auto s = kc::parse_signing_secret(svix_doc_secret);
     const auto now = unix_time(svix_unix);
@@ -561,9 +561,9 @@ TEST_CASE("B1: the older svix-* header names are accepted when receiving", "[B1]
     }
 }
 
-// --- outside finding 10: the tolerance never overflows --------------------------
+// --- the tolerance never overflows -------------------------------------------
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("B1, T3: a tolerance of seconds::max() accepts a fresh valid signature and never overflows",
           "[B1][T3][signing][tolerance]") {
     const auto s = kc::parse_signing_secret(kat_secret);
@@ -589,7 +589,7 @@ TEST_CASE("B1, T3: a tolerance of seconds::max() accepts a fresh valid signature
     CHECK(kc::try_verify_signature(s, far_headers, kat_body, keyhook::timestamp::min(), huge).has_value());
 }
 
-TEST_CASE("issue 14 item 3: copies of one prepared key sign and verify from several threads at once",
+TEST_CASE("prepared key: copies of one prepared key sign and verify from several threads at once",
           "[B1][signing][prepared]") {
     // The scratch context goes to one caller at a time; the others duplicate
     // the pristine one. Every signature must still be the known answer.

@@ -368,7 +368,7 @@ TEST_CASE("an index from stored digests authorizes exactly as one from the keys"
     for (std::size_t i = 0; i < f.records.size(); ++i) CHECK((from_digests.find(f.keys[i]) != nullptr) == (i % 2 == 1));
 }
 
-// An outside review presented a stored digest's 32 bytes as the key of a
+// Regression test: a caller presented a stored digest's 32 bytes as the key of a
 // call to an index holding plaintext-added keys too, and was let in.
 TEST_CASE("a stored digest's bytes presented as a key authorize nothing", "[K10][K11]") {
     const fixture f;
@@ -431,7 +431,7 @@ TEST_CASE("an index from stored digests refuses what it cannot read", "[K11]") {
     CHECK(index.size() == 2);
 }
 
-// Issue 22 item 5: every public crypto type's moved-from state keeps every
+// Moved-from contracts: every public crypto type's moved-from state keeps every
 // function's contract (printing, comparison, copying, assignment, use).
 namespace {
 template <class T>
@@ -509,7 +509,7 @@ TEMPLATE_TEST_CASE("a moved-from crypto value keeps every function's contract", 
         CHECK(moved == taken);
     }
     if constexpr (std::is_same_v<TestType, kc::signing_key_set>) {
-        // A move copies (B5, attack findings F9): the source still signs.
+        // A move copies (B5): the source still signs.
         TestType moved = sample<TestType>();
         TestType taken(std::move(moved));
         CHECK(moved == taken);

@@ -1,4 +1,4 @@
-// Issue 14 item 4: key material is wiped when released. This executable
+// Wiping key material: key material is wiped when released. This executable
 // replaces the global operator delete so that, while a test arms it, every
 // block released through it is searched for a marker (the key) before it is
 // freed. A plain std::string holding the marker is the control: the search
@@ -116,7 +116,7 @@ void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
 
-TEST_CASE("item 4: control: a plain string's released buffer still holds the key", "[wipe]") {
+TEST_CASE("wiping: control: a plain string's released buffer still holds the key", "[wipe]") {
     const std::string marker = make_marker('a');
     released_memory_search search(marker);
     {
@@ -126,7 +126,7 @@ TEST_CASE("item 4: control: a plain string's released buffer still holds the key
     CHECK(search.sightings_so_far() == 1);
 }
 
-TEST_CASE("item 4: detail::wipe_string and wiped_string leave zeros behind", "[wipe]") {
+TEST_CASE("wiping: detail::wipe_string and wiped_string leave zeros behind", "[wipe]") {
     const std::string marker = make_marker('b');
     released_memory_search search(marker);
     {
@@ -150,7 +150,7 @@ TEST_CASE("item 4: detail::wipe_string and wiped_string leave zeros behind", "[w
     CHECK(wiped >= marker.size());
 }
 
-TEST_CASE("item 4: a keyhook::secret is wiped when released, moved from or assigned over", "[wipe]") {
+TEST_CASE("wiping: a keyhook::secret is wiped when released, moved from or assigned over", "[wipe]") {
     const std::string marker = make_marker('c');
     released_memory_search search(marker);
     { keyhook::secret s{std::string(marker)}; }
@@ -176,7 +176,7 @@ TEST_CASE("item 4: a keyhook::secret is wiped when released, moved from or assig
     CHECK(search.sightings_so_far() == 0);
 }
 
-TEST_CASE("item 4: a decoded whsec_ signing secret is wiped when released", "[wipe][B1]") {
+TEST_CASE("wiping: a decoded whsec_ signing secret is wiped when released", "[wipe][B1]") {
     const std::string marker = make_marker('d');
     const std::string text = "whsec_" + keyhook::base64_encode(marker);
     released_memory_search search(marker);
@@ -189,7 +189,7 @@ TEST_CASE("item 4: a decoded whsec_ signing secret is wiped when released", "[wi
     CHECK(search.sightings_so_far() == 0);
 }
 
-TEST_CASE("item 4: an Ed25519 seed is cleansed when its key is released", "[wipe][B3]") {
+TEST_CASE("wiping: an Ed25519 seed is cleansed when its key is released", "[wipe][B3]") {
     std::string seed = make_marker('e').substr(0, 32);
     const auto* raw = reinterpret_cast<const unsigned char*>(seed.data());
     const auto reference = keyhook::crypto::try_asymmetric_signing_key_from_seed(raw, seed.size()).value();
@@ -204,7 +204,7 @@ TEST_CASE("item 4: an Ed25519 seed is cleansed when its key is released", "[wipe
     CHECK(search.sightings_so_far() == 0);
 }
 
-TEST_CASE("item 4: the one-time plaintext of a generated API key is wiped when released", "[wipe]") {
+TEST_CASE("wiping: the one-time plaintext of a generated API key is wiped when released", "[wipe]") {
     // The generated key is the UUID of the first 16 bytes drawn: known in advance.
     struct fixed_random {
         unsigned char next = 0x41;
@@ -230,7 +230,7 @@ TEST_CASE("item 4: the one-time plaintext of a generated API key is wiped when r
     CHECK(search.sightings_so_far() == 0);
 }
 
-TEST_CASE("issue 12: a whsec_ key refused for its size is wiped (try_decode_signing_secret)", "[wipe][B1]") {
+TEST_CASE("wiping, error paths: a whsec_ key refused for its size is wiped (try_decode_signing_secret)", "[wipe][B1]") {
     // 65 bytes: one more than B1 lets keyhook sign with.
     const std::string marker = make_marker('f') + std::string(25, 'x');
     REQUIRE(marker.size() == 65);
@@ -252,7 +252,7 @@ TEST_CASE("issue 12: a whsec_ key refused for its size is wiped (try_decode_sign
     CHECK(accepted_search.sightings_so_far() == 0);
 }
 
-TEST_CASE("issue 12: base64 that fails after decoding part of a key wipes the part", "[wipe][B1]") {
+TEST_CASE("wiping, error paths: base64 that fails after decoding part of a key wipes the part", "[wipe][B1]") {
     // 42 bytes: base64 without padding, so any suffix below is what breaks it.
     const std::string marker = make_marker('g') + "yz";
     const std::string b64 = keyhook::base64_encode(marker);
@@ -266,7 +266,7 @@ TEST_CASE("issue 12: base64 that fails after decoding part of a key wipes the pa
     CHECK(search.sightings_so_far() == 0);
 }
 
-TEST_CASE("issue 12: reveal() releases no temporary holding a key's base64", "[wipe][B1][B3]") {
+TEST_CASE("wiping, error paths: reveal() releases no temporary holding a key's base64", "[wipe][B1][B3]") {
     // `key` revealed is `prefix` + `b64`; no released block may hold `b64`.
     const auto check = [](const auto& key, const std::string& prefix, const std::string& b64) {
         std::string revealed;

@@ -248,7 +248,7 @@ TEST_CASE("H5: an event type reads back from its JSON form, case-sensitively", "
     CHECK(code_of(nlohmann::json(3)) == keyhook::errc::wrong_type);
 }
 
-// Found by the second outside review.
+// Regression test: an event type outside the 53 (H5) must not be written.
 TEST_CASE("H5, H6: no JSON writer gives an event type outside the 53 a name", "[H3][H5][H6][events]") {
     // to_string says "unknown" for such a value (printing, P1), but a JSON
     // document with "unknown" in it would not read back: writing refuses it.

@@ -268,7 +268,7 @@ TEST_CASE("H7: a presented key prints masked", "[H7][M3][receiving]") {
     os << k;
     CHECK(os.str() == "secret(" + keyhook::mask_key(the_key) + ") from header x-api-key and query parameter api_key");
     CHECK(os.str().find(the_key) == std::string::npos);
-    // outside finding 21: equality compared with copies and changed copies,
+    // Equality compared with copies and changed copies,
     // not with itself (k == k cannot fail).
     const auto same = k;
     CHECK(k == same);

@@ -312,7 +312,7 @@ inline std::vector<attack> json_attacks(const surface& s) {
         };
         for (const auto& w : wrong_types()) add("wrong type", w, true);
         // Value-level, also a number no double holds: the lenient key list
-        // rejects only its record (J2, finding hostile-2).
+        // rejects only its record (J2: one bad record is rejected alone).
         for (const auto& n : hostile_numbers()) add("number", n, true);
         // Every value gets 10^5 levels, of one of the shapes in turn; a 1 MB
         // string goes to a fixed-seed sample of the values (time: ~90 s in all).

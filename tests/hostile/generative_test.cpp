@@ -342,7 +342,7 @@ TEST_CASE("generative: the engine's properties can fail", "[hostile][generative]
 // ---------------------------------------------------------------------------
 // What the stage found, as tests of their own (with the stage's memory probe, counting_new.cpp).
 
-// Found by the generative hostile stage (outside finding hostile-1).
+// Regression test, from the generative hostile stage: a refused key-list request.
 TEST_CASE("L1, J3: the list call's URL is measured before it is built: at most 8192 bytes, the long field named",
           "[hostile][L1][J3][H2]") {
     // A 10 MB tenant made a 10 MB URL and took 6 times its size in heap

@@ -176,7 +176,7 @@ std::vector<row> list_rows() {
         {"key_list", data_of(R"("count":true,"page":1,"pageSize":1,"result":[])"), errc::wrong_type, "data.count",
          "L2"},
         {"key_list", data_of(R"("count":1,"page":{},"pageSize":1,"result":[])"), errc::wrong_type, "data.page", "L2"},
-        // J2 (finding 21: these were pinned as syntax errors without a path)
+        // J2 (once pinned as syntax errors without a path)
         {"key_list", data_of(R"("count":1e999,"page":1,"pageSize":1,"result":[])"), errc::out_of_range, "data.count",
          "L2 J2"},
         {"key_list", data_of("\"count\":" + repeat("9", 5000) + R"(,"page":1,"pageSize":1,"result":[])"),
@@ -379,7 +379,7 @@ std::vector<row> event_rows() {
         {"notification", body + "\0"s, errc::syntax_error, "", "H7"},
         {"notification", "{\"FolderName\":\"\xed\xa0\x80\"}", errc::syntax_error, "", "H7"},
         {"notification", R"({"FolderName":"\udc00"})", errc::syntax_error, "", "H7"},
-        // J2 (finding 21: these were pinned as syntax errors without a path)
+        // J2 (once pinned as syntax errors without a path)
         {"notification", R"({"x":1e999})", errc::out_of_range, "x", "H7 J2"},
         {"notification", "55e0555555555", errc::out_of_range, "", "H7 J2"},
         {"notification", R"({"FolderName":"a","Data":{"FileName":-1e400}})", errc::out_of_range, "Data.FileName",
@@ -660,7 +660,7 @@ std::vector<row> webhook_rows() {
         {"auth_header_value", "", hdr, "auth[0].value", "H2"},
         {"auth_header_value", " k-1", hdr, "auth[0].value", "H2"},
         {"auth_header_value", "k-1\t", hdr, "auth[0].value", "H2"},
-        // H2 limits come first: a 10 MB value is refused on its length (outside finding 7).
+        // H2 limits come first: a 10 MB value is refused on its length (J3: no quadratic work).
         {"auth_header_value", ten_mb + "\r\n", errc::limit_exceeded, "auth[0].value", "H2"},
         // header names: HTTP tokens, not framing or signing headers
         {"auth_header_name", "", hdr, "auth[0].name", "H2"},

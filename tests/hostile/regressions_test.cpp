@@ -1,5 +1,5 @@
-// Regression tests for findings of the fuzzers and of the hostile-input
-// catalogue, one test case per finding, named after the behaviour it proves.
+// Regression tests for defects the fuzzers and the hostile-input catalogue
+// found, one test case per defect, named after the behaviour it proves.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -46,7 +46,7 @@ TEST_CASE("J2: a number too large for a double in a notification body is out_of_
     // nlohmann reports such a number with out_of_range, not parse_error; the
     // non-throwing reader let it escape (std::terminate in a receiver). J2 now
     // names the value's path and the reason (it was a syntax error without a
-    // path: finding 21 of the outside review).
+    // path).
     struct number_case {
         std::string body, path, number;
     };

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""webhook_deliver over virtual days (issue 23 item 5): timed events, endpoint
+"""webhook_deliver over virtual days (H10, H11, B5): timed events, endpoint
 health (H10), throttling (H11) and rotating signing keys (B5), against a
 loopback receiver in this process. --time-scale compresses every wait, so
 six virtual days take a few seconds; times are checked on the run's timeline

@@ -11,7 +11,7 @@ Writes the port it listens on to PORT_FILE, then serves until killed.
 | overlap (each page repeats the last record of the page before it)
 | stuck (every answer is page 1, whatever page was asked for)
 | echo (not success, its message quoting the Authorization header)
-B7 (issue 24, finding 5), each request logged to stderr as "fake_platform: page P size S":
+B7 (reading every page), each request logged to stderr as "fake_platform: page P size S":
 | inventing (count --claim, default 10^12; each page one new key, the rest of it
   key 0 again) | growing (count N on page 1, 2N after) | larger_page (pageSize
   at least 2, whatever is asked) | shifting_size (pageSize one more than asked)

@@ -1,4 +1,4 @@
-# The interop stage (issue 13): keyhook's programs over real loopback HTTP,
+# The interop stage: keyhook's programs over real loopback HTTP,
 # checked by software no one here wrote. Included from examples/CMakeLists.txt
 # once the programs are defined.
 #
@@ -57,7 +57,7 @@ if(Python3_Interpreter_FOUND)
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/platform_interop.py" $<TARGET_FILE:key_audit>
                 $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.platform PROPERTIES LABELS interop TIMEOUT 120)
-    # Issue 23 item 5: webhook_deliver over virtual days (H10, H11, B5), a few seconds.
+    # webhook_deliver over virtual days (H10, H11, B5), a few seconds.
     add_test(NAME interop.deliver_over_time
         COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/deliver_over_time.py" $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.deliver_over_time PROPERTIES LABELS "interop;H10;H11;B5" TIMEOUT 120)

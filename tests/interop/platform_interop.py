@@ -89,7 +89,7 @@ r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--fo
 p.stop()
 check(r.returncode == 0 and json.loads(r.stdout)["records"] == 250, "a record seen on two pages counts once")
 
-# Outside review: a service whose paging does not advance ends the run (exit 3)
+# L2: a service whose paging does not advance ends the run (exit 3)
 # instead of being asked again forever; a message echoing the token hides it.
 p = Platform("--keys", "250", "--mode", "stuck")
 r, _ = key_audit("--url", p.url, "--tenant", "acme lending", "--now", NOW, "--format", "json")
@@ -101,7 +101,7 @@ p.stop()
 check(r.returncode == 3 and TOKEN[:8] not in r.stdout + r.stderr and "[redacted]" in r.stderr,
       f"[L2] a message echoing the bearer token: the token is not printed ({r.stderr.strip()})")
 
-# B7 (issue 24, finding 5): exit 0 only when every key counted was audited;
+# B7: exit 0 only when every key counted was audited;
 # the pages and counts seen are named; the requests are bounded.
 def pages_asked(stderr):
     return stderr.count("fake_platform: page ")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """webhook_receiver --listen refuses, before reading a byte of the body, what it
-cannot read within its size limit (outside review): a compressed body (415), a
+cannot read within its size limit (H13): a compressed body (415), a
 chunked or unsized body (411), more than 100 header fields (431).
 A plain request of the right shape is still answered 200.
     receiver_framing.py WEBHOOK_RECEIVER"""

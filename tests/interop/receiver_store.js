@@ -1,4 +1,4 @@
-// Rules B6 and H9, test (c) of issue 24: two webhook_receiver --listen
+// Rules B6 and H9, a replay table shared through a store: two webhook_receiver --listen
 // sharing one store answer a replayed webhook-id 200 without processing it
 // twice, also after one of them is SIGKILLed and started again. The requests
 // are signed by the npm package standardwebhooks; a receiver processes a

@@ -1,4 +1,4 @@
-// K10: an authorization check allocates no heap memory, and (issue 14 item 5)
+// K10: an authorization check allocates no heap memory, and (key index memory)
 // the key index holds no more heap per key than a map of the keys. This file
 // is the lifecycle suite's one user of the counting global allocation functions.
 #include <catch2/catch.hpp>
@@ -127,7 +127,7 @@ TEST_CASE("K15: a check with a policy allocates no heap memory, allowed or denie
     CHECK(d.retry_at() == at("2024-03-31T00:00:00Z"));
 }
 
-// ---- issue 14 item 5: the heap the key index holds, counted exactly.
+// ---- key index memory: the heap the key index holds, counted exactly.
 
 namespace {
 
@@ -168,7 +168,7 @@ long long index_heap(const key_set& s) {
 
 }  // namespace
 
-TEST_CASE("issue 14 item 5: the key index holds no more heap per key than a map of the keys", "[K10][index]") {
+TEST_CASE("key index memory: the key index holds no more heap per key than a map of the keys", "[K10][index]") {
     // 30,000 UUID keys fill the index's tables as 1,000,000 do (46 and 48 %).
     const key_set s(30000, 36);
     const long long index = index_heap(s);
@@ -190,7 +190,7 @@ TEST_CASE("issue 14 item 5: the key index holds no more heap per key than a map 
     CHECK(index >= 30000 * (48 + 37));
 }
 
-TEST_CASE("issue 14 item 5: an id is stored once: 200 more bytes an id cost 200 bytes a key", "[K10][index]") {
+TEST_CASE("key index memory: an id is stored once: 200 more bytes an id cost 200 bytes a key", "[K10][index]") {
     const std::size_t n = 4000;
     const long long short_ids = index_heap(key_set(n, 36));
     const long long long_ids = index_heap(key_set(n, 236));
@@ -202,7 +202,7 @@ TEST_CASE("issue 14 item 5: an id is stored once: 200 more bytes an id cost 200 
     CHECK(growth <= static_cast<long long>(200 * n) + 2 * 65536);
 }
 
-TEST_CASE("issue 14 item 5: removing keys gives their memory back", "[K10][K8][index]") {
+TEST_CASE("key index memory: removing keys gives their memory back", "[K10][K8][index]") {
     const key_set s(20000, 36);
     const key_set few(1000, 36);
     const long long small = index_heap(few);
@@ -237,7 +237,7 @@ TEST_CASE("issue 14 item 5: removing keys gives their memory back", "[K10][K8][i
     }
 }
 
-TEST_CASE("issue 22 item 5: an index's memory follows its live tenants and permission sets", "[K10][index]") {
+TEST_CASE("key index memory: an index's memory follows its live tenants and permission sets", "[K10][index]") {
     // 20,000 add/remove pairs, each with a new tenant and new groups, one key
     // kept throughout: what is held afterwards is what one more key holds.
     permission_policy policy;
@@ -271,7 +271,7 @@ TEST_CASE("issue 22 item 5: an index's memory follows its live tenants and permi
     CHECK(index.tenant_is(*index.find("live-key"), "t-other"));
 }
 
-TEST_CASE("issue 14 item 5: keys added one by one cost linear allocation, whatever the count", "[K10][index]") {
+TEST_CASE("key index memory: keys added one by one cost linear allocation, whatever the count", "[K10][index]") {
     // Each addition reserved exactly one more entry, tenant and permission set,
     // so every addition reallocated: 20,000 keys copied 200 million entries.
     // Four times the keys (each with its own tenant and its own permission

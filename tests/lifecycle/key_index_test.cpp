@@ -193,10 +193,10 @@ TEST_CASE("K9: keys with the same groups share one merged permission set", "[K9]
     CHECK(index.permissions_of(*ec).access_to(resource_ref::all()) == access_level::write);
 }
 
-// ---- issue 14 item 5: the index at the memory of a map (ids kept once, in
+// ---- key index memory: the index at the memory of a map (ids kept once, in
 // chunks; 32-bit slots with 5 tag bits). The byte counts are in allocation_test.cpp.
 
-TEST_CASE("issue 14 item 5: ids of every length are kept once and read back whole", "[K10][index]") {
+TEST_CASE("key index: ids of every length are kept once and read back whole", "[K10][index]") {
     key_index index(fixed_hashing_key());
     const permission_policy policy;
     // Each side of the one- and two-byte length prefixes, and of the 64 KiB
@@ -227,8 +227,7 @@ TEST_CASE("issue 14 item 5: ids of every length are kept once and read back whol
     }
 }
 
-TEST_CASE("issue 14 item 5: after most keys are removed the ids are compacted and the rest still found",
-          "[K10][K8][index]") {
+TEST_CASE("key index: after most keys are removed the ids are compacted and the rest still found", "[K10][K8][index]") {
     key_index index(fixed_hashing_key());
     const permission_policy policy;
     test_support::seeded_random random(7);
@@ -259,7 +258,7 @@ TEST_CASE("issue 14 item 5: after most keys are removed the ids are compacted an
     for (std::size_t i = 1; i < n; i += 4) CHECK(index.id_of(*index.find(keys[i])) == ids[i]);
 }
 
-TEST_CASE("issue 14 item 5: a slot whose tag matches still needs the whole digest", "[K10][index]") {
+TEST_CASE("key index: a slot whose tag matches still needs the whole digest", "[K10][index]") {
     // Three keys whose digests start at the same slot of a 16-slot table and
     // carry the same 5 tag bits (the top of the digest's second word).
     const auto k = fixed_hashing_key();
@@ -285,7 +284,7 @@ TEST_CASE("issue 14 item 5: a slot whose tag matches still needs the whole diges
     CHECK(index.id_of(*index.find(same[1])) == "second");
 }
 
-TEST_CASE("issue 14 item 5: a copy of the index keeps its own ids", "[K10][index]") {
+TEST_CASE("key index: a copy of the index keeps its own ids", "[K10][index]") {
     auto original = std::make_unique<key_index>(fixed_hashing_key());
     const permission_policy policy;
     original->add("acme", record_with_id("id-1"), secret("0123456789abcdef-one"), policy);
@@ -295,7 +294,7 @@ TEST_CASE("issue 14 item 5: a copy of the index keeps its own ids", "[K10][index
     CHECK(copy.id_of(*copy.find("0123456789abcdef-one")) == "id-1");
 }
 
-TEST_CASE("issue 14 item 5: authorization::key() is a copy of the found key's id", "[K10][index]") {
+TEST_CASE("key index: authorization::key() is a copy of the found key's id", "[K10][index]") {
     auto index = std::make_unique<key_index>(fixed_hashing_key());
     const permission_policy policy;
     index->add("acme", record_with_id("id-1"), secret("0123456789abcdef-one"), policy);
@@ -314,7 +313,7 @@ TEST_CASE("issue 14 item 5: authorization::key() is a copy of the found key's id
     CHECK(*id == key_id("id-1"));
 }
 
-// ---- issue 14 item 5, authorization at most 2x unordered_map::find: the
+// ---- key index speed: authorization at most 2x unordered_map::find: the
 // SipHash tail without a byte loop, family bits, fewer permission searches.
 
 namespace {
@@ -344,7 +343,7 @@ detail::sip_digest bytewise_siphash(std::uint64_t k0, std::uint64_t k1, const st
 
 }  // namespace
 
-TEST_CASE("issue 14 item 5: the SipHash tail loads give the byte-by-byte result at every length", "[K10][M3][index]") {
+TEST_CASE("key index: the SipHash tail loads give the byte-by-byte result at every length", "[K10][M3][index]") {
     const std::uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL;
     std::string message;
     for (int i = 0; i < 80; ++i) message += static_cast<char>(0xa5 ^ (i * 37));
@@ -361,8 +360,7 @@ TEST_CASE("issue 14 item 5: the SipHash tail loads give the byte-by-byte result 
     }
 }
 
-TEST_CASE("issue 14 item 5: the index's family bits answer as the merged sets do, past 64 names too",
-          "[K9][K10][index]") {
+TEST_CASE("key index: the index's family bits answer as the merged sets do, past 64 names too", "[K9][K10][index]") {
     key_index index(fixed_hashing_key());
     permission_policy policy;
     // 70 groups, each adding three families of its own: more than 64 names.
@@ -390,7 +388,7 @@ TEST_CASE("issue 14 item 5: the index's family bits answer as the merged sets do
     }
 }
 
-TEST_CASE("issue 14 item 5: access_to searches a map only where a grant could raise the level", "[K9][K10]") {
+TEST_CASE("key index: access_to searches a map only where a grant could raise the level", "[K9][K10]") {
     SECTION("service grants only: a folder lookup would find nothing, the service one must still run") {
         permission_policy q;
         q.groups["user:a"].access[resource::all()] = access_level::read;
@@ -434,7 +432,7 @@ TEST_CASE("issue 14 item 5: access_to searches a map only where a grant could ra
     }
 }
 
-TEST_CASE("issue 22 item 5: a moved-from key index keeps every function's contract", "[K10][index]") {
+TEST_CASE("moved-from: a moved-from key index keeps every function's contract", "[K10][index]") {
     const permission_policy policy;
     for (int how = 0; how < 2; ++how) {
         key_index source(std::array<unsigned char, 16>{9});

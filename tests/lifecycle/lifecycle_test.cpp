@@ -308,7 +308,7 @@ TEST_CASE("record_use moves lastUsedAt forward only", "[lifecycle]") {
     CHECK(record_use(used, t + one_us).last_used_at == std::optional<timestamp>(t + one_us));
 }
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("K7, T3: rotating a period too long to measure is refused, not overflowed", "[K7][T3][lifecycle]") {
     test_support::seeded_random random(81);
     auto key = stored_key();
@@ -354,7 +354,7 @@ struct constant_random {
 };
 }  // namespace
 
-// Found by the second outside review.
+// Regression test: a repeating random source made the record's id equal to the key (K1, M3).
 TEST_CASE("K1, M3: a random source that repeats itself cannot make the record's id the key",
           "[M3][K1][K7][lifecycle]") {
     const auto now = at("2024-03-02T00:00:00Z");
@@ -372,7 +372,7 @@ TEST_CASE("K1, M3: a random source that repeats itself cannot make the record's 
     CHECK(ok->record.id.str() != ok->key.take()->reveal());
 }
 
-// Found by the second outside review.
+// Regression test: a rotation starting before the year 0001 (K7, T3).
 TEST_CASE("K7, T3: a rotation that would start before the year 0001 says so", "[K7][T3][lifecycle]") {
     test_support::seeded_random random(82);
     const auto r = try_rotate_key(stored_key(), rotation_policy::from_now, random, min_timestamp - one_us);

@@ -50,7 +50,7 @@ TEST_CASE("P1: a verified webhook's id, read from a header, prints escaped", "[P
     CHECK(text == "verified_webhook(msg_1\\x0d\\x0aFORGED\\x1b[2J\\u202e, 2026-01-01T00:00:00.000Z)");
 }
 
-// Found by the outside review of issue 11 (finding 2).
+// Regression test: printing: text from input printed raw (P1, P2, M3).
 TEST_CASE("P2, B1, M3: a signed delivery prints no key, no signing secret and no query value",
           "[P2][B1][M3][printing]") {
     const auto s = kc::generate_signing_secret(kc::openssl_random{});

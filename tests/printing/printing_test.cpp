@@ -425,7 +425,7 @@ TEST_CASE("P2: redact_url hides user-info, query values and fragments, and keeps
     CHECK(redact_url("https://u@h.example?x=1#f") == "https://[redacted]@h.example?x=[redacted]#[redacted]");
 }
 
-// Found by the outside review of issue 11 (finding 2).
+// Regression test: printing: text from input printed raw (P1, P2, M3).
 TEST_CASE("P2: a request's URL prints without query values or user-info", "[P2][M3][printing]") {
     const keyhook::http_request r{
         "POST", "https://svc:hunter2@hooks.example.com/in?api_key=receiver-key-0123456789&team=data", {}, "{}"};
@@ -438,7 +438,7 @@ TEST_CASE("P2: a request's URL prints without query values or user-info", "[P2][
     CHECK(printed(plain) == "POST https://hooks.example.com/in\n(0 body bytes)");
 }
 
-// Found by the outside review of issue 11 (finding 2).
+// Regression test: printing: text from input printed raw (P1, P2, M3).
 TEST_CASE("P2, M3: a dispatched request (the README's out.request()) prints no key, with query authentication too",
           "[P2][M3][printing]") {
     keyhook::webhook hook;
@@ -463,7 +463,7 @@ TEST_CASE("P2, M3: a dispatched request (the README's out.request()) prints no k
     CHECK(printed(out[0].request()).find("x-client-token: [redacted]") != std::string::npos);
 }
 
-// Found by the outside review of issue 11 (finding 2).
+// Regression test: printing: text from input printed raw (P1, P2, M3).
 TEST_CASE("P2, M3: received headers that carry credentials print redacted even unmarked", "[P2][M3][printing]") {
     for (const auto* name : {"x-api-key", "X-Synthetic-Key", "Authorization", "proxy-authorization", "Cookie",
                              "x-auth-token", "X-Client-Secret", "x-password", "session-id"}) {
@@ -477,7 +477,7 @@ TEST_CASE("P2, M3: received headers that carry credentials print redacted even u
     }
 }
 
-// Found by the outside review of issue 11 (finding 2).
+// Regression test: printing: text from input printed raw (P1, P2, M3).
 TEST_CASE("P2, M3: a list request prints no token and no user-info of the base URL", "[P2][M3][printing]") {
     keyhook::key_list_query q;
     q.base_url = "https://svc:hunter2@utilities.example.com";
@@ -491,7 +491,7 @@ TEST_CASE("P2, M3: a list request prints no token and no user-info of the base U
     }
 }
 
-// Found by the outside review of issue 11 (finding 13).
+// Regression test: raw control characters printed (P1).
 TEST_CASE("P1: header names with ESC, CR, LF and bidi controls print escaped, in a request and in an error path",
           "[P1][printing]") {
     const std::string name = "x-evil\x1b]0;owned\x07\r\nFORGED: 1" + utf8(0x202E);

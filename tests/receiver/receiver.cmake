@@ -5,8 +5,8 @@
 #   keyhook_receiver_tests   Catch2: the raw header checks, the server over
 #                            loopback sockets, the replay table (in memory;
 #                            in a SQLite store when SQLite is found)
-#   receiver.h13             the program over loopback (findings 1 to 3 of
-#                            issue 24): slow clients, header floods, framing,
+#   receiver.h13             the program over loopback under the attacks of
+#                            H13: slow clients, header floods, framing,
 #                            pipelining (Python 3)
 if(NOT KEYHOOK_EXAMPLES_HAVE_BEAST OR NOT KEYHOOK_HAS_CRYPTO)
     message(STATUS "keyhook: receiver tests skipped (they need Boost.Beast and keyhook::crypto)")

@@ -1,16 +1,15 @@
 #!/usr/bin/env python3
-"""webhook_receiver --listen holds under the attacks of issue 24's outside
-review (rule H13), each a check that failed on the receiver built on
-cpp-httplib 0.11:
+"""webhook_receiver --listen holds under three attacks (rule H13), each a
+check that failed on the receiver built on cpp-httplib 0.11:
 
-  finding 1  slow clients, more than the connection cap and more than
-             cpp-httplib's 8 threads, trickling header bytes: a probe is
-             still answered, each slow client gets 408 (or 503 past the cap)
-             and is closed, then a probe gets 200;
-  finding 2  a flood of header lines is refused 431 at field 101, before the
-             flood is read, and the receiver's memory does not follow it;
-  finding 3  framing RFC 9112 refuses: 400 (or 411) and close, no smuggled
-             second request; pipelined requests answered in order.
+  slow clients  more than the connection cap and more than cpp-httplib's
+                8 threads, trickling header bytes: a probe is still
+                answered, each slow client gets 408 (or 503 past the cap)
+                and is closed, then a probe gets 200;
+  header flood  a flood of header lines is refused 431 at field 101, before
+                the flood is read, and the receiver's memory does not follow it;
+  framing       what RFC 9112 refuses: 400 (or 411) and close, no smuggled
+                second request; pipelined requests answered in order.
 
 The receiver runs with small limits (--request-timeout 1, --max-connections 4)
 so the test is short. Every wait is on a condition (waits.py).
@@ -80,7 +79,7 @@ def exchange(data):
     return (statuses(got), True) if got is not None else ([], False)
 
 
-# --- finding 3: framing ------------------------------------------------------
+# --- framing -----------------------------------------------------------------
 def head(*fields, body=b"{}"):
     return b"POST /hook HTTP/1.1\r\nHost: x\r\nx-api-key: " + KEY.encode() + b"\r\n" + b"".join(
         f + b"\r\n" for f in fields) + b"\r\n" + body
@@ -107,7 +106,7 @@ check(got == [200], f"Content-Length in lower case with white space around the v
 got, _ = exchange(GOOD + b"GET /hook HTTP/1.1\r\nHost: x\r\n\r\n" + GOOD)
 check(got == [200, 405, 200], f"three pipelined requests answered in order (got {got})")
 
-# --- finding 2: the header section is limited while it is read ---------------
+# --- header flood: the header section is limited while it is read -----------
 def rss_kib():
     with open(f"/proc/{rx.pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -150,7 +149,7 @@ check(got is not None and statuses(got) == [431] and not sender.is_alive() and s
       f"(got {None if got is None else statuses(got)})")
 check(after - before < 16 * 1024, f"resident memory grew {after - before} KiB (< 16 MiB) during the flood")
 
-# --- finding 1: slow clients do not starve the others -------------------------
+# --- slow clients do not starve the others ------------------------------------
 slow = [connect() for _ in range(max(CAP, 8) + 1)]  # past the cap and past cpp-httplib's 8 threads
 for s in slow:
     s.setblocking(False)

@@ -71,7 +71,7 @@ TEST_CASE("delivery state: the JSON form round-trips exactly", "[B6]") {
     CHECK(keyhook::parse_delivery_state(keyhook::write_delivery_state(big)) == big);
 }
 
-// Attack findings F4: every state the library lets a host build is written in
+// Host-built values: every state the library lets a host build is written in
 // a form the reader takes. A negative Retry-After delay (no header says one)
 // is clamped to 0 when made, so it is written as 0.
 TEST_CASE("delivery state: a negative Retry-After delay is 0, and round-trips", "[B6][B2]") {

@@ -356,9 +356,9 @@ TEST_CASE("B2: a Retry-After resolves against the response time", "[B2][retry_af
     CHECK_FALSE(retry_after::at(t0).is_delay());
 }
 
-// --- outside finding 10: every sum of a time and a caller's duration saturates --
+// --- every sum of a time and a caller's duration saturates -------------------
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("B2, T3: a Retry-After delay of seconds::max() resolves to the end of time", "[B2][T3][retry_after]") {
     CHECK(retry_after::delay(std::chrono::seconds::max()).resolve(t0) == timestamp::max());
     CHECK(retry_after::delay(std::chrono::seconds::min()).resolve(t0) == t0);  // a negative delay is 0 (attack F4)
@@ -368,7 +368,7 @@ TEST_CASE("B2, T3: a Retry-After delay of seconds::max() resolves to the end of 
     CHECK(retry_after::delay(2s).resolve(timestamp::max() - 1s) == timestamp::max());
 }
 
-// Found by the outside review of issue 11 (finding 10).
+// Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("B2, T3: waits and caps of duration::max() plan for the end of time, never the past",
           "[B2][T3][retry][policy]") {
     SECTION("a wait of duration::max(), with the largest jitter") {
@@ -410,7 +410,7 @@ TEST_CASE("B2, T3: waits and caps of duration::max() plan for the end of time, n
     }
 }
 
-// Found by the outside review of issue 11 (finding 9).
+// Regression test: the leap second: :60 was accepted at any minute (T2).
 TEST_CASE("B2, T2: a Retry-After date has a leap second only at 23:59:60 GMT", "[B2][T2][retry_after]") {
     // GMT is UTC: the rule of T2, read as 23:59:59.
     CHECK(keyhook::parse_retry_after("Sat, 31 Dec 2016 23:59:60 GMT") ==

@@ -26,7 +26,7 @@ using keyhook::auth_parameter;
 using keyhook::secret;
 using keyhook::webhook;
 
-// n webhooks whose names share a 120-byte prefix (the review's slow case: a
+// n webhooks whose names share a 120-byte prefix (the slow case: a
 // pairwise comparison reads the whole prefix for every pair).
 std::vector<webhook> shared_prefix_hooks(std::size_t n) {
     std::vector<webhook> list(n);
@@ -91,7 +91,7 @@ void check_linear(std::size_t at_n, std::size_t at_10n) {
 
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 7).
+// Regression test: quadratic work: validation cost grew faster than the configuration (J3, H2 limits).
 TEST_CASE("J3: validating n webhooks whose names share a long prefix takes linear work and memory", "[J3][H2]") {
     const std::size_t n = 2000;
     const auto small = shared_prefix_hooks(n);
@@ -113,7 +113,7 @@ TEST_CASE("J3: validating n webhooks whose names share a long prefix takes linea
     CHECK(r.error().message.find("webhooks[7]") != std::string::npos);
 }
 
-// Found by the outside review of issue 11 (finding 7).
+// Regression test: quadratic work: validation cost grew faster than the configuration (J3, H2 limits).
 TEST_CASE("J3: reading webhooks from JSON and dispatching to them allocate linearly", "[J3][H2][H8]") {
     const auto to_json = [](const std::vector<webhook>& list) {
         auto doc = nlohmann::json::array();
@@ -148,7 +148,7 @@ TEST_CASE("J3: reading webhooks from JSON and dispatching to them allocate linea
     check_linear(dispatch_bytes[0], dispatch_bytes[1]);
 }
 
-// Found by the outside review of issue 11 (finding 7).
+// Regression test: quadratic work: validation cost grew faster than the configuration (J3, H2 limits).
 TEST_CASE("J3: oversized parameters are refused at a cost that does not grow with them", "[J3][H2]") {
     const auto error_bytes = [](const webhook& w) {
         const counting_allocator::scope counter;

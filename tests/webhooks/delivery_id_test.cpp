@@ -1,6 +1,6 @@
 // H12: delivery ids under a host-supplied key resist collisions. The old,
-// unkeyed hash is kept here only, to show the pair the review found collides
-// under it and no longer under the keyed PRF.
+// unkeyed hash is kept here only, to show that a pair crafted to collide
+// under it collides, and no longer does under the keyed PRF.
 #include "keyhook/detail/siphash.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/notification.hpp"
@@ -71,8 +71,8 @@ std::string word(std::uint64_t w) {
     return s;
 }
 
-// Two 106-byte bodies that differ in bytes 40 to 55 only, like the review's
-// pair (whose bytes were not published, so this is our own). Found with a
+// Two 106-byte bodies that differ in bytes 40 to 55 only, like the first
+// crafted pair (whose bytes were not published, so this is our own). Found with a
 // birthday search (Pollard's rho, about 2^32 steps, under a minute): choosing
 // the second word so that it cancels the lane it is added to leaves one
 // 64-bit lane to collide.
@@ -89,7 +89,7 @@ delivery_id_key test_key(unsigned char first) {
 
 }  // namespace
 
-TEST_CASE("H12: the review's colliding pair collides under the old hash, not under the keyed PRF", "[H12][dispatch]") {
+TEST_CASE("H12: a crafted colliding pair collides under the old hash, not under the keyed PRF", "[H12][dispatch]") {
     const std::string a = colliding_body(0xdba67aa43b2e02edu, 0x2ed20d34d7db108au);
     const std::string b = colliding_body(0x9be9d9ca33c08576u, 0x936f787f44ee75a9u);
     REQUIRE(a.size() == 106);

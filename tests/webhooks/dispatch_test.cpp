@@ -296,7 +296,7 @@ TEST_CASE("H8: a delivery id's JSON form is its written form", "[H8][dispatch]")
     CHECK_THROWS_AS(nlohmann::json("msg_nope").get<delivery_id>(), keyhook::exception);
 }
 
-// Found by the second outside review.
+// Regression test: an event type outside the 53 (H5) must not be dispatched.
 TEST_CASE("H5, H6: a notification whose event is outside the 53 types is neither written nor dispatched",
           "[H5][H6][H4][dispatch]") {
     keyhook::notification n;
@@ -319,7 +319,7 @@ TEST_CASE("H5, H6: a notification whose event is outside the 53 types is neither
     CHECK(one->size() == 1);
 }
 
-// Attack findings F11: names identify webhooks (delivery id, health, stores),
+// Host-built values: names identify webhooks (delivery id, health, stores),
 // so two webhooks validated one at a time under one name must not get one id.
 TEST_CASE("H12: dispatch refuses validated webhooks that repeat a name, as the list validator does",
           "[H12][H2][dispatch]") {

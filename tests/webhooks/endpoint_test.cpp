@@ -568,7 +568,7 @@ void check_rows(const range_row* rows, std::size_t n) {
 
 }  // namespace
 
-// Found by the outside review of issue 11 (finding 18).
+// Regression test: refused address ranges follow IANA's registries (H1).
 TEST_CASE("H1: every IPv4 special-purpose entry not globally reachable is refused, both sides of each boundary",
           "[H1][address][endpoint]") {
     check_rows(v4_rows, std::size(v4_rows));
@@ -577,7 +577,7 @@ TEST_CASE("H1: every IPv4 special-purpose entry not globally reachable is refuse
         check_everywhere(reachable, g);
 }
 
-// Found by the outside review of issue 11 (finding 18).
+// Regression test: refused address ranges follow IANA's registries (H1).
 TEST_CASE("H1: every IPv6 special-purpose entry not globally reachable is refused, both sides of each boundary",
           "[H1][address][endpoint]") {
     check_rows(v6_rows, std::size(v6_rows));
@@ -601,7 +601,7 @@ TEST_CASE("H1: every IPv6 special-purpose entry not globally reachable is refuse
     check_everywhere("::ffff:8.8.8.8", g);    // IPv4-mapped public address
 }
 
-// Found by the outside review of issue 11 (finding 18).
+// Regression test: refused address ranges follow IANA's registries (H1).
 TEST_CASE("H1: IPv4-mapped, NAT64 and 6to4 forms of every IPv4 boundary address take its class", "[H1][address]") {
     for (const auto& r : v4_rows) {
         for (const char* text : {r.below, r.first, r.last, r.above}) {

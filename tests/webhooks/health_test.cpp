@@ -374,7 +374,7 @@ TEST_CASE("H10 with B2: an endpoint failing for 6 virtual days is disabled once,
     CHECK(attempts_after_disable > 0);  // later ones were due, and not sent
 }
 
-// Attack findings F3: attempts reported out of order by several workers fold
+// Host-built values: attempts reported out of order by several workers fold
 // as in time order (by sent_at), whatever the order of the reports.
 TEST_CASE("H10: a late failure sent before the latest success neither opens nor moves the period", "[H10]") {
     const auto fail = attempt_outcome::http(500);
@@ -471,7 +471,7 @@ TEST_CASE("H10: the fold of a shuffled set of attempts equals the fold in time o
     CHECK(fold(success_first).disabled);
 }
 
-// Attack findings F4: a state is always written in a form its reader takes.
+// Host-built values: a state is always written in a form its reader takes.
 TEST_CASE("H10: a status outside 100 to 599 is kept as no status, so the state reads back", "[H10][B6]") {
     for (const int status : {0, -1, 99, 600, 999, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()}) {
         CAPTURE(status);
@@ -492,7 +492,7 @@ TEST_CASE("H10: a status outside 100 to 599 is kept as no status, so the state r
     }
 }
 
-// Attack findings F5: instants the host builds may lie at the clock's ends.
+// Host-built values: instants the host builds may lie at the clock's ends.
 TEST_CASE("H10: the failing period's length is computed without overflow at the clock's ends", "[H10]") {
     const auto fail = attempt_outcome::http(500);
     endpoint_state s;
@@ -509,7 +509,7 @@ TEST_CASE("H10: the failing period's length is computed without overflow at the 
     CHECK(keyhook::record_attempt(early, report(2, timestamp::min(), fail), t0).state.disabled);
 }
 
-// Attack findings F16.
+// Host-built values.
 TEST_CASE("H10: health_policy_problems names each unusable member", "[H10]") {
     CHECK(keyhook::health_policy_problems({}).empty());
     CHECK(keyhook::health_policy_problems({1, 1us}).empty());

@@ -461,7 +461,7 @@ TEST_CASE("B1: a signing secret is checked when the webhook is validated", "[B1]
 // ---------------------------------------------------------------------------
 // H2's policy limits, checked before anything is built (J3).
 
-// Found by the outside review of issue 11 (finding 7).
+// Regression test: quadratic work: validation cost grew faster than the configuration (J3, H2 limits).
 TEST_CASE("H2: at most 32 authentication parameters, counted before any is read", "[H2][J3][webhook]") {
     auto w = hook();
     for (int i = 0; i < 32; ++i) w.auth.push_back(header("x-p" + std::to_string(i), "v"));
@@ -493,7 +493,7 @@ TEST_CASE("H2: at most 32 authentication parameters, counted before any is read"
     CHECK(read32.error().path == "auth[0]");
 }
 
-// Found by the outside review of issue 11 (finding 7).
+// Regression test: quadratic work: validation cost grew faster than the configuration (J3, H2 limits).
 TEST_CASE("H2: a parameter name of at most 128 bytes, a value of at most 4096 bytes, never quoted",
           "[H2][J3][webhook]") {
     for (const auto in : {auth_location::header, auth_location::query}) {
@@ -518,7 +518,7 @@ TEST_CASE("H2: a parameter name of at most 128 bytes, a value of at most 4096 by
     }
 }
 
-// Found by the outside review of issue 11 (finding 7).
+// Regression test: quadratic work: validation cost grew faster than the configuration (J3, H2 limits).
 TEST_CASE("H2: the final URL, as encoded, is at most 8192 bytes; headers do not count", "[H2][J3][webhook]") {
     // 28 bytes of endpoint, then "?a=" + 4096 and "&b=" + the rest.
     auto w = hook();
@@ -547,7 +547,7 @@ TEST_CASE("H2: the final URL, as encoded, is at most 8192 bytes; headers do not 
 // ---------------------------------------------------------------------------
 // H2 and H7: a configuration whose deliveries H7 would always refuse is refused.
 
-// Found by the outside review of issue 11 (finding 11).
+// Regression test: conflicting keys: a configuration that validates but keyhook's receiver refuses (H2).
 TEST_CASE("H2, H7: an endpoint's api_key and a different parameter key are refused, as a receiver refuses them",
           "[H2][H7][webhook]") {
     struct row {
@@ -605,7 +605,7 @@ TEST_CASE("H2, H7: an endpoint's api_key and a different parameter key are refus
     }
 }
 
-// Found by the outside review of issue 11 (finding 11).
+// Regression test: conflicting keys: a configuration that validates but keyhook's receiver refuses (H2).
 TEST_CASE("H2, H7: every key a delivery carries must agree, the endpoint's own included", "[H2][H7][webhook]") {
     // A header and a query parameter of the configuration itself.
     auto w = hook();
@@ -635,7 +635,7 @@ TEST_CASE("H2, H7: every key a delivery carries must agree, the endpoint's own i
     CHECK(list.error().path == "webhooks[1].auth[0].value");
 }
 
-// Found by the outside review of issue 11 (finding 11).
+// Regression test: conflicting keys: a configuration that validates but keyhook's receiver refuses (H2).
 TEST_CASE("H2, H8: query values are percent-encoded, join an existing query and read back as given",
           "[H2][H8][webhook]") {
     auto w = hook("https://h.example.com/in?source=keyhook");
@@ -655,7 +655,7 @@ TEST_CASE("H2, H8: query values are percent-encoded, join an existing query and 
 // ---------------------------------------------------------------------------
 // H2: the headers an auth parameter may not set.
 
-// Found by the outside review of issue 11 (finding 12).
+// Regression test: headers an auth parameter may not set: framing, hop-by-hop, svix-* (H2).
 TEST_CASE("H2: framing, hop-by-hop, connection-control and signing headers are refused in any case",
           "[H2][B1][webhook]") {
     const char* const refused[] = {"Host",
@@ -700,7 +700,7 @@ TEST_CASE("H2: framing, hop-by-hop, connection-control and signing headers are r
     CHECK(keyhook::try_validate_webhook(w));
 }
 
-// Found by the outside review of issue 11 (finding 12).
+// Regression test: headers an auth parameter may not set: framing, hop-by-hop, svix-* (H2).
 TEST_CASE("H2: CR, LF or NUL cannot smuggle a second header into a header name or value", "[H2][webhook]") {
     for (const auto& bad : {"\r"s, "\n"s, "\0"s}) {
         auto w = hook();
@@ -716,7 +716,7 @@ TEST_CASE("H2: CR, LF or NUL cannot smuggle a second header into a header name o
 // ---------------------------------------------------------------------------
 // P1: errors quote at most 64 bytes of input, as the fuzzers' property reads them (fuzz_common.hpp).
 
-// Found by the outside review of issue 11 (finding 15).
+// Regression test: the fuzzers' no-long-quote property, robust to escaping (P1).
 TEST_CASE("P1: a long header name of backslashes is quoted shortened, and the fuzzers' whole-quote check tells so",
           "[H2][P1][webhook]") {
     // fuzz_dispatch's input: a 70-byte header name of backslashes. Its quote
@@ -743,7 +743,7 @@ TEST_CASE("P1: a long header name of backslashes is quoted shortened, and the fu
 // ---------------------------------------------------------------------------
 // H3: event types cast from integers outside the 53.
 
-// Found by the second outside review.
+// Regression test: a filter value outside the 53 types shifted past the event mask (H3).
 TEST_CASE("H3, H4: a filter holding a value outside the 53 types is refused, never shifted into the mask",
           "[H3][H4][webhook]") {
     for (const int v : {53, 63, 64, 70, 255}) {

@@ -29,6 +29,7 @@
 #include "keyhook/crypto/signing.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -80,8 +81,8 @@ public:
     friend std::string json_form(const public_key& k) { return k.to_string(); }
 
     // The state is shared and never changed, so a move copies it: a
-    // moved-from key keeps its value and every function's contract (issue 22
-    // item 5: an emptied one crashed in printing, ==, signing, verifying).
+    // moved-from key keeps its value and every function's contract (moved-from
+    // contract: an emptied one crashed in printing, ==, signing, verifying).
     public_key(const public_key&) = default;
     public_key& operator=(const public_key&) = default;
     public_key(public_key&& other) noexcept : state_(other.state_) {}
@@ -144,8 +145,8 @@ public:
     friend std::string json_form(const asymmetric_signing_key& k) { return k.masked(); }
 
     // The state is shared and never changed, so a move copies it: a
-    // moved-from key keeps its value and every function's contract (issue 22
-    // item 5: an emptied one crashed in printing, ==, signing, verifying).
+    // moved-from key keeps its value and every function's contract (moved-from
+    // contract: an emptied one crashed in printing, ==, signing, verifying).
     asymmetric_signing_key(const asymmetric_signing_key&) = default;
     asymmetric_signing_key& operator=(const asymmetric_signing_key&) = default;
     asymmetric_signing_key(asymmetric_signing_key&& other) noexcept : state_(other.state_) {}

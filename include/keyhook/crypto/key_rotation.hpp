@@ -24,6 +24,7 @@
 #include "keyhook/crypto/signing.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -66,7 +67,7 @@ public:
     [[nodiscard]] static KEYHOOK_CRYPTO_INLINE signing_key_set make(const asymmetric_signing_key& current);
 
     // Keys are shared, never-changing values, so a move copies: a moved-from
-    // set keeps its keys and every function's contract (issue 22 item 5; an
+    // set keeps its keys and every function's contract (moved-from contract; an
     // emptied one held a current secret of 0 bytes that could not sign).
     signing_key_set(const signing_key_set&) = default;
     signing_key_set& operator=(const signing_key_set&) = default;

@@ -14,6 +14,7 @@
 #include "keyhook/dispatch.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/notification.hpp"
 #include "keyhook/timestamps.hpp"

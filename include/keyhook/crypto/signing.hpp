@@ -26,6 +26,7 @@
 #include "keyhook/detail/signing_secret.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
@@ -61,7 +62,7 @@ class signing_secret;
 
 namespace detail {
 
-// The prepared form of an HMAC-SHA256 key (issue 14 item 3): a context keyed
+// The prepared form of an HMAC-SHA256 key (signing at the floor): a context keyed
 // once, so a signature costs no MAC fetch, no digest fetch and no keying. It
 // is made on first use, not when the key is read, so a parsed key list costs
 // no OpenSSL memory (some 2 KB a key) until a key signs or verifies (J3).
@@ -165,7 +166,7 @@ void to_json(Json& j, const Key& k) {
 namespace detail {
 // Runs the host's random source; whatever it throws becomes an error (a
 // keyhook::exception's own, else errc::host_failure at "random"), since a
-// try_ function never throws (issue 12).
+// try_ function never throws (the try_ contract).
 template <class RandomSource>
 std::optional<error> draw_random(RandomSource& random, unsigned char* out, std::size_t n) {
     try {

@@ -27,6 +27,7 @@
 #include "keyhook/crypto/signing.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/key_index.hpp"
 #include "keyhook/permissions.hpp"
 #include "keyhook/secret.hpp"

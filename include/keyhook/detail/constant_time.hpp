@@ -1,7 +1,7 @@
 // keyhook: the loop behind constant_time_equal (M3, K10, H7, B1), and a probe
 // that lets tests prove two things an early-exit `a == b` would break: every
 // byte position is read whatever the contents, and the receiving and signing
-// code go through this loop at all (outside finding 19).
+// code go through this loop at all (constant-time comparison, proved).
 #pragma once
 
 #include <atomic>

@@ -18,6 +18,7 @@
 #include "keyhook/detail/json_members.hpp"
 #include "keyhook/detail/members.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 
 namespace keyhook {
 

@@ -16,6 +16,7 @@
 #include "keyhook/detail/members.hpp"
 #include "keyhook/endpoint_health.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 
 namespace keyhook {
 

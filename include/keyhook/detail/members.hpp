@@ -1,6 +1,6 @@
 // keyhook: one member table per record type, the single description of a
 // record from which its JSON reader, writer, equality and heap accounting are
-// derived (issue 21 item 2). A record forgotten in part fails to compile.
+// derived (one description per record). A record forgotten in part fails to compile.
 //
 // How a record declares its table (next to the struct, in its own header):
 //

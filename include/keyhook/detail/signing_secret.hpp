@@ -15,6 +15,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 
 namespace keyhook::detail {
 

@@ -1,4 +1,4 @@
-// keyhook: wiping key material (issue 14 item 4). Every buffer that held a
+// keyhook: wiping key material when it is released. Every buffer that held a
 // key, a decoded secret or a generated plaintext is overwritten with zeros
 // before it is released. A plain memset before a free is a dead store the
 // optimizer may remove; these writes cannot be removed. Core: no OpenSSL

@@ -45,7 +45,7 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_filter& f) {
 
 namespace detail {
 
-// O(n + m) whatever the text (issue 22 item 5: the naive scan was quadratic,
+// O(n + m) whatever the text (L3; the naive scan was quadratic,
 // 1.1 s for a 64 KiB name and a 32 KiB needle): Knuth-Morris-Pratt over
 // ASCII-folded bytes. std::boyer_moore_searcher was used before and is not
 // linear: libstdc++ builds its good-suffix table in time quadratic in a

@@ -153,7 +153,7 @@ KEYHOOK_INLINE result<retry_decision> plan_after_checks(const std::vector<delive
             wait.count() / 100 * policy.max_jitter_percent + wait.count() % 100 * policy.max_jitter_percent / 100;
         wait = add_saturating(wait, retry_policy::duration{scale_jitter(max_extra, u)});
     }
-    // Saturating sums (outside finding 10): a wait or a cap of duration::max()
+    // Saturating sums (T3, time arithmetic): a wait or a cap of duration::max()
     // means "not before the end of time", never a time in the past.
     timestamp at = add_saturating(from, wait);
     if (made > 0) {

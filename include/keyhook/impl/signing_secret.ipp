@@ -16,7 +16,7 @@ KEYHOOK_INLINE result<std::string> try_decode_signing_secret(std::string_view te
     auto decoded = try_base64_decode(text);
     if (!decoded)
         return error{errc::invalid_value, std::string(where), "not whsec_ + base64: " + decoded.error().message};
-    // Wiped on every path: a refused key is still key material (issue 14 item 4).
+    // Wiped on every path: a refused key is still key material (wiping).
     wiped_string key(std::move(*decoded));
     const std::size_t n = key.get().size();
     // Non-empty text decodes to at least one byte; checked anyway, an empty HMAC key is no key.

@@ -15,6 +15,7 @@
 #include "keyhook/api_key.hpp"
 #include "keyhook/authorization.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/timestamps.hpp"
 

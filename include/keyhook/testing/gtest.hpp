@@ -30,6 +30,7 @@
 #include <gtest/gtest.h>
 
 #include "keyhook/error.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/testing.hpp"
 #include "keyhook/testing/checks.hpp"
 #include "keyhook/timestamps.hpp"

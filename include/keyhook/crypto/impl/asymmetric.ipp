@@ -63,7 +63,7 @@ inline std::string_view as_chars(const unsigned char* p, std::size_t n) noexcept
 }
 
 // The private state for a 32-byte seed, its public half derived by OpenSSL,
-// its EVP_PKEY built once (issue 14 item 3).
+// its EVP_PKEY built once (signing at the floor).
 inline result<std::shared_ptr<const ed25519_private_state>> make_private_state(const unsigned char* seed) {
     auto state = std::make_shared<ed25519_private_state>();
     state->pkey.reset(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed, ed25519_seed_bytes));

@@ -46,7 +46,7 @@ struct evp_mac_ctx_free {
     void operator()(EVP_MAC_CTX* p) const noexcept { EVP_MAC_CTX_free(p); }
 };
 
-// An OpenSSL call that failed, as an error (issue 12: a try_ function returns
+// An OpenSSL call that failed, as an error (the try_ contract: a try_ function returns
 // it, never throws). OpenSSL's error queue is cleared: the host's next
 // OpenSSL call must not report keyhook's failure.
 inline error openssl_failure(errc code, std::string_view path, std::string_view step) {
