@@ -157,5 +157,6 @@ struct std::hash<keyhook::key_id> {
 };
 
 #if KEYHOOK_DEFINITIONS
-#include "keyhook/impl/api_key.ipp"
+// The member table, which includes the definitions (impl/api_key.ipp) at its end.
+#include "keyhook/detail/api_key_table.hpp"
 #endif

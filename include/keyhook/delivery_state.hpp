@@ -117,5 +117,6 @@ template <class Json = nlohmann::json>
 }  // namespace keyhook
 
 #if KEYHOOK_DEFINITIONS
-#include "keyhook/impl/delivery_state.ipp"
+// The member table, which includes the definitions (impl/delivery_state.ipp) at its end.
+#include "keyhook/detail/delivery_state_table.hpp"
 #endif

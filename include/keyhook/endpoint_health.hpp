@@ -233,5 +233,6 @@ template <class Json = nlohmann::json>
 }  // namespace keyhook
 
 #if KEYHOOK_DEFINITIONS
-#include "keyhook/impl/endpoint_health.ipp"
+// The member table, which includes the definitions (impl/endpoint_health.ipp) at its end.
+#include "keyhook/detail/endpoint_health_table.hpp"
 #endif

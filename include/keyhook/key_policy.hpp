@@ -157,5 +157,6 @@ struct key_limits {
 }  // namespace keyhook
 
 #if KEYHOOK_DEFINITIONS
-#include "keyhook/impl/key_policy.ipp"
+// The member table, which includes the definitions (impl/key_policy.ipp) at its end.
+#include "keyhook/detail/key_policy_table.hpp"
 #endif

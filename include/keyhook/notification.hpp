@@ -75,5 +75,6 @@ void to_json(Json& j, const notification& n);
 }  // namespace keyhook
 
 #if KEYHOOK_DEFINITIONS
-#include "keyhook/impl/notification.ipp"
+// The member table, which includes the definitions (impl/notification.ipp) at its end.
+#include "keyhook/detail/notification_table.hpp"
 #endif

@@ -110,5 +110,6 @@ namespace detail {
 }  // namespace keyhook
 
 #if KEYHOOK_DEFINITIONS
-#include "keyhook/impl/received_notification.ipp"
+// The member table, which includes the definitions (impl/received_notification.ipp) at its end.
+#include "keyhook/detail/received_notification_table.hpp"
 #endif

@@ -167,5 +167,6 @@ namespace keyhook::crypto {
 }  // namespace keyhook::crypto
 
 #if KEYHOOK_CRYPTO_DEFINITIONS
-#include "keyhook/crypto/impl/key_rotation.ipp"
+// The member table, which includes the definitions (impl/key_rotation.ipp) at its end.
+#include "keyhook/crypto/detail/key_rotation_table.hpp"
 #endif

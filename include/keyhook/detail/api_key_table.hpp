@@ -72,3 +72,10 @@ void to_json(Json& j, const api_key& k) {
 }
 
 }  // namespace keyhook
+
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through api_key.hpp.
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/api_key.ipp"
+#endif

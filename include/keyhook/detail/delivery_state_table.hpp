@@ -157,3 +157,10 @@ result<delivery_state> try_delivery_state_from_json(const detail::non_deduced_t<
 }
 
 }  // namespace keyhook
+
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through delivery_state.hpp.
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/delivery_state.ipp"
+#endif

@@ -107,3 +107,10 @@ result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<
 
 
 }  // namespace keyhook
+
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through endpoint_health.hpp.
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/endpoint_health.ipp"
+#endif

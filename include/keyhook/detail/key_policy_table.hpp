@@ -110,3 +110,10 @@ static_assert(members_complete<key_usage>());
 
 
 }  // namespace keyhook
+
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through key_policy.hpp.
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/key_policy.ipp"
+#endif

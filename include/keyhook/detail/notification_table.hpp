@@ -115,3 +115,10 @@ void to_json(Json& j, const notification& n) {
 }
 
 }  // namespace keyhook
+
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through notification.hpp.
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/notification.ipp"
+#endif

@@ -32,3 +32,10 @@ struct detail::members_of<received_notification> {
 static_assert(detail::members_complete<received_notification>());
 
 }  // namespace keyhook
+
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through received_notification.hpp.
+#if KEYHOOK_DEFINITIONS
+#include "keyhook/impl/received_notification.ipp"
+#endif

@@ -100,3 +100,9 @@ struct members_of<crypto::detail::key_set_members> {
 static_assert(members_complete<crypto::detail::key_set_members>());
 }  // namespace keyhook::detail
 
+// Header-only mode (and the compiled library): the record's definitions, which
+// use the table. Included from here, after the table, so that this header can
+// be included first as well as through key_rotation.hpp.
+#if KEYHOOK_CRYPTO_DEFINITIONS
+#include "keyhook/crypto/impl/key_rotation.ipp"
+#endif
