@@ -203,7 +203,9 @@ public:
           permissions_(std::move(permissions)),
           store_(settings_.store),
           index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})),
-          heard_at_(steady::now().time_since_epoch().count()) {}
+          heard_at_(steady::now().time_since_epoch().count()) {
+        store_.keep_last_version(true);  // a write-back after its own write parses nothing
+    }
 
     examples::http_server::response handle(const examples::http_server::request& req) {
         namespace hs = examples::http_server;
@@ -257,10 +259,15 @@ public:
     // defers it to the next call; with `wait` true (shutdown) it waits.
     // True when nothing is left unwritten.
     bool write_back(bool wait) {
-        auto changes = take_changes();
-        if (changes.empty()) return true;
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            if (changed_.empty()) return true;
+        }
+        // The changes are taken once the store's lock is held (a deferred
+        // write-back copies nothing).
+        std::vector<key_store::write_back> changes;
         std::vector<key_store::entry> merged;  // filled only when the index is built again
-        std::vector<merge_result> results(changes.size());
+        std::vector<merge_result> results;
         bool external = false, rehashed = false, missing = false;
         const auto merge = [&](std::vector<key_store::entry>& entries, const key_store::file_stamp& before) {
             // A store that is gone is not an empty one: nothing is written, and
@@ -268,6 +275,8 @@ public:
             missing = !before.exists;
             if (missing) return false;
             external = before != seen_;
+            changes = take_changes();
+            results.assign(changes.size(), merge_result{});
             const bool changed = key_store::apply_write_backs(entries, changes);
             std::unordered_map<std::string_view, const key_store::entry*> by_id;
             by_id.reserve(entries.size());
@@ -294,6 +303,7 @@ public:
             stamp = **r;
         }
         if (missing) return write_failed(changes, store_.path() + ": cannot open: the store is missing");
+        if (changes.empty()) return true;
         std::optional<loaded> fresh;
         if (external || rehashed || !loaded_) fresh = build(merged);
         install(std::move(fresh), changes, results);
@@ -397,17 +407,33 @@ private:
         return gateway::answer_for(a, at);
     }
 
-    // Under mutex_, O(changed keys): the usage to write, as it is now.
+    // The usage to write, as it is now: the list is taken in one step, the
+    // keys copied under mutex_ a batch at a time (a call waits for one batch
+    // at most). A key stays marked queued until its batch is copied, so a
+    // call made meanwhile is in the copy, or puts the key on the new list.
     std::vector<key_store::write_back> take_changes() {
+        std::vector<std::string> ids;
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            ids.swap(changed_);
+        }
         std::vector<key_store::write_back> changes;
-        std::lock_guard<std::mutex> hold(mutex_);
-        changes.reserve(changed_.size());
-        for (const auto& id : changed_) {
+        changes.reserve(ids.size());
+        for (std::size_t from = 0; from < ids.size(); from += batch) {
+            std::lock_guard<std::mutex> hold(mutex_);
+            for (std::size_t i = from; i < std::min(ids.size(), from + batch); ++i) take_one(ids[i], changes);
+        }
+        return changes;
+    }
+
+    // Under mutex_.
+    void take_one(const std::string& id, std::vector<key_store::write_back>& changes) {
+        {
             const auto it = keys_.find(id);
-            if (it == keys_.end()) continue;
+            if (it == keys_.end()) return;
             auto& k = it->second;
             k.queued = false;
-            if (!unsaved(k)) continue;
+            if (!unsaved(k)) return;
             key_store::write_back w;
             w.id = keyhook::key_id(id);
             w.base = k.base;
@@ -419,9 +445,9 @@ private:
             }
             changes.push_back(std::move(w));
         }
-        changed_.clear();
-        return changes;
     }
+
+    static constexpr std::size_t batch = 256;
 
     // Off mutex_: a new index and key table from the store's entries, usage
     // as the store has it (install carries the gateway's over).
@@ -457,9 +483,9 @@ private:
     void install(std::optional<loaded> fresh, const std::vector<key_store::write_back>& changes,
                  const std::vector<merge_result>& results) {
         loaded old;  // the replaced table is freed after mutex_ is released
-        {
+        for (std::size_t from = 0; from < changes.size(); from += batch) {
             std::lock_guard<std::mutex> hold(mutex_);
-            for (std::size_t i = 0; i < changes.size(); ++i) {
+            for (std::size_t i = from; i < std::min(changes.size(), from + batch); ++i) {
                 const auto it = keys_.find(changes[i].id.str());
                 if (it == keys_.end() || !results[i].found) continue;
                 auto& k = it->second;
@@ -472,6 +498,9 @@ private:
                 }
                 if (!fresh) queue(it->first);
             }
+        }
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
             if (fresh) {
                 std::vector<std::string> changed;
                 for (auto& [id, k] : fresh->keys) {

@@ -278,6 +278,16 @@ public:
     explicit store_file(std::string path) : path_(std::move(path)) {}
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
+    // Keep the entries of the version this object last wrote (or read under
+    // the lock and left unchanged): the next update finds the file with the
+    // same stamp (device, inode, size, mtime to the nanosecond) and skips
+    // reading and parsing it again. For a long-lived writer (key_gateway's
+    // write-back); any other writer's rename gives a new stamp.
+    void keep_last_version(bool keep) {
+        keep_ = keep;
+        if (!keep) cache_.reset();
+    }
+
     // Under the lock: reads the entries (a missing file is empty), calls
     // change(entries, stamp_read), and when it returns true writes them back.
     // Returns the stamp of the file as it is when the lock is released.
@@ -347,13 +357,23 @@ private:
     template <class Change>
     keyhook::result<file_stamp> locked_update(Change& change) {
         const auto before = stamp_of(path_);
-        auto entries = read_unlocked();
+        keyhook::result<std::vector<entry>> entries = std::vector<entry>{};
+        if (cache_ && before.exists && cache_->stamp == before)
+            *entries = std::move(cache_->entries);
+        else
+            entries = read_unlocked();
+        cache_.reset();
         if (!entries) return entries.error();
-        if (!change(*entries, before)) return before;
+        if (!change(*entries, before)) {
+            if (keep_ && before.exists) cache_ = cached{before, std::move(*entries)};
+            return before;
+        }
         const std::string text = format_store(*entries);
         if (auto valid = check_before_write(text); !valid) return valid.error();
         if (auto written = write_unlocked(text); !written) return written.error();
-        return stamp_of(path_);
+        const auto after = stamp_of(path_);
+        if (keep_) cache_ = cached{after, std::move(*entries)};
+        return after;
     }
 
     static file_stamp stamp_of_fd(int fd) {
@@ -473,7 +493,14 @@ private:
         if (stop && std::string_view(stop) == "1") ::raise(SIGSTOP);
     }
 
+    struct cached {
+        file_stamp stamp;
+        std::vector<entry> entries;
+    };
+
     std::string path_;
+    bool keep_ = false;
+    std::optional<cached> cache_;
 };
 
 }  // namespace key_store
