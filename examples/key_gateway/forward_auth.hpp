@@ -374,4 +374,15 @@ inline answer answer_for(const keyhook::authorization& a, keyhook::timestamp now
     return out;
 }
 
+// K17's refusal of a stale gateway: 503 (fails closed) while the store has
+// not been read for longer than the stale period. Retry-After: 1, as the
+// store is checked several times a second.
+inline answer unavailable_answer() {
+    answer out;
+    out.status = 503;
+    out.headers.push_back({"Retry-After", "1", false});
+    out.body = "key store unavailable\n";
+    return out;
+}
+
 }  // namespace gateway

@@ -2,7 +2,7 @@
 // Traefik's ForwardAuth, over the key store key_admin writes.
 //
 //   key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik
-//               --trusted-proxy CIDR [--trusted-proxy CIDR]...
+//               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
 //
 // --trusted-proxy is required (K16): without it every call would come from
 // an untrusted address, and nginx's auth_request subrequest
@@ -15,11 +15,19 @@
 // store at most once a second and on shutdown, merged under the store's lock
 // (key_store::apply_write_backs), and so does a key's digest under the
 // current pepper after it matched under a legacy form or an older pepper.
+// All of that runs on the main thread, off the request path: a call never
+// waits on file I/O or on the store's lock (a write-back the lock defers is
+// tried again a quarter of a second later).
 // The store is read again when it changes (checked four times a second) and
 // on SIGHUP; SIGINT and SIGTERM stop the server, write back, and exit 0.
+// K17: a store that cannot be read (removed, corrupted, unreadable) leaves
+// the gateway answering from what it holds for --stale-for seconds (default
+// 5) after the last good read; then every call is refused with 503 until the
+// store reads again. Such failures are logged at most once a second.
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -31,6 +39,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "forward_auth.hpp"
@@ -43,7 +52,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik "
-    "--trusted-proxy CIDR [--trusted-proxy CIDR]...\n"
+    "--trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
     "environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current)\n";
 
 struct settings {
@@ -52,7 +61,21 @@ struct settings {
     std::string store, routes;
     gateway::proxy_kind proxy = gateway::proxy_kind::nginx;
     std::vector<keyhook::address_range> trusted;
+    // K17: how long the gateway answers from what it holds once the store
+    // cannot be read; then it refuses every call (503) until the store reads.
+    std::chrono::milliseconds stale_for{5000};
 };
+
+std::string seconds_text(std::chrono::milliseconds d) {
+    const auto ms = d.count();
+    std::string out = std::to_string(ms / 1000);
+    if (ms % 1000) {
+        std::string frac = std::to_string(1000 + ms % 1000).substr(1);
+        while (frac.back() == '0') frac.pop_back();
+        out += "." + frac;
+    }
+    return out + " s";
+}
 
 struct usage_error {
     std::string why;
@@ -82,6 +105,18 @@ settings parse_arguments(int argc, char** argv) {
             if (value != "nginx" && value != "traefik") throw usage_error{"--proxy: expected nginx or traefik"};
             s.proxy = value == "nginx" ? gateway::proxy_kind::nginx : gateway::proxy_kind::traefik;
             have_proxy = true;
+        } else if (arg == "--stale-for") {
+            // Seconds, with up to three decimals: 0 to 3600.
+            const auto dot = value.find('.');
+            const auto whole = value.substr(0, dot);
+            const auto frac = dot == std::string::npos ? std::string() : value.substr(dot + 1);
+            if (whole.empty() || whole.size() > 4 || whole.find_first_not_of("0123456789") != std::string::npos ||
+                (dot != std::string::npos && (frac.empty() || frac.size() > 3)) ||
+                frac.find_first_not_of("0123456789") != std::string::npos)
+                throw usage_error{"--stale-for: expected seconds (0 to 3600, at most 3 decimals)"};
+            const long ms = std::stol(whole) * 1000 + (frac.empty() ? 0 : std::stol((frac + "00").substr(0, 3)));
+            if (ms > 3600 * 1000) throw usage_error{"--stale-for: at most 3600 seconds"};
+            s.stale_for = std::chrono::milliseconds{ms};
         } else if (arg == "--trusted-proxy") {
             auto r = keyhook::try_parse_address_range(value);
             if (!r) throw usage_error{"--trusted-proxy: " + r.error().message};
@@ -105,6 +140,41 @@ keyhook::timestamp now() { return keyhook::to_timestamp(std::chrono::system_cloc
 
 void log(const std::string& line) { std::cerr << "key_gateway: " << line << std::endl; }
 
+using steady = std::chrono::steady_clock;
+
+// One kind of failure, logged at most once a second: the first at once, the
+// repeats counted and named in the next line (and in the line that says it
+// is over), so a store that stays unreadable never floods the log.
+class failure_log {
+public:
+    explicit failure_log(std::string what) : what_(std::move(what)) {}
+    void failed(const std::string& why) {
+        const auto t = steady::now();
+        if (logged_ && t - last_ < std::chrono::seconds{1}) {
+            ++repeats_;
+            return;
+        }
+        log(what_ + ": " + why + (repeats_ ? " (" + std::to_string(repeats_) + " more since the last report)" : ""));
+        logged_ = true;
+        last_ = t;
+        total_ += repeats_ + 1;
+        repeats_ = 0;
+    }
+    void succeeded(const std::string& now_line) {
+        if (!logged_) return;
+        total_ += repeats_;
+        log(now_line + " (after " + std::to_string(total_) + " failed attempts)");
+        logged_ = false;
+        repeats_ = total_ = 0;
+    }
+
+private:
+    std::string what_;
+    bool logged_ = false;
+    steady::time_point last_{};
+    unsigned long repeats_ = 0, total_ = 0;
+};
+
 // What the gateway holds of one stored key.
 struct live_key {
     std::string tenant;
@@ -113,8 +183,16 @@ struct live_key {
     std::optional<keyhook::timestamp> written_last_used;
     std::string stored_key;
     std::optional<std::string> rehash_to;  // the digest under the current pepper, not yet written
+    bool queued = false;                   // its id is in gateway_state::changed_
 };
 
+using key_table = std::map<std::string, live_key, std::less<>>;
+
+// The request path (handle) and the store's thread (check, write_back) share
+// the index, the key table and the list of changed ids under mutex_. The
+// store's thread holds it only for work in memory: file I/O, the file's lock
+// and building a new index all happen with mutex_ released, so an
+// authorization never waits on the disk or on another writer.
 class gateway_state {
 public:
     gateway_state(settings s, keyhook::crypto::pepper_set peppers, std::vector<gateway::route> routes,
@@ -124,7 +202,10 @@ public:
           routes_(std::move(routes)),
           permissions_(std::move(permissions)),
           store_(settings_.store),
-          index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})) {}
+          index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})),
+          heard_at_(steady::now().time_since_epoch().count()) {
+        store_.keep_last_version(true);  // a write-back after its own write parses nothing
+    }
 
     examples::http_server::response handle(const examples::http_server::request& req) {
         namespace hs = examples::http_server;
@@ -142,6 +223,160 @@ public:
         const keyhook::resource_ref resource = route ? route->resource.ref() : keyhook::resource_ref::all();
         const auto access = route ? route->access : keyhook::access_level::read;
 
+        // K17: past the stale period without a read of the store, every call is refused.
+        const auto answer = stale() ? gateway::unavailable_answer() : decide(headers, family, resource, access,
+                                                                           original->caller);
+        hs::response out;
+        out.status = answer.status;
+        for (const auto& h : answer.headers) out.headers.push_back({h.name, h.value});
+        out.headers.push_back({"Content-Type", "text/plain; charset=utf-8"});
+        out.body = answer.body;
+        return out;
+    }
+
+    // Reads the store again when its file changed (or always, with `reload`)
+    // and swaps the new index in. A store that cannot be opened or read is a
+    // failure (logged at most once a second); one that can is "heard from"
+    // (K17). False on a failure.
+    bool check(bool reload) {
+        auto stamp = store_.current_stamp();
+        if (stamp && *stamp == seen_ && !reload && loaded_) {
+            heard();
+            return true;
+        }
+        if (!stamp) return read_failed(stamp.error().what());
+        auto snap = store_.read_snapshot();
+        if (!snap) return read_failed(snap.error().what());
+        install(build(snap->entries), {}, {});
+        seen_ = snap->stamp;
+        heard();
+        return true;
+    }
+
+    // Writes back the usage changed since the last write-back (K14's credits,
+    // K15's lastUsedAt, K11's rehash), merged under the store's lock. With
+    // `wait` false (the periodic write-back) a lock held by another writer
+    // defers it to the next call; with `wait` true (shutdown) it waits.
+    // True when nothing is left unwritten.
+    bool write_back(bool wait) {
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            if (changed_.empty()) return true;
+        }
+        // The changes are taken once the store's lock is held (a deferred
+        // write-back copies nothing).
+        std::vector<key_store::write_back> changes;
+        std::vector<key_store::entry> merged;  // filled only when the index is built again
+        std::vector<merge_result> results;
+        bool external = false, rehashed = false, missing = false;
+        const auto merge = [&](std::vector<key_store::entry>& entries, const key_store::file_stamp& before) {
+            // A store that is gone is not an empty one: nothing is written, and
+            // the gateway keeps what it holds (K17's stale period).
+            missing = !before.exists;
+            if (missing) return false;
+            external = before != seen_;
+            changes = take_changes();
+            results.assign(changes.size(), merge_result{});
+            const bool changed = key_store::apply_write_backs(entries, changes);
+            std::unordered_map<std::string_view, const key_store::entry*> by_id;
+            by_id.reserve(entries.size());
+            for (const auto& e : entries) by_id.emplace(e.record.id.str(), &e);
+            for (std::size_t i = 0; i < changes.size(); ++i) {
+                const auto found = by_id.find(changes[i].id.str());
+                if (found == by_id.end()) continue;
+                const auto& e = *found->second;
+                results[i] = merge_result{true, e.usage.credits, e.record.last_used_at, e.stored_key};
+                rehashed = rehashed || (changes[i].rehash_to && e.stored_key == *changes[i].rehash_to);
+            }
+            if (external || rehashed || !loaded_) merged = entries;
+            return changed;
+        };
+        std::optional<key_store::file_stamp> stamp;
+        if (wait) {
+            auto r = store_.update(merge);
+            if (!r) return write_failed(changes, r.error().what());
+            stamp = *r;
+        } else {
+            auto r = store_.try_update(merge);
+            if (!r) return write_failed(changes, r.error().what());
+            if (!*r) return write_failed(changes, "the store is locked by another writer; trying again");
+            stamp = **r;
+        }
+        if (missing) return write_failed(changes, store_.path() + ": cannot open: the store is missing");
+        if (changes.empty()) return true;
+        std::optional<loaded> fresh;
+        if (external || rehashed || !loaded_) fresh = build(merged);
+        install(std::move(fresh), changes, results);
+        seen_ = *stamp;
+        heard();
+        write_log_.succeeded("usage written back");
+        return true;
+    }
+
+    // K17: the stale period is over and a refusal starts (logged once, from the store's thread).
+    void note_staleness() {
+        if (stale() && !stale_logged_) {
+            stale_logged_ = true;
+            log("stale: the store has not been read for more than " + seconds_text(settings_.stale_for) +
+                "; every call is refused (503) until it reads again");
+        }
+    }
+
+private:
+    struct loaded {
+        std::unique_ptr<keyhook::key_index> index;
+        key_table keys;
+    };
+    struct merge_result {
+        bool found = false;
+        keyhook::credit_state credits;
+        std::optional<keyhook::timestamp> last_used_at;
+        std::string stored_key;
+    };
+
+    static bool unsaved(const live_key& k) {
+        return k.limits.usage.credits != k.base || k.limits.usage.last_used_at != k.written_last_used ||
+               k.rehash_to.has_value();
+    }
+
+    bool stale() const {
+        const auto heard = steady::time_point(steady::duration(heard_at_.load(std::memory_order_relaxed)));
+        return steady::now() - heard > settings_.stale_for;
+    }
+
+    void heard() {
+        heard_at_.store(steady::now().time_since_epoch().count(), std::memory_order_relaxed);
+        read_log_.succeeded("the store reads again");
+        if (stale_logged_) log("no longer stale: calls are answered again");
+        stale_logged_ = false;
+    }
+
+    bool read_failed(const std::string& why) {
+        read_log_.failed(why);
+        note_staleness();
+        return false;
+    }
+
+    bool write_failed(const std::vector<key_store::write_back>& changes, const std::string& why) {
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            for (const auto& c : changes) queue(c.id.str());  // written with the next write-back
+        }
+        write_log_.failed(why);
+        return false;
+    }
+
+    // Under mutex_: marks a key's usage as not yet written.
+    void queue(std::string_view id) {
+        const auto it = keys_.find(id);
+        if (it == keys_.end() || it->second.queued || !unsaved(it->second)) return;
+        it->second.queued = true;
+        changed_.emplace_back(id);
+    }
+
+    gateway::answer decide(const keyhook::http_headers& headers, const keyhook::api_family& family,
+                           keyhook::resource_ref resource, keyhook::access_level access,
+                           const keyhook::ip_address& caller) {
         std::lock_guard<std::mutex> hold(mutex_);
         const auto at = now();
         const auto find = [this](std::string_view id) -> const keyhook::key_limits* {
@@ -149,12 +384,11 @@ public:
             return it == keys_.end() ? nullptr : &it->second.limits;
         };
         const auto a = keyhook::authorize(*index_, headers, family, resource, access, at,
-                                          keyhook::call_context{original->caller, 1}, find);
+                                          keyhook::call_context{caller, 1}, find);
         if (a.allowed()) {
             const auto it = keys_.find(a.key()->str());
             if (it != keys_.end()) {
                 if (a.usage()) it->second.limits.usage = *a.usage();
-                dirty_ = true;
                 if (a.digest_outdated()) {
                     std::string_view presented;
                     for (const auto& h : headers)
@@ -164,88 +398,66 @@ public:
                         if (auto text = (*rehash)->try_store_form()) it->second.rehash_to = std::move(*text);
                     }
                 }
-            }
-        }
-        const auto answer = gateway::answer_for(a, at);
-        hs::response out;
-        out.status = answer.status;
-        for (const auto& h : answer.headers) out.headers.push_back({h.name, h.value});
-        out.headers.push_back({"Content-Type", "text/plain; charset=utf-8"});
-        out.body = answer.body;
-        return out;
-    }
-
-    // Writes back what changed (when `write_back`), and reads the store again
-    // when it changed on disk, or always when `reload`. Usage not yet written
-    // is carried over a reload (so writes stay at most one a second). False
-    // when the store could not be read or written (the state is kept).
-    bool sync(bool write_back, bool reload) {
-        std::lock_guard<std::mutex> hold(mutex_);
-        const bool changed_on_disk = key_store::stamp_of(settings_.store) != seen_;
-        if (!changed_on_disk && !reload && !(write_back && dirty_)) return true;
-        std::vector<key_store::write_back> changes;
-        if (write_back) {
-            for (const auto& [id, k] : keys_) {
-                if (!unsaved(k)) continue;
-                key_store::write_back w;
-                w.id = keyhook::key_id(id);
-                w.base = k.base;
-                w.credits = k.limits.usage.credits;
-                w.last_used_at = k.limits.usage.last_used_at;
-                if (k.rehash_to) {
-                    w.rehash_from = k.stored_key;
-                    w.rehash_to = k.rehash_to;
+                if (!it->second.queued) {
+                    it->second.queued = true;
+                    changed_.push_back(it->first);
                 }
-                changes.push_back(std::move(w));
             }
         }
-        std::vector<key_store::entry> merged;
-        bool external = false;
-        const auto r = store_.update([&](std::vector<key_store::entry>& entries, const key_store::file_stamp& before) {
-            external = before != seen_;
-            const bool changed = key_store::apply_write_backs(entries, changes);
-            merged = entries;
-            return changed;
-        });
-        if (!r) {
-            log("the store was not read or written: " + r.error().what());
-            return false;
+        return gateway::answer_for(a, at);
+    }
+
+    // The usage to write, as it is now: the list is taken in one step, the
+    // keys copied under mutex_ a batch at a time (a call waits for one batch
+    // at most). A key stays marked queued until its batch is copied, so a
+    // call made meanwhile is in the copy, or puts the key on the new list.
+    std::vector<key_store::write_back> take_changes() {
+        std::vector<std::string> ids;
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            ids.swap(changed_);
         }
-        seen_ = *r;
-        bool rehashed = false;
-        for (const auto& c : changes) rehashed = rehashed || c.rehash_to;
-        if (external || reload || rehashed || !loaded_) {
-            rebuild(merged);
-        } else {
-            // Nothing else changed the file: what was sent is what it holds.
-            for (const auto& c : changes) {
-                auto& k = keys_.find(c.id.str())->second;
-                k.base = c.credits;
-                k.written_last_used = c.last_used_at;
+        std::vector<key_store::write_back> changes;
+        changes.reserve(ids.size());
+        for (std::size_t from = 0; from < ids.size(); from += batch) {
+            std::lock_guard<std::mutex> hold(mutex_);
+            for (std::size_t i = from; i < std::min(ids.size(), from + batch); ++i) take_one(ids[i], changes);
+        }
+        return changes;
+    }
+
+    // Under mutex_.
+    void take_one(const std::string& id, std::vector<key_store::write_back>& changes) {
+        {
+            const auto it = keys_.find(id);
+            if (it == keys_.end()) return;
+            auto& k = it->second;
+            k.queued = false;
+            if (!unsaved(k)) return;
+            key_store::write_back w;
+            w.id = keyhook::key_id(id);
+            w.base = k.base;
+            w.credits = k.limits.usage.credits;
+            w.last_used_at = k.limits.usage.last_used_at;
+            if (k.rehash_to) {
+                w.rehash_from = k.stored_key;
+                w.rehash_to = k.rehash_to;
             }
+            changes.push_back(std::move(w));
         }
-        dirty_ = false;
-        for (const auto& [id, k] : keys_) dirty_ = dirty_ || unsaved(k);
-        return true;
     }
 
-private:
-    static bool unsaved(const live_key& k) {
-        return k.limits.usage.credits != k.base || k.limits.usage.last_used_at != k.written_last_used ||
-               k.rehash_to.has_value();
-    }
+    static constexpr std::size_t batch = 256;
 
-    // A new index and key table from the store's entries. Rate states carry
-    // over by id, and so does usage not yet written, unless the store's
-    // credits changed meanwhile (key_admin's value wins).
-    void rebuild(const std::vector<key_store::entry>& entries) {
-        auto index = std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{});
-        std::map<std::string, live_key, std::less<>> keys;
+    // Off mutex_: a new index and key table from the store's entries, usage
+    // as the store has it (install carries the gateway's over).
+    loaded build(const std::vector<key_store::entry>& entries) const {
+        loaded out{std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{}), {}};
         for (const auto& e : entries) {
             const auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key);
             if (!digest) continue;  // the store's reader checked it already
             const auto added =
-                keyhook::crypto::try_add_stored(*index, peppers_, e.tenant, e.record, *digest, permissions_);
+                keyhook::crypto::try_add_stored(*out.index, peppers_, e.tenant, e.record, *digest, permissions_);
             if (!added) {
                 log("key " + e.record.id.str() + " left out: " + added.error().what());
                 continue;
@@ -256,24 +468,69 @@ private:
             k.base = e.usage.credits;
             k.written_last_used = e.usage.last_used_at;
             k.stored_key = e.stored_key;
-            if (const auto old = keys_.find(e.record.id.str()); old != keys_.end()) {
-                const auto& was = old->second;
-                k.limits.usage.rate = was.limits.usage.rate;
-                if (was.limits.usage.credits != was.base && e.usage.credits == was.base) {
-                    k.limits.usage.credits = was.limits.usage.credits;
-                    k.base = was.base;
-                }
-                if (was.limits.usage.last_used_at &&
-                    (!e.usage.last_used_at || *e.usage.last_used_at < *was.limits.usage.last_used_at))
-                    k.limits.usage.last_used_at = was.limits.usage.last_used_at;
-                if (was.rehash_to && was.stored_key == e.stored_key) k.rehash_to = was.rehash_to;
-            }
-            keys.emplace(e.record.id.str(), std::move(k));
+            out.keys.emplace(e.record.id.str(), std::move(k));
         }
-        index_ = std::move(index);
-        keys_ = std::move(keys);
-        loaded_ = true;
-        log("store read: " + std::to_string(keys_.size()) + " keys");
+        return out;
+    }
+
+    // Under mutex_. First what a write-back wrote (`changes`, `results`: the
+    // store now holds those credits, that lastUsedAt, that stored key; calls
+    // made while it was written stay unwritten and are queued again), then,
+    // with a new table, the gateway's usage carried over by id: rate states
+    // always, usage not yet written unless the store's credits changed under
+    // it (key_admin's value wins). Every use is in exactly one place: written
+    // (base moved up to it) or still queued, never both, never neither.
+    void install(std::optional<loaded> fresh, const std::vector<key_store::write_back>& changes,
+                 const std::vector<merge_result>& results) {
+        loaded old;  // the replaced table is freed after mutex_ is released
+        for (std::size_t from = 0; from < changes.size(); from += batch) {
+            std::lock_guard<std::mutex> hold(mutex_);
+            for (std::size_t i = from; i < std::min(changes.size(), from + batch); ++i) {
+                const auto it = keys_.find(changes[i].id.str());
+                if (it == keys_.end() || !results[i].found) continue;
+                auto& k = it->second;
+                const auto& r = results[i];
+                if (r.credits == changes[i].credits) k.base = r.credits;
+                if (r.last_used_at) k.written_last_used = r.last_used_at;
+                if (changes[i].rehash_to && r.stored_key == *changes[i].rehash_to) {
+                    k.stored_key = r.stored_key;
+                    if (k.rehash_to == changes[i].rehash_to) k.rehash_to.reset();
+                }
+                if (!fresh) queue(it->first);
+            }
+        }
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            if (fresh) {
+                std::vector<std::string> changed;
+                for (auto& [id, k] : fresh->keys) {
+                    const auto o = keys_.find(id);
+                    if (o == keys_.end()) continue;
+                    const auto& was = o->second;
+                    k.limits.usage.rate = was.limits.usage.rate;
+                    if (was.limits.usage.credits != was.base && k.base == was.base)
+                        k.limits.usage.credits = was.limits.usage.credits;
+                    if (was.limits.usage.last_used_at &&
+                        (!k.limits.usage.last_used_at || *k.limits.usage.last_used_at < *was.limits.usage.last_used_at))
+                        k.limits.usage.last_used_at = was.limits.usage.last_used_at;
+                    if (was.rehash_to && was.stored_key == k.stored_key) k.rehash_to = was.rehash_to;
+                    if (unsaved(k)) {
+                        k.queued = true;
+                        changed.push_back(id);
+                    }
+                }
+                old.index = std::move(index_);
+                index_ = std::move(fresh->index);
+                old.keys.swap(keys_);
+                keys_.swap(fresh->keys);
+                changed_ = std::move(changed);
+            }
+        }
+        if (fresh) {
+            const bool first = !loaded_;
+            loaded_ = true;
+            log(std::string(first ? "store read: " : "store read again: ") + std::to_string(keys_.size()) + " keys");
+        }
     }
 
     settings settings_;
@@ -282,11 +539,18 @@ private:
     keyhook::permission_policy permissions_;
     key_store::store_file store_;
     std::mutex mutex_;
+    // Under mutex_:
     std::unique_ptr<keyhook::key_index> index_;
-    std::map<std::string, live_key, std::less<>> keys_;
+    key_table keys_;
+    std::vector<std::string> changed_;  // ids whose usage is not yet written, each once
+    // The store's thread alone:
     key_store::file_stamp seen_;
-    bool dirty_ = false;
     bool loaded_ = false;
+    bool stale_logged_ = false;
+    failure_log read_log_{"the store could not be read"};
+    failure_log write_log_{"usage not written back"};
+    // Both: when the store was last read or written (steady clock ticks).
+    std::atomic<steady::rep> heard_at_;
 };
 
 std::string read_file(const std::string& path) {
@@ -323,7 +587,7 @@ int main(int argc, char** argv) {
         pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
         gateway_state state(s, std::move(*peppers), std::move(*routes), std::move(*groups));
-        if (!state.sync(false, true)) return 1;  // a store that does not read is not served
+        if (!state.check(true)) return 1;  // a store that does not read is not served
 
         examples::http_server::options o;
         o.threads = 2;
@@ -339,19 +603,23 @@ int main(int argc, char** argv) {
         std::cout << "key_gateway: listening on " << s.host << ":" << *port << std::endl;
         std::thread serving([&server] { server.run(); });
 
-        auto last_write = std::chrono::steady_clock::now();
+        // This thread is the store's: it checks the file four times a
+        // second, writes usage back at most once a second (a write the
+        // store's lock defers is tried again at the next check), and takes
+        // the signals. The server's threads never touch the file.
+        auto last_write = steady::now();
         for (;;) {
             const timespec quarter{0, 250 * 1000 * 1000};
             const int sig = sigtimedwait(&signals, nullptr, &quarter);
             if (sig == SIGINT || sig == SIGTERM) break;
-            const auto t = std::chrono::steady_clock::now();
-            const bool write_back = t - last_write >= std::chrono::seconds{1};
-            if (write_back) last_write = t;
-            state.sync(write_back, sig == SIGHUP);
+            const auto t = steady::now();
+            if (t - last_write >= std::chrono::seconds{1} && state.write_back(false)) last_write = t;
+            state.check(sig == SIGHUP);
+            state.note_staleness();
         }
         server.stop();
         serving.join();
-        const bool written = state.sync(true, false);
+        const bool written = state.write_back(true);
         log(written ? "stopped; usage written back" : "stopped; the usage could not be written back");
         return written ? 0 : 1;
     } catch (const usage_error& e) {

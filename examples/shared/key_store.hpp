@@ -31,6 +31,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -223,12 +224,18 @@ struct write_back {
 // key_admin set in between wins. lastUsedAt never moves backwards. A rehash
 // replaces the stored key only where it still is `rehash_from`. Returns
 // whether anything changed.
+// Linear in the entries plus the changes (one id table, not a search per change).
 inline bool apply_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
     bool changed = false;
+    std::unordered_map<std::string_view, entry*> by_id;
+    if (!changes.empty()) {
+        by_id.reserve(entries.size());
+        for (auto& e : entries) by_id.emplace(e.record.id.str(), &e);
+    }
     for (const auto& w : changes) {
-        const auto it =
-            std::find_if(entries.begin(), entries.end(), [&](const entry& e) { return e.record.id == w.id; });
-        if (it == entries.end()) continue;
+        const auto found = by_id.find(w.id.str());
+        if (found == by_id.end()) continue;
+        entry* const it = found->second;
         if (it->usage.credits == w.base && it->usage.credits != w.credits) {
             it->usage.credits = w.credits;
             changed = true;
@@ -271,21 +278,68 @@ public:
     explicit store_file(std::string path) : path_(std::move(path)) {}
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
+    // Keep the entries of the version this object last wrote (or read under
+    // the lock and left unchanged): the next update finds the file with the
+    // same stamp (device, inode, size, mtime to the nanosecond) and skips
+    // reading and parsing it again. For a long-lived writer (key_gateway's
+    // write-back); any other writer's rename gives a new stamp.
+    void keep_last_version(bool keep) {
+        keep_ = keep;
+        if (!keep) cache_.reset();
+    }
+
     // Under the lock: reads the entries (a missing file is empty), calls
     // change(entries, stamp_read), and when it returns true writes them back.
     // Returns the stamp of the file as it is when the lock is released.
     template <class Change>
     keyhook::result<file_stamp> update(Change&& change) {
-        lock held(path_ + ".lock");
+        lock held(path_ + ".lock", true);
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
-        const auto before = stamp_of(path_);
-        auto entries = read_unlocked();
+        return locked_update(change);
+    }
+
+    // As update, but never waits for the lock: when another writer holds it,
+    // nothing is read or written and the answer is an empty optional (the
+    // caller tries again later). key_gateway's write-back runs this way, so
+    // a writer that keeps the lock delays the write, never the gateway.
+    template <class Change>
+    keyhook::result<std::optional<file_stamp>> try_update(Change&& change) {
+        lock held(path_ + ".lock", false);
+        if (held.busy()) return std::optional<file_stamp>{};
+        if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
+        auto r = locked_update(change);
+        if (!r) return r.error();
+        return std::optional<file_stamp>{*r};
+    }
+
+    // The file as it is, read without the lock (a writer replaces it whole
+    // by a rename, so this is one writer's version, never half of one), and
+    // the stamp of the very file read. Unlike update, a missing file is an
+    // error: a reader that serves the store needs one.
+    struct snapshot {
+        std::vector<entry> entries;
+        file_stamp stamp;
+    };
+    keyhook::result<file_stamp> current_stamp() const {
+        const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return io_error(path_, "cannot open");
+        const auto stamp = stamp_of_fd(fd);
+        ::close(fd);
+        if (!stamp.exists) return io_error(path_, "cannot stat");
+        return stamp;
+    }
+    keyhook::result<snapshot> read_snapshot() const {
+        const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return io_error(path_, "cannot open");
+        snapshot out;
+        out.stamp = stamp_of_fd(fd);
+        auto text = read_all(fd);
+        ::close(fd);
+        if (!text) return text.error();
+        auto entries = parse_store(*text, path_);
         if (!entries) return entries.error();
-        if (!change(*entries, before)) return before;
-        const std::string text = format_store(*entries);
-        if (auto valid = check_before_write(text); !valid) return valid.error();
-        if (auto written = write_unlocked(text); !written) return written.error();
-        return stamp_of(path_);
+        out.entries = std::move(*entries);
+        return out;
     }
 
     // A consistent read (under the lock, so never between a writer's steps).
@@ -300,10 +354,41 @@ public:
     }
 
 private:
+    template <class Change>
+    keyhook::result<file_stamp> locked_update(Change& change) {
+        const auto before = stamp_of(path_);
+        keyhook::result<std::vector<entry>> entries = std::vector<entry>{};
+        if (cache_ && before.exists && cache_->stamp == before)
+            *entries = std::move(cache_->entries);
+        else
+            entries = read_unlocked();
+        cache_.reset();
+        if (!entries) return entries.error();
+        if (!change(*entries, before)) {
+            if (keep_ && before.exists) cache_ = cached{before, std::move(*entries)};
+            return before;
+        }
+        const std::string text = format_store(*entries);
+        if (auto valid = check_before_write(text); !valid) return valid.error();
+        if (auto written = write_unlocked(text); !written) return written.error();
+        const auto after = stamp_of(path_);
+        if (keep_) cache_ = cached{after, std::move(*entries)};
+        return after;
+    }
+
+    static file_stamp stamp_of_fd(int fd) {
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) return {};
+        return {true, st.st_dev, st.st_ino, st.st_size,
+                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
+    }
+
     class lock {
     public:
-        explicit lock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-            if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+        lock(const std::string& path, bool wait)
+            : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+            if (fd_ >= 0 && ::flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+                busy_ = errno == EWOULDBLOCK;
                 ::close(fd_);
                 fd_ = -1;
             }
@@ -314,9 +399,11 @@ private:
         lock(const lock&) = delete;
         lock& operator=(const lock&) = delete;
         [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
+        [[nodiscard]] bool busy() const noexcept { return busy_; }
 
     private:
         int fd_;
+        bool busy_ = false;
     };
 
     static keyhook::error io_error(const std::string& path, const char* what) {
@@ -329,20 +416,23 @@ private:
             if (errno == ENOENT) return std::vector<entry>{};
             return io_error(path_, "cannot open");
         }
+        auto text = read_all(fd);
+        ::close(fd);
+        if (!text) return text.error();
+        return parse_store(*text, path_);
+    }
+
+    keyhook::result<std::string> read_all(int fd) const {
         std::string text;
         char buf[65536];
         for (;;) {
             const auto n = ::read(fd, buf, sizeof buf);
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0) {
-                ::close(fd);
-                return io_error(path_, "cannot read");
-            }
+            if (n < 0) return io_error(path_, "cannot read");
             if (n == 0) break;
             text.append(buf, static_cast<std::size_t>(n));
         }
-        ::close(fd);
-        return parse_store(text, path_);
+        return text;
     }
 
     // K18: what is about to replace the file is read back first with the
@@ -403,7 +493,14 @@ private:
         if (stop && std::string_view(stop) == "1") ::raise(SIGSTOP);
     }
 
+    struct cached {
+        file_stamp stamp;
+        std::vector<entry> entries;
+    };
+
     std::string path_;
+    bool keep_ = false;
+    std::optional<cached> cache_;
 };
 
 }  // namespace key_store

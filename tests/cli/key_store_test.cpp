@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -332,6 +333,51 @@ TEST_CASE("K18: a write the reader would refuse is refused, and the store is lef
     // Whatever was refused: the file is as it was, and reads back.
     CHECK(file_text(path) == before);
     CHECK(store.read());
+    for (const auto* f : {"keys.jsonl", "keys.jsonl.lock"}) ::unlink((dir + "/" + f).c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("K14, K17: try_update never waits for the lock; read_snapshot reads without it", "[K14][K17][key_store]") {
+    test_support::seeded_random random{12};
+    const auto dir = temp_dir();
+    const auto path = dir + "/keys.jsonl";
+    key_store::store_file store(path);
+    // A missing store: read_snapshot says so (a gateway never serves it as empty).
+    CHECK_FALSE(store.read_snapshot());
+    CHECK_FALSE(store.current_stamp());
+    const auto k = make_key(random);
+    REQUIRE(store.update([&](std::vector<key_store::entry>& e, const key_store::file_stamp&) {
+        e.push_back(k.entry);
+        return true;
+    }));
+    // Another writer holds the lock (flock on FILE.lock, another open file description).
+    const int held = ::open((path + ".lock").c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(held >= 0);
+    REQUIRE(::flock(held, LOCK_EX) == 0);
+    bool called = false;
+    const auto busy = store.try_update([&](std::vector<key_store::entry>&, const key_store::file_stamp&) {
+        called = true;
+        return true;
+    });
+    REQUIRE(busy);
+    CHECK_FALSE(busy->has_value());  // deferred: nothing read, nothing written
+    CHECK_FALSE(called);
+    // Reading does not need the lock: one whole version, and its stamp.
+    const auto snap = store.read_snapshot();
+    REQUIRE(snap);
+    REQUIRE(snap->entries.size() == 1);
+    CHECK(snap->entries.front().record == k.entry.record);
+    CHECK(snap->stamp == key_store::stamp_of(path));
+    CHECK(*store.current_stamp() == snap->stamp);
+    ::close(held);  // releases the lock
+    const auto done = store.try_update([&](std::vector<key_store::entry>&, const key_store::file_stamp&) {
+        called = true;
+        return true;
+    });
+    REQUIRE(done);
+    REQUIRE(done->has_value());
+    CHECK(called);
+    CHECK(**done == key_store::stamp_of(path));
     for (const auto* f : {"keys.jsonl", "keys.jsonl.lock"}) ::unlink((dir + "/" + f).c_str());
     ::rmdir(dir.c_str());
 }

@@ -20,6 +20,27 @@ if(TARGET key_gateway)
     endforeach()
 endif()
 
+# key_gateway and key_admin on a store of their own (tests/cli/key_gateway_store.py):
+#   key_gateway.write_back_off_request_path  [K14 K15 K16] the store's lock held: calls answered, the
+#                                            write-back deferred, then written; credits exact across reloads
+#   key_gateway.stale_store_fails_closed     [K17] an unreadable store: answers within the stale period,
+#                                            503 past it, failures logged at most once a second
+if(TARGET key_gateway AND TARGET key_admin)
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_Interpreter_FOUND)
+        foreach(_case "write_back_off_request_path|lock|cli;K14;K15;K16" "stale_store_fails_closed|stale|cli;K17")
+            string(REPLACE "|" ";" _case "${_case}")
+            list(GET _case 0 _name)
+            list(GET _case 1 _section)
+            list(SUBLIST _case 2 -1 _labels)
+            add_test(NAME key_gateway.${_name}
+                COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/key_gateway_store.py" $<TARGET_FILE:key_admin>
+                        $<TARGET_FILE:key_gateway> ${_section})
+            set_tests_properties(key_gateway.${_name} PROPERTIES LABELS "${_labels}" TIMEOUT 120)
+        endforeach()
+    endif()
+endif()
+
 # key_admin in several steps on a store of its own (tests/cli/key_admin_store.py):
 #   key_admin.reactivation_is_explicit  [K6]
 #   key_admin.store_files               [K18] modes, no symlink followed, killed before the rename

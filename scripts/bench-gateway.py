@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The gateway's write-back row (K14, K15): p99 authorization latency of
+key_gateway over 20,000 keys while it writes usage back, against the same
+gateway while it cannot (PASS when within 2x):
+
+  write-back p99  key_gateway on a generated store of --keys keys (credits on
+                  every key, so every allowed call changes usage), driven by
+                  --clients client processes over loopback (keep-alive, a
+                  random key per call). Two kinds of phase, interleaved, on
+                  one gateway: "held" (this script holds the store's lock,
+                  FILE.lock, so every write-back is deferred: the gateway's
+                  request work without file I/O) and "writing" (the lock
+                  free: the gateway writes the whole store back each second).
+                  The row is the median p99 of the writing phases over the
+                  median p99 of the held phases.
+
+    scripts/bench-gateway.py [--gateway PATH] [--keys N] [--clients N] [--seconds S] [--repetitions N]
+
+Without --gateway it builds key_gateway in Release in build-perf-gateway
+(KEYHOOK_BENCH_GATEWAY_BUILD_DIR overrides). The store is written directly in
+the layout of examples/shared/key_store.hpp (digests kh1.<pepper>.<HMAC>),
+as 20,000 runs of key_admin would each rewrite it. Every answer must be 200,
+or the run fails. Not a test: nothing here is run by CTest. Exit status 1 if
+the row fails."""
+import argparse
+import base64
+import fcntl
+import hashlib
+import hmac
+import http.client
+import json
+import multiprocessing
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
+from waits import stop  # noqa: E402  (the interop tests' condition waits)
+
+PEPPER = b"k" * 32
+TARGET = 2.0
+
+
+def build():
+    build_dir = os.environ.get("KEYHOOK_BENCH_GATEWAY_BUILD_DIR", os.path.join(ROOT, "build-perf-gateway"))
+    subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                    "-DKEYHOOK_BUILD_TESTS=OFF", "-DKEYHOOK_BUILD_EXAMPLES=ON"], check=True, stdout=subprocess.DEVNULL)
+    jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+    subprocess.run(["cmake", "--build", build_dir, "--parallel", jobs, "--target", "key_gateway"], check=True)
+    return os.path.join(build_dir, "examples", "key_gateway", "key_gateway")
+
+
+def write_store(path, count):
+    """`count` Active keys of tenant "acme" with 10^9 credits each; returns the plaintext keys."""
+    keys = []
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    with open(path, "w") as f:
+        for i in range(count):
+            key = str(uuid.uuid4())
+            digest = base64.urlsafe_b64encode(hmac.new(PEPPER, key.encode(), hashlib.sha256).digest()).rstrip(b"=")
+            line = {"activeFrom": "2026-01-01T00:00:00.000Z", "createdAt": now, "createdBy": None,
+                    "description": None, "expireAt": "2099-01-01T00:00:00.000Z", "groups": ["user:pf"],
+                    "id": str(uuid.uuid4()), "lastUsedAt": None, "masked": key[:3] + "*" * 30 + key[-3:],
+                    "name": f"bench key {i}", "policy": {"credits": {"initial": 1000000000}}, "status": "Active",
+                    "storedKey": "kh1.p1." + digest.decode(), "tenant": "acme", "type": "Synthetic",
+                    "updatedAt": now, "usage": {"creditsRemaining": 1000000000, "lastRefill": now}, "userId": None}
+            f.write(json.dumps(line, separators=(",", ":")) + "\n")
+            keys.append(key)
+    os.chmod(path, 0o600)
+    return keys
+
+
+def client(port, keys, seconds, seed, out):
+    """One keep-alive connection, calls back to back for `seconds`; puts (latencies in us, non-200 count)."""
+    import random
+    rnd = random.Random(seed)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    latencies, bad = [], 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        headers = {"x-synthetic-key": rnd.choice(keys), "x-tenant-name": "acme", "X-Forwarded-Method": "GET",
+                   "X-Forwarded-Uri": "/api/things", "X-Forwarded-For": "127.0.0.1"}
+        t = time.perf_counter()
+        conn.request("GET", "/.auth", headers=headers)
+        r = conn.getresponse()
+        r.read()
+        latencies.append((time.perf_counter() - t) * 1e6)
+        bad += r.status != 200
+    conn.close()
+    out.put((latencies, bad))
+
+
+def p99(values):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(0.99 * len(values)))]
+
+
+def phase(port, keys, args, store):
+    """Runs the clients once; returns (p99 us, max us, calls, write-backs seen)."""
+    out = multiprocessing.Queue()
+    procs = [multiprocessing.Process(target=client, args=(port, keys, args.seconds, i * 7919 + int(time.time()), out))
+             for i in range(args.clients)]
+    inodes, watching = set(), [True]
+
+    def watch():  # each write-back renames a new file over the store
+        while watching[0]:
+            try:
+                inodes.add(os.stat(store).st_ino)
+            except OSError:
+                pass
+            time.sleep(0.05)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    for p in procs:
+        p.start()
+    results = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    watching[0] = False
+    watcher.join()
+    latencies = [x for r in results for x in r[0]]
+    bad = sum(r[1] for r in results)
+    if bad:
+        sys.exit(f"bench-gateway: {bad} of {len(latencies)} answers were not 200")
+    return p99(latencies), max(latencies), len(latencies), len(inodes) - 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gateway")
+    ap.add_argument("--keys", type=int, default=20000)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--repetitions", type=int, default=3)
+    args = ap.parse_args()
+    if not (1 <= args.clients <= 64 and 0.5 <= args.seconds <= 60 and 1 <= args.repetitions <= 20):
+        sys.exit("bench-gateway: --clients 1..64, --seconds 0.5..60, --repetitions 1..20")
+    gateway_bin = args.gateway or build()
+    work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-")
+    store = os.path.join(work, "keys.jsonl")
+    routes = os.path.join(work, "routes.json")
+    with open(routes, "w") as f:
+        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
+                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+    keys = write_store(store, args.keys)
+    size = os.path.getsize(store)
+    env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
+    log = open(os.path.join(work, "gateway.log"), "w")
+    gateway = subprocess.Popen([gateway_bin, "--listen", "127.0.0.1:0", "--store", store, "--routes", routes,
+                                "--proxy", "traefik", "--trusted-proxy", "127.0.0.1/32"], env=env,
+                               stdout=subprocess.PIPE, stderr=log, text=True)
+    m = re.search(r":(\d+)\s*$", gateway.stdout.readline())
+    if not m:
+        sys.exit(f"bench-gateway: key_gateway did not start; see {work}/gateway.log")
+    port = int(m.group(1))
+    print(f"key_gateway {gateway_bin}: {args.keys} keys, store {size / 1e6:.1f} MB; {args.clients} clients, "
+          f"{args.seconds:g} s a phase, {args.repetitions} repetitions", flush=True)
+    held, writing = [], []
+    lock = open(store + ".lock", "a")
+    try:
+        for rep in range(args.repetitions):
+            for kind in ("held", "writing"):
+                if kind == "held":
+                    fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a write-back in progress to end
+                else:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                q, worst, calls, writes = phase(port, keys, args, store)
+                (held if kind == "held" else writing).append(q)
+                print(f"  {rep + 1} {kind:7}  p99 {q / 1000:7.2f} ms  max {worst / 1000:7.2f} ms  "
+                      f"{calls:6} calls  {writes} write-backs", flush=True)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+        status = stop(gateway)
+    if status != 0:
+        sys.exit(f"bench-gateway: key_gateway exited {status}; see {work}/gateway.log")
+    base, during = statistics.median(held), statistics.median(writing)
+    ratio = during / base
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    print(f"write-back p99: {during / 1000:.2f} ms writing / {base / 1000:.2f} ms held = {ratio:.2f} "
+          f"(target <= {TARGET:g}) {verdict}", flush=True)
+    log.close()
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

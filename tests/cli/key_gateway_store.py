@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""key_gateway and its key store, run as users run them (Traefik's
+ForwardAuth headers straight to the gateway over loopback, keys made by
+key_admin), several steps each.
+
+  lock  [K14 K15 K16]  write-back is off the request path: while this test
+        holds the store's lock (flock on FILE.lock, as key_admin takes it)
+        the gateway's write-back is deferred, every call is still answered
+        (counted: all N answers arrive, none waits on the lock) and the store
+        is untouched; released, the usage is written (credits and
+        lastUsedAt). Then calls interleaved with key_admin changing another
+        key (each change makes the gateway read the store again while usage
+        is unwritten) spend exactly one credit each: none lost, none spent
+        twice, also after SIGTERM's last write-back.
+  stale [K17]  a gateway whose store cannot be read (corrupted, then
+        removed) answers from what it holds within the stale period
+        (--stale-for 60), and past it (--stale-for 1) refuses every call
+        with 503 and Retry-After; the read failure is logged at most once a
+        second, with the count of repeats; the store put back, calls are
+        allowed again.
+
+Every check prints "ok" or "FAIL" with its rule; the exit status is the
+number of failures (capped). Waits are on conditions, never on sleeps.
+    key_gateway_store.py KEY_ADMIN KEY_GATEWAY SECTION..."""
+import base64, datetime, fcntl, http.client, json, os, re, shutil, signal, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from waits import BOUND, exit_status, stop, wait_until  # noqa: E402
+
+KEY_ADMIN, KEY_GATEWAY = sys.argv[1:3]
+SECTIONS = sys.argv[3:] or ["lock", "stale"]
+ENV = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(b"a" * 32).decode()}
+ENV.pop("KEY_STORE_TEST_STOP_BEFORE_RENAME", None)
+failures = 0
+
+
+def check(ok, rule, what, detail=""):
+    global failures
+    failures += not ok
+    print(("ok   " if ok else "FAIL ") + f"[{rule}] {what}" + ("" if ok else f": {detail}"), flush=True)
+    return ok
+
+
+def iso(days):
+    t = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Setup:
+    """A store, a routes file and a gateway over them, in a directory of its own."""
+
+    def __init__(self, name):
+        self.dir = tempfile.mkdtemp(prefix=f"keyhook-gateway-{name}-")
+        self.store = os.path.join(self.dir, "keys.jsonl")
+        self.routes = os.path.join(self.dir, "routes.json")
+        self.log = os.path.join(self.dir, "gateway.log")
+        with open(self.routes, "w") as f:
+            json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
+                       "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+        self.gateway = None
+        self.port = None
+
+    def admin(self, *args):
+        p = subprocess.run([KEY_ADMIN, "--store", self.store, *args], env=ENV, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"key_admin {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+        return p.stdout
+
+    def create(self, *extra):
+        return json.loads(self.admin("create", "--tenant", "acme", "--name", "a key", "--from", iso(-1), "--until",
+                                     iso(30), "--group", "user:pf", *extra))
+
+    def start(self, *extra):
+        with open(self.log, "a") as log:
+            self.gateway = subprocess.Popen(
+                [KEY_GATEWAY, "--listen", "127.0.0.1:0", "--store", self.store, "--routes", self.routes, "--proxy",
+                 "traefik", "--trusted-proxy", "127.0.0.1/32", *extra], env=ENV, stdout=subprocess.PIPE,
+                stderr=log, text=True)
+        m = re.search(r":(\d+)\s*$", self.gateway.stdout.readline())
+        if not m:
+            sys.exit(f"key_gateway did not start (exit {stop(self.gateway)}); see {self.log}")
+        self.port = int(m.group(1))
+
+    def call(self, key):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=BOUND)
+        c.request("GET", "/.auth", headers={"x-synthetic-key": key, "x-tenant-name": "acme",
+                                            "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/api/things",
+                                            "X-Forwarded-For": "127.0.0.1"})
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}
+
+    def status(self, key):
+        return self.call(key)[0]
+
+    def entry(self, key_id):
+        try:
+            with open(self.store) as f:
+                return {e["id"]: e for e in (json.loads(line) for line in f if line.strip())}.get(key_id)
+        except (OSError, ValueError):
+            return None
+
+    def log_lines(self):
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def replace_store(self, text):
+        """As a writer would: a whole new file renamed over the store."""
+        with open(self.store + ".new", "w") as f:
+            f.write(text)
+        os.replace(self.store + ".new", self.store)
+
+    def done(self):
+        if self.gateway and self.gateway.poll() is None:
+            stop(self.gateway)
+        if failures == 0:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            print(f"kept for a look: {self.dir}")
+
+
+def credits_of(entry):
+    return None if entry is None else entry.get("usage", {}).get("creditsRemaining")
+
+
+def section_lock():
+    s = Setup("lock")
+    key = s.create("--credits", "1000")
+    other = s.create()
+    s.start()
+    spent = 0
+    status, headers = s.call(key["key"])
+    spent += status == 200
+    check(status == 200 and headers.get("x-credits-remaining") == "999", "K14", "a call spends one credit",
+          f"{status} {headers}")
+    check(wait_until(lambda: credits_of(s.entry(key["id"])) == 999), "K14", "the first use is written back",
+          f"store: {s.entry(key['id'])}")
+
+    # The store's lock held, as a writer holds it: write-back cannot happen.
+    lock = open(s.store + ".lock", "a")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    before = open(s.store, "rb").read()
+    answered = []
+    for _ in range(20):
+        answered.append(s.status(key["key"]))
+    spent += answered.count(200)
+    check(answered == [200] * 20, "K16", "with the store's lock held, all 20 calls are answered", f"{answered}")
+    deferred = wait_until(lambda: any("usage not written back" in line and "locked by another writer" in line
+                                      for line in s.log_lines()))
+    check(deferred, "K14", "the gateway tried to write back and found the lock held (its log says so)",
+          f"log: {s.log_lines()[-5:]}")
+    more = [s.status(key["key"]) for _ in range(20)]
+    spent += more.count(200)
+    check(more == [200] * 20, "K16", "and after it found the lock held, 20 more calls are answered", f"{more}")
+    check(open(s.store, "rb").read() == before, "K14", "nothing was written while the lock was held")
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    lock.close()
+    check(wait_until(lambda: credits_of(s.entry(key["id"])) == 1000 - spent), "K14",
+          f"the lock released, the usage is written: {1000 - spent} credits left",
+          f"store: {s.entry(key['id'])}")
+    check((s.entry(key["id"]) or {}).get("lastUsedAt") is not None, "K15", "and lastUsedAt is written")
+
+    # Calls while key_admin changes another key: each change is read again
+    # (a new index swapped in) while this key's usage may be unwritten.
+    for i in range(6):
+        for _ in range(5):
+            spent += s.status(key["key"]) == 200
+        s.admin("update", "--id", other["id"], "--name", f"renamed {i}")
+        for _ in range(5):
+            spent += s.status(key["key"]) == 200
+    check(wait_until(lambda: s.entry(other["id"])["name"] == "renamed 5"
+                     and credits_of(s.entry(key["id"])) == 1000 - spent), "K14",
+          f"interleaved with key_admin's changes, every call spent exactly one credit ({1000 - spent} left)",
+          f"store: {s.entry(key['id'])}")
+    for _ in range(7):
+        spent += s.status(key["key"]) == 200
+    check(stop(s.gateway) == 0, "K14", "key_gateway stops cleanly (SIGTERM) after its last write-back")
+    check(credits_of(s.entry(key["id"])) == 1000 - spent, "K14",
+          f"after the shutdown's write-back: {1000 - spent} credits left, none lost or spent twice",
+          f"store: {s.entry(key['id'])}")
+    s.done()
+
+
+def failure_lines(s):
+    return [line for line in s.log_lines() if "the store could not be read" in line]
+
+
+def stale_lines(s):
+    return [line for line in s.log_lines() if line.startswith("key_gateway: stale:")]
+
+
+def section_stale():
+    # Within the stale period: answers from what it holds.
+    s = Setup("stale-hold")
+    key = s.create()
+    s.start("--stale-for", "60")
+    check(s.status(key["key"]) == 200, "K17", "a valid key is allowed")
+    good = open(s.store).read()
+    s.replace_store("not a stored key\n")
+    check(wait_until(lambda: failure_lines(s)), "K17", "a corrupted store: the read failure is logged")
+    check(s.status(key["key"]) == 200, "K17", "within the stale period (60 s) the key is still allowed")
+    s.replace_store(good)
+    check(wait_until(lambda: any("the store reads again" in line for line in s.log_lines())), "K17",
+          "the store put back, the gateway says it reads again")
+    check(stop(s.gateway) == 0, "K17", "key_gateway stops cleanly")
+    s.done()
+
+    # Past the stale period: every call refused, the failures logged once a second.
+    s = Setup("stale")
+    key = s.create()
+    s.start("--stale-for", "1")
+    check(s.status(key["key"]) == 200, "K17", "a valid key is allowed")
+    good = open(s.store).read()
+    for how in ("corrupted", "removed"):
+        started = time.monotonic()
+        logged_before = len(failure_lines(s))
+        stale_before = len(stale_lines(s))
+        if how == "corrupted":
+            s.replace_store("{\"id\": \"not a stored key\"}\n")
+        else:
+            os.unlink(s.store)
+        refused = wait_until(lambda: s.call(key["key"])[0] == 503)
+        status, headers = s.call(key["key"])
+        check(refused and status == 503 and headers.get("retry-after") == "1", "K17",
+              f"store {how}: past the stale period every call is refused with 503 and Retry-After: 1",
+              f"{status} {headers}")
+        check(wait_until(lambda: any("more since the last report" in line for line in failure_lines(s)[logged_before:])),
+              "K17", f"store {how}: a later failure line counts the repeats it stands for")
+        lines = failure_lines(s)[logged_before:]
+        elapsed = time.monotonic() - started
+        # Checked four times a second: unthrottled, that would be 4 lines a second.
+        check(1 <= len(lines) <= int(elapsed) + 1, "K17",
+              f"store {how}: the read failure is logged at most once a second "
+              f"({len(lines)} lines in {elapsed:.1f} s)", "\n".join(lines))
+        check(len(stale_lines(s)) == stale_before + 1, "K17", f"store {how}: going stale is logged, once")
+        s.replace_store(good)
+        check(wait_until(lambda: s.status(key["key"]) == 200), "K17", f"store {how} and put back: allowed again")
+    check(stop(s.gateway) == 0, "K17", "key_gateway stops cleanly")
+    s.done()
+
+
+for section in SECTIONS:
+    {"lock": section_lock, "stale": section_stale}[section]()
+print("all checks passed" if failures == 0 else f"{failures} check(s) failed", flush=True)
+sys.exit(min(failures, 100))
