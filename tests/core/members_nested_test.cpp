@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/endpoint_health_table.hpp"  // the notice's table, read below
 #include "keyhook/endpoint_health.hpp"
 #include "keyhook/json_input.hpp"
 

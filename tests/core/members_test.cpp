@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/api_key_table.hpp"  // api_key's table, checked below
 #include "keyhook/api_key.hpp"
 
 using keyhook::errc;
