@@ -24,7 +24,8 @@
 //                       digits, a secret), so ids stay the same across runs
 //                       (store-wide: an id covers the body, which names the
 //                       tenant); "clockEpoch", the epoch of the workers'
-//                       timeline (B6, --time-scale), kept by the first worker
+//                       timeline (B6, --time-scale), and "clockScale", its
+//                       scale, both kept by the first worker
 //   keyhook_endpoints   one row per (tenant, webhook), shared by every worker:
 //                       its keyhook::endpoint_state (H10's health and disabled
 //                       flag, H11's throttle state) as JSON, and a version
@@ -98,6 +99,11 @@ public:
     // B6: the epoch of the workers' timeline: `candidate` if the store had
     // none (the first writer wins), else the one it has.
     virtual std::int64_t clock_epoch(std::int64_t candidate) = 0;
+
+    // B6: the time scale of the workers' timeline: `candidate` if the store
+    // had none (the first worker's), else the one it has ("clockScale"). A
+    // worker started at another scale is refused: one timeline per store.
+    virtual double clock_scale(double candidate) = 0;
 
     // Deliveries not yet ended, leased or not.
     virtual std::uint64_t pending() = 0;

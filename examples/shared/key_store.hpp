@@ -386,7 +386,7 @@ private:
     class lock {
     public:
         lock(const std::string& path, bool wait)
-            : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+            : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) {
             if (fd_ >= 0 && ::flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
                 busy_ = errno == EWOULDBLOCK;
                 ::close(fd_);

@@ -4,6 +4,7 @@
 // once the lease runs out. Needs libpq (Debian libpq-dev).
 #pragma once
 
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -85,6 +86,15 @@ public:
         const auto r = run(sql::select_setting, {"clockEpoch"});
         if (PQntuples(r.get()) == 0) throw std::runtime_error("PostgreSQL store: the clock epoch was not kept");
         return std::stoll(PQgetvalue(r.get(), 0, 0));
+    }
+
+    double clock_scale(double candidate) override {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.17g", candidate);
+        run(sql::insert_setting, {"clockScale", text});
+        const auto r = run(sql::select_setting, {"clockScale"});
+        if (PQntuples(r.get()) == 0) throw std::runtime_error("PostgreSQL store: the clock scale was not kept");
+        return std::strtod(PQgetvalue(r.get(), 0, 0), nullptr);
     }
 
     std::uint64_t pending() override {

@@ -4,6 +4,7 @@
 // later for RETURNING.
 #pragma once
 
+#include <cstdlib>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -49,7 +50,7 @@ public:
     // existing file keeps its mode (chmod 600 one an earlier version made).
     static void create_owner_only(const std::string& path) {
         if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
-        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
             throw std::runtime_error("cannot open the SQLite store: cannot create the file: " +
                                      std::string(std::strerror(errno)));
@@ -107,6 +108,21 @@ public:
         }
         t.commit();
         return std::stoll(epoch);
+    }
+
+    double clock_scale(double candidate) override {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.17g", candidate);
+        transaction t(*this);
+        statement(*this, sql::insert_setting).text(1, "clockScale").text(2, text).done();
+        std::string kept;
+        {
+            statement s(*this, sql::select_setting);
+            s.text(1, "clockScale");
+            if (s.step()) kept = s.column_text(0);
+        }
+        t.commit();
+        return std::strtod(kept.c_str(), nullptr);
     }
 
     std::uint64_t pending() override {

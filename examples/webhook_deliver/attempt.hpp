@@ -39,6 +39,11 @@ inline keyhook::timestamp clock_now() { return keyhook::to_timestamp(std::chrono
 // the store reads from it (kept there by the first), so all workers agree
 // on due times, key expiries (B5) and failing periods (H10). Scale 0 has no
 // such timeline: main refuses it with a store.
+// The smallest --time-scale a store's workers may share: a timeline a
+// million times faster than real time reaches the year 9999 (the last a
+// timestamp holds) only after about three real days.
+inline constexpr double min_store_time_scale = 1e-6;
+
 class run_clock {
 public:
     explicit run_clock(double scale) : scale_(scale), now_(clock_now()) {}
@@ -52,7 +57,13 @@ public:
         if (!epoch_) return now_;
         const auto real = clock_now();
         if (scale_ == 1.0) return real;
+        // Saturated at the first and last instants a timestamp holds: a
+        // scaled gap never overflows into a time before the epoch (B6).
         const double since = static_cast<double>((real - *epoch_).count()) / scale_;
+        const double latest = static_cast<double>((keyhook::max_timestamp - *epoch_).count());
+        const double earliest = static_cast<double>((keyhook::min_timestamp - *epoch_).count());
+        if (since >= latest) return keyhook::max_timestamp;
+        if (since <= earliest) return keyhook::min_timestamp;
         return *epoch_ + std::chrono::microseconds(static_cast<std::int64_t>(since));
     }
     void wait_until(keyhook::timestamp t) { wait_toward(t, std::chrono::microseconds::max()); }

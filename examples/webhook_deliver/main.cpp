@@ -241,6 +241,11 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             "--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
         return std::nullopt;
     }
+    if (args.store && !args.list && args.time_scale < deliver::min_store_time_scale) {
+        status = usage_error("--time-scale with a store: at least 0.000001 (a million times faster than real "
+                             "time), so that the shared timeline stays within the years a timestamp holds");
+        return std::nullopt;
+    }
     if (args.until_empty && !args.work) {
         status = usage_error("--until-empty goes with --work");
         return std::nullopt;
@@ -387,7 +392,13 @@ int main(int argc, char** argv) {
                 deliver::list_store(*store);
                 return exit_ok;
             }
-            // B6: the store's one timeline, from the epoch its first worker kept.
+            // B6: the store's one timeline, from the epoch and the scale its first worker kept.
+            const double kept = store->clock_scale(args->time_scale);
+            if (kept != args->time_scale) {
+                std::cerr << "webhook_deliver: --time-scale " << args->time_scale << ": this store's workers run at "
+                          << kept << " (kept by its first worker; B6: one timeline per store)\n";
+                return exit_usage;
+            }
             clock = deliver::run_clock::anchored(
                 args->time_scale, examples::store::from_micros(store->clock_epoch(deliver::real_micros())));
         } catch (const std::exception& e) {

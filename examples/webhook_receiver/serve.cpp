@@ -271,7 +271,9 @@ public:
             if (!write_all(STDOUT_FILENO, text)) {
                 // Not processed: the id is given back, so the sender's retry is.
                 if (id) replays_.release(*id);
-                return answer(503, "the accepted line could not be written to standard output; retry later");
+                auto r = answer(503, "the accepted line could not be written to standard output; retry later");
+                r.headers.push_back({"Retry-After", "5"});
+                return r;
             }
         }
         if (id) replays_.accept(*id);  // H9, B6: accepted once written, not before
@@ -355,8 +357,10 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             s.store = argv[++i];
         } else if (arg == "--replay-scope" && i + 1 < argc) {
             s.replay_scope = argv[++i];
-            if (s.replay_scope.empty() || s.replay_scope.size() > 128)
-                return usage("--replay-scope: expected a name of 1 to 128 bytes");
+            const bool printable = std::all_of(s.replay_scope.begin(), s.replay_scope.end(),
+                                               [](char c) { return c >= 0x20 && c < 0x7f; });
+            if (s.replay_scope.empty() || s.replay_scope.size() > 128 || !printable)
+                return usage("--replay-scope: expected a name of 1 to 128 printable ASCII characters");
         } else if (arg == "--pending-bound" && i + 1 < argc) {
             char* end = nullptr;
             const double seconds = std::strtod(argv[++i], &end);
@@ -393,6 +397,10 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     // SIGINT and SIGTERM are taken by a thread of their own (sigwait), so
     // stopping the server never runs in a signal handler. Blocked before the
     // server's threads start, so none of them takes the signal instead.
+    // A reader of standard output that goes away must not kill the receiver:
+    // the write then fails with EPIPE, and the delivery is answered 503 and
+    // its id given back (H9, B6), as when the output cannot be written at all.
+    std::signal(SIGPIPE, SIG_IGN);
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);

@@ -171,5 +171,31 @@ async function post(port, path, body, headers, method = "POST") {
   blocked.kill("SIGTERM");
   if ((await within(blockedClosed, BOUND_MS, undefined)) === undefined) blocked.kill("SIGKILL");
   fs.closeSync(full);
+
+  // Standard output a pipe whose reader has gone (EPIPE): the receiver is not
+  // killed by SIGPIPE; the delivery is answered 503 with Retry-After and its
+  // id given back, and the receiver keeps answering.
+  const piped = spawn(receiver, ["--listen", "127.0.0.1:0"], {
+    env: { ...process.env, KEYHOOK_RECEIVER_KEY: apiKey, KEYHOOK_SIGNING_SECRET: longSecret },
+    stdio: ["ignore", "pipe", "pipe"] });
+  const pipedClosed = closing(piped);
+  let pipedErr = "";
+  const pipedPort = await within(new Promise((resolve) => piped.stderr.on("data", (d) => {
+    pipedErr += d;
+    const m = /listening on 127\.0\.0\.1:(\d+)/.exec(pipedErr);
+    if (m) resolve(Number(m[1]));
+  })), BOUND_MS, null);
+  check(pipedPort !== null, "a receiver with standard output on a pipe listens");
+  if (pipedPort !== null) {
+    piped.stdout.destroy();  // the reader goes away
+    const b6 = notification("DeleteEngine");
+    const first = await post(pipedPort, "/hook", b6, { ...key, ...signed(longSecret, "msg_interop_16", b6) });
+    const again = await post(pipedPort, "/hook", b6, { ...key, ...signed(longSecret, "msg_interop_16", b6) });
+    check(first === 503 && again === 503 && piped.exitCode === null && piped.signalCode === null,
+          `[H9] standard output a pipe with no reader: 503 twice, and the receiver still runs ` +
+          `(${first}, ${again}, exit ${piped.exitCode}, signal ${piped.signalCode})`);
+  }
+  piped.kill("SIGTERM");
+  if ((await within(pipedClosed, BOUND_MS, undefined)) === undefined) piped.kill("SIGKILL");
   done();
 })();

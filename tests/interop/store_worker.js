@@ -81,6 +81,12 @@ async function clock(store, dir) {
   const idleSince = Date.now();
   check(await waitUntil(() => Date.now() - idleSince >= IDLE_MS && a.child.exitCode === null, 2 * IDLE_MS),
         `[B6] worker A idles ${IDLE_MS} ms on the empty store`);
+  // B6: one timeline per store: worker A (scale 1) kept the scale; another is refused.
+  const other = spawnSync(deliver, ["--allow-local", "--time-scale", "0.5", "--store", store, "--work"],
+                          { encoding: "utf8", timeout: BOUND_MS });
+  check(other.status === 2 && /run at 1 /.test(other.stderr),
+        `[B6] a worker at another --time-scale than the store's is refused, exit 2 ` +
+        `(${other.status}; ${String(other.stderr).trim().split("\n")[0]})`);
   // The old key expires 1.5 s after the enqueue, half a second after the delivery is due.
   const enqueuedFrom = Date.now();
   const expiresAt = enqueuedFrom + 1500;

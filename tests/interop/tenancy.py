@@ -91,7 +91,7 @@ def run(store, document, scale="0.0001"):
 def enqueue_only(store, document):
     """Enqueues the document's deliveries (due later) and stops the worker once
     they are stored, before any is due: they wait in the store."""
-    p = subprocess.Popen([DELIVER, "--allow-local", "--time-scale", "1", "--store", store, "-"],
+    p = subprocess.Popen([DELIVER, "--allow-local", "--time-scale", "0.0001", "--store", store, "-"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p.stdin.write(json.dumps(document))
     p.stdin.close()
@@ -178,11 +178,12 @@ if probe.returncode == 2 and "this build was made without" in probe.stderr:
 
 def scenarios():
     # --- 1. acme's queued delivery, then globex's webhook of the same name ---------------
-    # acme enqueues an event for its crm-sync (due in an hour) and its worker stops;
+    # acme enqueues an event for its crm-sync (due in 40,000 s of the store's
+    # timeline, 4 s of real time at its scale) and its worker stops;
     # globex enqueues its own crm-sync, pointing elsewhere, and works the store to the end.
     Receiver.seen = []
     store = stores.new()
-    added, err = enqueue_only(store, doc("acme", "acme", ACME_KEY, [(3600, "acme-private")]))
+    added, err = enqueue_only(store, doc("acme", "acme", ACME_KEY, [(40000, "acme-private")]))
     check(added, f"[B6] acme's delivery is stored before its worker stops ({err.strip()})")
     status, err, attempts, notices = run(store, doc("globex", "globex", GLOBEX_KEY, [(0, "globex-own")]))
     check(status == 0 and len(attempts) == 2, f"[B6] globex's run works both deliveries to the end ({status}: {err.strip()})")
