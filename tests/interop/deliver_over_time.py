@@ -81,8 +81,9 @@ def deliver(webhooks, events, scale, store=()):
             [l["operational"] for l in lines if "operational" in l])
 
 
-def health_and_throttle(mode, store=()):
-    """The H10 and H11 runs, in memory or with a store (mode names the checks)."""
+def health_and_throttle(mode, store=(), throttle_store=()):
+    """The H10 and H11 runs, in memory or with stores (mode names the checks).
+    With stores, each run has its own: a store keeps one time scale (B6)."""
     # --- H10: an endpoint failing for 6 virtual days ------------------------------
     # Events every 1.5 days to a dead endpoint and to one that fails often but
     # answers 200 now and then. 5e-6: 7.5 virtual days in under 4 s.
@@ -130,7 +131,7 @@ def health_and_throttle(mode, store=()):
     # is less compressed there, and a gap is 0.5 s plus that time.
     status, err, attempts, notices = deliver([hook("slowed", maxPerSecond=2), hook("free")],
                                              [event(0, "t%d" % i) for i in range(10)], 0.5 if store else 0.01,
-                                             store)
+                                             throttle_store)
     check(mode, status == 0, f"[H11] exits 0 ({status}: {err.strip()})")
     slowed = [when(a["sentAt"]) for a in attempts if a["webhook"] == "slowed"]
     gaps = [(b - a).total_seconds() for a, b in zip(slowed, slowed[1:])]
@@ -218,7 +219,7 @@ else:
     # With a store (rule B6), the health, the throttle state and the disabled
     # flag are the webhook's one row in keyhook_endpoints.
     store = stores.new()
-    health_and_throttle(KIND, ("--store", store))
+    health_and_throttle(KIND, ("--store", store), ("--store", stores.new()))
     rows = stores.endpoint_rows(store)
     dead_row = json.loads(rows.get("dead", "{}"))
     check(KIND, set(rows) <= {"dead", "blip", "slowed", "free"} and dead_row.get("disabled") is True
