@@ -13,7 +13,8 @@
 // forward_auth.hpp; this file adds the HTTP server (H13), the store and the
 // signals. Rate states live in memory; credits and lastUsedAt go back to the
 // store at most once a second and on shutdown, merged under the store's lock
-// (key_store::apply_write_backs), and so does a key's digest under the
+// (key_store::merge_write_backs; only the changed keys' lines are formatted
+// and checked, key_store::store_file::update_usage), and so does a key's digest under the
 // current pepper after it matched under a legacy form or an older pepper.
 // All of that runs on the main thread, off the request path: a call never
 // waits on file I/O or on the store's lock (a write-back the lock defers is
@@ -204,7 +205,9 @@ public:
           store_(settings_.store),
           index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})),
           heard_at_(steady::now().time_since_epoch().count()) {
-        store_.keep_last_version(true);  // a write-back after its own write parses nothing
+        // A write-back after the gateway's own write or read parses nothing,
+        // and formats and checks only the lines of the keys it changes.
+        store_.keep_last_version(true);
     }
 
     examples::http_server::response handle(const examples::http_server::request& req) {
@@ -273,11 +276,11 @@ public:
             // A store that is gone is not an empty one: nothing is written, and
             // the gateway keeps what it holds (K17's stale period).
             missing = !before.exists;
-            if (missing) return false;
+            if (missing) return std::vector<std::size_t>{};
             external = before != seen_;
             changes = take_changes();
             results.assign(changes.size(), merge_result{});
-            const bool changed = key_store::apply_write_backs(entries, changes);
+            auto changed = key_store::merge_write_backs(entries, changes);
             std::unordered_map<std::string_view, const key_store::entry*> by_id;
             by_id.reserve(entries.size());
             for (const auto& e : entries) by_id.emplace(e.record.id.str(), &e);
@@ -292,12 +295,14 @@ public:
             return changed;
         };
         std::optional<key_store::file_stamp> stamp;
+        // Only the changed entries' lines are formatted and checked; the
+        // others are written as read (update_usage; K18 still holds).
         if (wait) {
-            auto r = store_.update(merge);
+            auto r = store_.update_usage(merge);
             if (!r) return write_failed(changes, r.error().what());
             stamp = *r;
         } else {
-            auto r = store_.try_update(merge);
+            auto r = store_.try_update_usage(merge);
             if (!r) return write_failed(changes, r.error().what());
             if (!*r) return write_failed(changes, "the store is locked by another writer; trying again");
             stamp = **r;
