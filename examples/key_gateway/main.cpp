@@ -27,9 +27,15 @@
 // store reads again. Such failures are logged at most once a second.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -176,6 +182,86 @@ private:
     unsigned long repeats_ = 0, total_ = 0;
 };
 
+// Runs a write-back's jobs (formatting and checking the changed lines, each
+// independent) on a thread of its own at a lower CPU priority (nice 19, on
+// Linux, for that thread alone), so that with the cores saturated the calls
+// get the CPU first. The caller waits at most `patience` and then takes the
+// jobs left itself, at its own priority; it returns when every job is done.
+// So the lower priority delays a write-back by at most `patience` (and one
+// job started at it), which the caller keeps inside K17's stale period.
+class background_runner {
+public:
+    background_runner() : thread_([this] { loop(); }) {}
+    ~background_runner() {
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            quit_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+    }
+    background_runner(const background_runner&) = delete;
+    background_runner& operator=(const background_runner&) = delete;
+
+    void run(std::size_t n, const std::function<void(std::size_t)>& job, steady::duration patience) {
+        if (n == 0) return;
+        auto b = std::make_shared<batch>(&job, n);
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            current_ = b;
+        }
+        wake_.notify_all();
+        {
+            std::unique_lock<std::mutex> hold(mutex_);
+            done_.wait_for(hold, patience, [&] { return b->done.load() == n; });
+        }
+        work(*b);  // what the background thread has not taken yet
+        std::unique_lock<std::mutex> hold(mutex_);
+        done_.wait(hold, [&] { return b->done.load() == n; });
+        if (current_ == b) current_.reset();
+    }
+
+private:
+    struct batch {
+        batch(const std::function<void(std::size_t)>* j, std::size_t count) : job(j), n(count) {}
+        const std::function<void(std::size_t)>* job;  // called only for a k taken below n, so before run returns
+        std::size_t n;
+        std::atomic<std::size_t> next{0}, done{0};
+    };
+
+    void work(batch& b) {
+        for (std::size_t k; (k = b.next.fetch_add(1)) < b.n;) {
+            (*b.job)(k);
+            if (b.done.fetch_add(1) + 1 == b.n) {
+                std::lock_guard<std::mutex> hold(mutex_);
+                done_.notify_all();
+            }
+        }
+    }
+
+    void loop() {
+#ifdef __linux__
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);  // this thread only (Linux)
+#endif
+        for (;;) {
+            std::shared_ptr<batch> b;
+            {
+                std::unique_lock<std::mutex> hold(mutex_);
+                wake_.wait(hold, [&] { return quit_ || current_; });
+                if (quit_) return;
+                b.swap(current_);
+            }
+            work(*b);
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    std::shared_ptr<batch> current_;
+    bool quit_ = false;
+    std::thread thread_;  // last: started once the members above exist
+};
+
 // What the gateway holds of one stored key.
 struct live_key {
     std::string tenant;
@@ -294,15 +380,29 @@ public:
             if (external || rehashed || !loaded_) merged = entries;
             return changed;
         };
-        std::optional<key_store::file_stamp> stamp;
         // Only the changed entries' lines are formatted and checked; the
-        // others are written as read (update_usage; K18 still holds).
+        // others are written as read (update_usage; K18 still holds). The
+        // changed lines are done at a lower priority for at most half of
+        // K17's stale period since the store was last heard from (and at most
+        // a second), then at the store thread's own: the lower priority never
+        // lets the gateway go stale. At shutdown, no waiting.
+        const auto since_heard =
+            steady::now() - steady::time_point(steady::duration(heard_at_.load(std::memory_order_relaxed)));
+        const auto patience =
+            wait ? steady::duration::zero()
+                 : std::clamp<steady::duration>(
+                       std::chrono::duration_cast<steady::duration>(settings_.stale_for) / 2 - since_heard,
+                       steady::duration::zero(), std::chrono::duration_cast<steady::duration>(std::chrono::seconds{1}));
+        const auto run = [this, patience](std::size_t n, const std::function<void(std::size_t)>& job) {
+            runner_.run(n, job, patience);
+        };
+        std::optional<key_store::file_stamp> stamp;
         if (wait) {
-            auto r = store_.update_usage(merge);
+            auto r = store_.update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
             stamp = *r;
         } else {
-            auto r = store_.try_update_usage(merge);
+            auto r = store_.try_update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
             if (!*r) return write_failed(changes, "the store is locked by another writer; trying again");
             stamp = **r;
@@ -556,6 +656,7 @@ private:
     failure_log write_log_{"usage not written back"};
     // Both: when the store was last read or written (steady clock ticks).
     std::atomic<steady::rep> heard_at_;
+    background_runner runner_;  // the store thread's write-back jobs
 };
 
 std::string read_file(const std::string& path) {

@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -354,18 +355,29 @@ public:
     // another line's, so then the whole text is read back with parse_store,
     // as update does. Without keep_last_version, or when the file changed
     // since, it is read (and parsed) first, as update does.
-    template <class Change>
-    keyhook::result<file_stamp> update_usage(Change&& change) {
+    //
+    // `run` formats and checks the changed lines: run(n, job) calls job(0)
+    // to job(n - 1), each exactly once, on any threads, and returns when all
+    // have returned (the jobs share nothing but what they read). By default,
+    // on the calling thread, in order; key_gateway runs them at a lower CPU
+    // priority.
+    struct run_here {
+        void operator()(std::size_t n, const std::function<void(std::size_t)>& job) const {
+            for (std::size_t k = 0; k < n; ++k) job(k);
+        }
+    };
+    template <class Change, class Run = run_here>
+    keyhook::result<file_stamp> update_usage(Change&& change, Run&& run = Run{}) {
         lock held(path_ + ".lock", true);
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
-        return locked_update_usage(change);
+        return locked_update_usage(change, run);
     }
-    template <class Change>
-    keyhook::result<std::optional<file_stamp>> try_update_usage(Change&& change) {
+    template <class Change, class Run = run_here>
+    keyhook::result<std::optional<file_stamp>> try_update_usage(Change&& change, Run&& run = Run{}) {
         lock held(path_ + ".lock", false);
         if (held.busy()) return std::optional<file_stamp>{};
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
-        auto r = locked_update_usage(change);
+        auto r = locked_update_usage(change, run);
         if (!r) return r.error();
         return std::optional<file_stamp>{*r};
     }
@@ -478,8 +490,8 @@ private:
         return after;
     }
 
-    template <class Change>
-    keyhook::result<file_stamp> locked_update_usage(Change& change) {
+    template <class Change, class Run>
+    keyhook::result<file_stamp> locked_update_usage(Change& change, Run& run) {
         const auto before = stamp_of(path_);
         auto v = load(before);
         if (!v) return v.error();
@@ -495,23 +507,39 @@ private:
         };
         if (v->entries.size() != count || v->lines.size() != count)
             return refused("(store)", "a usage write added or removed a key");
-        // K18, per changed line: the reader's checks, and the same id (see update_usage).
-        std::vector<std::string> fresh;
-        fresh.reserve(changed.size());
+        for (std::size_t k = 0; k < changed.size(); ++k)
+            if (changed[k] >= count || (k > 0 && changed[k] <= changed[k - 1]))
+                return refused("(store)", "a usage write named a position twice or out of range");
+        // K18, per changed line: the reader's checks, and the same id (see
+        // update_usage). Each job reads its entry and line, writes its slots.
+        std::vector<std::string> fresh(changed.size());
+        std::vector<std::optional<keyhook::error>> problem(changed.size());
+        std::vector<char> moved(changed.size(), 0);
+        run(changed.size(), std::function<void(std::size_t)>([&](std::size_t k) {
+                const auto i = changed[k];
+                const std::string where = "line:" + std::to_string(i + 1);
+                try {
+                    fresh[k] = to_line(v->entries[i]).dump();
+                } catch (const std::exception& e) {
+                    problem[k] = keyhook::error{keyhook::errc::invalid_value, where, e.what()};
+                    return;
+                }
+                const auto back = parse_line(fresh[k], where);
+                if (!back)
+                    problem[k] = back.error();
+                else if (back->record.id.str() != v->lines[i].id)
+                    problem[k] = keyhook::error{keyhook::errc::invalid_value, where + ": id",
+                                                "a usage write changed the id"};
+                else
+                    moved[k] = back->stored_key != v->lines[i].stored_key;
+            }));
         bool key_moved = false;
         for (std::size_t k = 0; k < changed.size(); ++k) {
-            const auto i = changed[k];
-            if (i >= count || (k > 0 && i <= changed[k - 1]))
-                return refused("(store)", "a usage write named a position twice or out of range");
-            fresh.push_back(to_line(v->entries[i]).dump());
-            const std::string where = "line:" + std::to_string(i + 1);
-            const auto back = parse_line(fresh.back(), where);
-            if (!back)
-                return keyhook::error{back.error().code, path_,
-                                      "write refused, the store is unchanged: " + back.error().path + ": " +
-                                          back.error().message};
-            if (back->record.id.str() != v->lines[i].id) return refused(where + ": id", "a usage write changed the id");
-            key_moved = key_moved || back->stored_key != v->lines[i].stored_key;
+            if (problem[k])
+                return keyhook::error{problem[k]->code, path_,
+                                      "write refused, the store is unchanged: " + problem[k]->path + ": " +
+                                          problem[k]->message};
+            key_moved = key_moved || moved[k];
         }
         std::size_t size = 0;
         for (const auto& l : v->lines) size += l.text.size() + 1;
