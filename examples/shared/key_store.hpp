@@ -14,7 +14,7 @@
 // reader sees the old or the new file, never half of one (K18). Writers take an advisory lock (flock on
 // FILE.lock, which a rename does not replace) and re-read the file under it,
 // so two programs writing never undo each other's changes; see
-// apply_write_backs for the gateway's merge. POSIX only.
+// merge_write_backs and store_file::update_usage for the gateway's merge. POSIX only.
 #pragma once
 
 #include <fcntl.h>
@@ -233,8 +233,7 @@ struct write_back {
 // store_file::update_usage requires. apply_write_backs returns whether
 // anything changed.
 // Linear in the entries plus the changes (one id table, not a search per change).
-inline std::vector<std::size_t> merge_write_backs(std::vector<entry>& entries,
-                                                  const std::vector<write_back>& changes) {
+inline std::vector<std::size_t> merge_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
     std::vector<std::size_t> changed;
     std::unordered_map<std::string_view, std::size_t> by_id;
     if (!changes.empty()) {
@@ -334,8 +333,9 @@ public:
     // For key_gateway's write-back (K14's credits, K15's lastUsedAt, K11's
     // rehash): as update and try_update, but change(entries, stamp_read)
     // returns the positions of the entries it changed (as merge_write_backs
-    // does; none changed: nothing is written), and changes no entry's id, adds
-    // none, removes none and reorders none. The file is still replaced whole
+    // does; none changed: nothing is written; an entry changed but not named
+    // is written as its old line), and changes no entry's id, adds none,
+    // removes none and reorders none. The file is still replaced whole
     // (a unique temporary file, fsync, rename), but its cost is in the entries
     // changed, not in the store: with keep_last_version, the lines of the
     // other entries are written byte for byte as they were read or last
@@ -528,17 +528,17 @@ private:
                 if (!back)
                     problem[k] = back.error();
                 else if (back->record.id.str() != v->lines[i].id)
-                    problem[k] = keyhook::error{keyhook::errc::invalid_value, where + ": id",
-                                                "a usage write changed the id"};
+                    problem[k] =
+                        keyhook::error{keyhook::errc::invalid_value, where + ": id", "a usage write changed the id"};
                 else
                     moved[k] = back->stored_key != v->lines[i].stored_key;
             }));
         bool key_moved = false;
         for (std::size_t k = 0; k < changed.size(); ++k) {
             if (problem[k])
-                return keyhook::error{problem[k]->code, path_,
-                                      "write refused, the store is unchanged: " + problem[k]->path + ": " +
-                                          problem[k]->message};
+                return keyhook::error{
+                    problem[k]->code, path_,
+                    "write refused, the store is unchanged: " + problem[k]->path + ": " + problem[k]->message};
             key_moved = key_moved || moved[k];
         }
         std::size_t size = 0;
