@@ -13,7 +13,8 @@
 // forward_auth.hpp; this file adds the HTTP server (H13), the store and the
 // signals. Rate states live in memory; credits and lastUsedAt go back to the
 // store at most once a second and on shutdown, merged under the store's lock
-// (key_store::apply_write_backs), and so does a key's digest under the
+// (key_store::merge_write_backs; only the changed keys' lines are formatted
+// and checked, key_store::store_file::update_usage), and so does a key's digest under the
 // current pepper after it matched under a legacy form or an older pepper.
 // All of that runs on the main thread, off the request path: a call never
 // waits on file I/O or on the store's lock (a write-back the lock defers is
@@ -26,9 +27,15 @@
 // store reads again. Such failures are logged at most once a second.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -175,6 +182,86 @@ private:
     unsigned long repeats_ = 0, total_ = 0;
 };
 
+// Runs a write-back's jobs (formatting and checking the changed lines, each
+// independent) on a thread of its own at a lower CPU priority (nice 19, on
+// Linux, for that thread alone), so that with the cores saturated the calls
+// get the CPU first. The caller waits at most `patience` and then takes the
+// jobs left itself, at its own priority; it returns when every job is done.
+// So the lower priority delays a write-back by at most `patience` (and one
+// job started at it), which the caller keeps inside K17's stale period.
+class background_runner {
+public:
+    background_runner() : thread_([this] { loop(); }) {}
+    ~background_runner() {
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            quit_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+    }
+    background_runner(const background_runner&) = delete;
+    background_runner& operator=(const background_runner&) = delete;
+
+    void run(std::size_t n, const std::function<void(std::size_t)>& job, steady::duration patience) {
+        if (n == 0) return;
+        auto b = std::make_shared<batch>(&job, n);
+        {
+            std::lock_guard<std::mutex> hold(mutex_);
+            current_ = b;
+        }
+        wake_.notify_all();
+        {
+            std::unique_lock<std::mutex> hold(mutex_);
+            done_.wait_for(hold, patience, [&] { return b->done.load() == n; });
+        }
+        work(*b);  // what the background thread has not taken yet
+        std::unique_lock<std::mutex> hold(mutex_);
+        done_.wait(hold, [&] { return b->done.load() == n; });
+        if (current_ == b) current_.reset();
+    }
+
+private:
+    struct batch {
+        batch(const std::function<void(std::size_t)>* j, std::size_t count) : job(j), n(count) {}
+        const std::function<void(std::size_t)>* job;  // called only for a k taken below n, so before run returns
+        std::size_t n;
+        std::atomic<std::size_t> next{0}, done{0};
+    };
+
+    void work(batch& b) {
+        for (std::size_t k; (k = b.next.fetch_add(1)) < b.n;) {
+            (*b.job)(k);
+            if (b.done.fetch_add(1) + 1 == b.n) {
+                std::lock_guard<std::mutex> hold(mutex_);
+                done_.notify_all();
+            }
+        }
+    }
+
+    void loop() {
+#ifdef __linux__
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);  // this thread only (Linux)
+#endif
+        for (;;) {
+            std::shared_ptr<batch> b;
+            {
+                std::unique_lock<std::mutex> hold(mutex_);
+                wake_.wait(hold, [&] { return quit_ || current_; });
+                if (quit_) return;
+                b.swap(current_);
+            }
+            work(*b);
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    std::shared_ptr<batch> current_;
+    bool quit_ = false;
+    std::thread thread_;  // last: started once the members above exist
+};
+
 // What the gateway holds of one stored key.
 struct live_key {
     std::string tenant;
@@ -204,7 +291,9 @@ public:
           store_(settings_.store),
           index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})),
           heard_at_(steady::now().time_since_epoch().count()) {
-        store_.keep_last_version(true);  // a write-back after its own write parses nothing
+        // A write-back after the gateway's own write or read parses nothing,
+        // and formats and checks only the lines of the keys it changes.
+        store_.keep_last_version(true);
     }
 
     examples::http_server::response handle(const examples::http_server::request& req) {
@@ -273,11 +362,11 @@ public:
             // A store that is gone is not an empty one: nothing is written, and
             // the gateway keeps what it holds (K17's stale period).
             missing = !before.exists;
-            if (missing) return false;
+            if (missing) return std::vector<std::size_t>{};
             external = before != seen_;
             changes = take_changes();
             results.assign(changes.size(), merge_result{});
-            const bool changed = key_store::apply_write_backs(entries, changes);
+            auto changed = key_store::merge_write_backs(entries, changes);
             std::unordered_map<std::string_view, const key_store::entry*> by_id;
             by_id.reserve(entries.size());
             for (const auto& e : entries) by_id.emplace(e.record.id.str(), &e);
@@ -291,13 +380,29 @@ public:
             if (external || rehashed || !loaded_) merged = entries;
             return changed;
         };
+        // Only the changed entries' lines are formatted and checked; the
+        // others are written as read (update_usage; K18 still holds). The
+        // changed lines are done at a lower priority for at most half of
+        // K17's stale period since the store was last heard from (and at most
+        // a second), then at the store thread's own: the lower priority never
+        // lets the gateway go stale. At shutdown, no waiting.
+        const auto since_heard =
+            steady::now() - steady::time_point(steady::duration(heard_at_.load(std::memory_order_relaxed)));
+        const auto patience =
+            wait ? steady::duration::zero()
+                 : std::clamp<steady::duration>(
+                       std::chrono::duration_cast<steady::duration>(settings_.stale_for) / 2 - since_heard,
+                       steady::duration::zero(), std::chrono::duration_cast<steady::duration>(std::chrono::seconds{1}));
+        const auto run = [this, patience](std::size_t n, const std::function<void(std::size_t)>& job) {
+            runner_.run(n, job, patience);
+        };
         std::optional<key_store::file_stamp> stamp;
         if (wait) {
-            auto r = store_.update(merge);
+            auto r = store_.update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
             stamp = *r;
         } else {
-            auto r = store_.try_update(merge);
+            auto r = store_.try_update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
             if (!*r) return write_failed(changes, "the store is locked by another writer; trying again");
             stamp = **r;
@@ -551,6 +656,7 @@ private:
     failure_log write_log_{"usage not written back"};
     // Both: when the store was last read or written (steady clock ticks).
     std::atomic<steady::rep> heard_at_;
+    background_runner runner_;  // the store thread's write-back jobs
 };
 
 std::string read_file(const std::string& path) {

@@ -14,7 +14,7 @@
 // reader sees the old or the new file, never half of one (K18). Writers take an advisory lock (flock on
 // FILE.lock, which a rename does not replace) and re-read the file under it,
 // so two programs writing never undo each other's changes; see
-// apply_write_backs for the gateway's merge. POSIX only.
+// merge_write_backs and store_file::update_usage for the gateway's merge. POSIX only.
 #pragma once
 
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -153,9 +154,12 @@ inline keyhook::result<entry> parse_line(std::string_view line, const std::strin
 }
 
 // The whole file. Blank lines are skipped; two lines with one id, or one
-// stored key, are refused at the second.
-inline keyhook::result<std::vector<entry>> parse_store(std::string_view text, const std::string& file) {
+// stored key, are refused at the second. With `lines`, each entry's line is
+// kept there too, byte for byte as read (without its newline).
+inline keyhook::result<std::vector<entry>> parse_store(std::string_view text, const std::string& file,
+                                                       std::vector<std::string>* lines = nullptr) {
     std::vector<entry> out;
+    if (lines) lines->clear();
     std::set<std::string, std::less<>> ids, digests;
     std::size_t line_no = 0;
     while (!text.empty()) {
@@ -173,6 +177,7 @@ inline keyhook::result<std::vector<entry>> parse_store(std::string_view text, co
             return keyhook::error{keyhook::errc::invalid_value, where + ": storedKey",
                                   "another line has this stored key"};
         out.push_back(std::move(*e));
+        if (lines) lines->emplace_back(line);
     }
     return out;
 }
@@ -222,34 +227,45 @@ struct write_back {
 // between stays as key_admin wrote it (a deleted key is not written back).
 // Credits are written only where the store still holds `base`: a value
 // key_admin set in between wins. lastUsedAt never moves backwards. A rehash
-// replaces the stored key only where it still is `rehash_from`. Returns
-// whether anything changed.
+// replaces the stored key only where it still is `rehash_from`.
+// merge_write_backs returns the positions (in `entries`, ascending, each
+// once) of the entries it changed; it adds, removes and reorders none, as
+// store_file::update_usage requires. apply_write_backs returns whether
+// anything changed.
 // Linear in the entries plus the changes (one id table, not a search per change).
-inline bool apply_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
-    bool changed = false;
-    std::unordered_map<std::string_view, entry*> by_id;
+inline std::vector<std::size_t> merge_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
+    std::vector<std::size_t> changed;
+    std::unordered_map<std::string_view, std::size_t> by_id;
     if (!changes.empty()) {
         by_id.reserve(entries.size());
-        for (auto& e : entries) by_id.emplace(e.record.id.str(), &e);
+        for (std::size_t i = 0; i < entries.size(); ++i) by_id.emplace(entries[i].record.id.str(), i);
     }
     for (const auto& w : changes) {
         const auto found = by_id.find(w.id.str());
         if (found == by_id.end()) continue;
-        entry* const it = found->second;
+        entry* const it = &entries[found->second];
+        bool moved = false;
         if (it->usage.credits == w.base && it->usage.credits != w.credits) {
             it->usage.credits = w.credits;
-            changed = true;
+            moved = true;
         }
         if (w.last_used_at && (!it->record.last_used_at || *it->record.last_used_at < *w.last_used_at)) {
             it->record.last_used_at = it->usage.last_used_at = w.last_used_at;
-            changed = true;
+            moved = true;
         }
         if (w.rehash_from && w.rehash_to && it->stored_key == *w.rehash_from) {
             it->stored_key = *w.rehash_to;
-            changed = true;
+            moved = true;
         }
+        if (moved) changed.push_back(found->second);
     }
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
     return changed;
+}
+
+inline bool apply_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
+    return !merge_write_backs(entries, changes).empty();
 }
 
 // Identifies one version of the file: a rename gives a new inode.
@@ -279,9 +295,11 @@ public:
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
     // Keep the entries of the version this object last wrote (or read under
-    // the lock and left unchanged): the next update finds the file with the
-    // same stamp (device, inode, size, mtime to the nanosecond) and skips
-    // reading and parsing it again. For a long-lived writer (key_gateway's
+    // the lock and left unchanged, or read with read_snapshot), and the text
+    // of each entry's line: the next update finds the file with the same
+    // stamp (device, inode, size, mtime to the nanosecond) and skips reading
+    // and parsing it again, and update_usage writes the unchanged lines as
+    // they are. For a long-lived writer (key_gateway's
     // write-back); any other writer's rename gives a new stamp.
     void keep_last_version(bool keep) {
         keep_ = keep;
@@ -312,6 +330,58 @@ public:
         return std::optional<file_stamp>{*r};
     }
 
+    // For key_gateway's write-back (K14's credits, K15's lastUsedAt, K11's
+    // rehash): as update and try_update, but change(entries, stamp_read)
+    // returns the positions of the entries it changed (as merge_write_backs
+    // does; none changed: nothing is written; an entry changed but not named
+    // is written as its old line), and changes no entry's id, adds none,
+    // removes none and reorders none. The file is still replaced whole
+    // (a unique temporary file, fsync, rename), but its cost is in the entries
+    // changed, not in the store: with keep_last_version, the lines of the
+    // other entries are written byte for byte as they were read or last
+    // written, and only the changed entries are formatted and checked.
+    //
+    // K18 still holds for what is written, without reading the whole store
+    // back: (1) every unchanged line is text the reader accepted (it was read
+    // from the file, or written after passing these checks) and is unchanged;
+    // (2) every changed line is read back with the reader's own parse_line, at
+    // its line number; (3) the store-wide checks (no two lines with one id,
+    // none with one stored key; one key under every scheme, check_key_is_new)
+    // compare ids and stored keys only, and a changed line's read-back id and
+    // stored key are compared with what its line held: ids must be equal (or
+    // the write is refused), so the set of ids is the set that was accepted.
+    // A stored key that moved (a rehash: the same key's digest under the
+    // current pepper, so still one key under every scheme) could equal
+    // another line's, so then the whole text is read back with parse_store,
+    // as update does. Without keep_last_version, or when the file changed
+    // since, it is read (and parsed) first, as update does.
+    //
+    // `run` formats and checks the changed lines: run(n, job) calls job(0)
+    // to job(n - 1), each exactly once, on any threads, and returns when all
+    // have returned (the jobs share nothing but what they read). By default,
+    // on the calling thread, in order; key_gateway runs them at a lower CPU
+    // priority.
+    struct run_here {
+        void operator()(std::size_t n, const std::function<void(std::size_t)>& job) const {
+            for (std::size_t k = 0; k < n; ++k) job(k);
+        }
+    };
+    template <class Change, class Run = run_here>
+    keyhook::result<file_stamp> update_usage(Change&& change, Run&& run = Run{}) {
+        lock held(path_ + ".lock", true);
+        if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
+        return locked_update_usage(change, run);
+    }
+    template <class Change, class Run = run_here>
+    keyhook::result<std::optional<file_stamp>> try_update_usage(Change&& change, Run&& run = Run{}) {
+        lock held(path_ + ".lock", false);
+        if (held.busy()) return std::optional<file_stamp>{};
+        if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
+        auto r = locked_update_usage(change, run);
+        if (!r) return r.error();
+        return std::optional<file_stamp>{*r};
+    }
+
     // The file as it is, read without the lock (a writer replaces it whole
     // by a rename, so this is one writer's version, never half of one), and
     // the stamp of the very file read. Unlike update, a missing file is an
@@ -328,17 +398,26 @@ public:
         if (!stamp.exists) return io_error(path_, "cannot stat");
         return stamp;
     }
-    keyhook::result<snapshot> read_snapshot() const {
+    // With keep_last_version, the version read is kept as update's is (the
+    // next update_usage of an unchanged file parses nothing again), when the
+    // file's stamp is the same after the read as before it.
+    keyhook::result<snapshot> read_snapshot() {
         const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return io_error(path_, "cannot open");
         snapshot out;
         out.stamp = stamp_of_fd(fd);
         auto text = read_all(fd);
+        const auto after = stamp_of_fd(fd);
         ::close(fd);
         if (!text) return text.error();
-        auto entries = parse_store(*text, path_);
+        std::vector<std::string> texts;
+        auto entries = parse_store(*text, path_, keep_ ? &texts : nullptr);
         if (!entries) return entries.error();
         out.entries = std::move(*entries);
+        if (keep_ && out.stamp.exists && after == out.stamp) {
+            auto lines = keep_lines(out.entries, std::move(texts));
+            cache_ = cached{out.stamp, version{out.entries, std::move(lines)}};
+        }
         return out;
     }
 
@@ -354,25 +433,137 @@ public:
     }
 
 private:
+    // One entry's line as the file holds it (read, or written by this
+    // object), without its newline, and the id and stored key it holds.
+    struct kept_line {
+        std::string text, id, stored_key;
+    };
+    // One version of the file: lines[i] is entries[i]'s.
+    struct version {
+        std::vector<entry> entries;
+        std::vector<kept_line> lines;
+    };
+
+    static std::vector<kept_line> keep_lines(const std::vector<entry>& entries, std::vector<std::string> texts) {
+        std::vector<kept_line> out;
+        out.reserve(entries.size());
+        for (std::size_t i = 0; i < entries.size(); ++i)
+            out.push_back({std::move(texts[i]), entries[i].record.id.str(), entries[i].stored_key});
+        return out;
+    }
+
+    // Under the lock: the version `before` names, from the cache or read.
+    keyhook::result<version> load(const file_stamp& before) {
+        keyhook::result<version> v = version{};
+        if (cache_ && before.exists && cache_->stamp == before)
+            *v = std::move(cache_->kept);
+        else
+            v = read_unlocked();
+        cache_.reset();
+        return v;
+    }
+
     template <class Change>
     keyhook::result<file_stamp> locked_update(Change& change) {
         const auto before = stamp_of(path_);
-        keyhook::result<std::vector<entry>> entries = std::vector<entry>{};
-        if (cache_ && before.exists && cache_->stamp == before)
-            *entries = std::move(cache_->entries);
-        else
-            entries = read_unlocked();
-        cache_.reset();
-        if (!entries) return entries.error();
-        if (!change(*entries, before)) {
-            if (keep_ && before.exists) cache_ = cached{before, std::move(*entries)};
+        auto v = load(before);
+        if (!v) return v.error();
+        if (!change(v->entries, before)) {
+            if (keep_ && before.exists) cache_ = cached{before, std::move(*v)};
             return before;
         }
-        const std::string text = format_store(*entries);
+        std::vector<std::string> texts;
+        texts.reserve(v->entries.size());
+        std::string text;
+        for (const auto& e : v->entries) {
+            texts.push_back(to_line(e).dump());
+            text += texts.back();
+            text += '\n';
+        }
         if (auto valid = check_before_write(text); !valid) return valid.error();
         if (auto written = write_unlocked(text); !written) return written.error();
         const auto after = stamp_of(path_);
-        if (keep_) cache_ = cached{after, std::move(*entries)};
+        if (keep_) {
+            auto lines = keep_lines(v->entries, std::move(texts));
+            cache_ = cached{after, version{std::move(v->entries), std::move(lines)}};
+        }
+        return after;
+    }
+
+    template <class Change, class Run>
+    keyhook::result<file_stamp> locked_update_usage(Change& change, Run& run) {
+        const auto before = stamp_of(path_);
+        auto v = load(before);
+        if (!v) return v.error();
+        const auto count = v->entries.size();
+        const std::vector<std::size_t> changed = change(v->entries, before);
+        if (changed.empty()) {
+            if (keep_ && before.exists) cache_ = cached{before, std::move(*v)};
+            return before;
+        }
+        const auto refused = [this](const std::string& where, const std::string& why) {
+            return keyhook::error{keyhook::errc::invalid_value, path_,
+                                  "write refused, the store is unchanged: " + where + ": " + why};
+        };
+        if (v->entries.size() != count || v->lines.size() != count)
+            return refused("(store)", "a usage write added or removed a key");
+        for (std::size_t k = 0; k < changed.size(); ++k)
+            if (changed[k] >= count || (k > 0 && changed[k] <= changed[k - 1]))
+                return refused("(store)", "a usage write named a position twice or out of range");
+        // K18, per changed line: the reader's checks, and the same id (see
+        // update_usage). Each job reads its entry and line, writes its slots.
+        std::vector<std::string> fresh(changed.size());
+        std::vector<std::optional<keyhook::error>> problem(changed.size());
+        std::vector<char> moved(changed.size(), 0);
+        run(changed.size(), std::function<void(std::size_t)>([&](std::size_t k) {
+                const auto i = changed[k];
+                const std::string where = "line:" + std::to_string(i + 1);
+                try {
+                    fresh[k] = to_line(v->entries[i]).dump();
+                } catch (const std::exception& e) {
+                    problem[k] = keyhook::error{keyhook::errc::invalid_value, where, e.what()};
+                    return;
+                }
+                const auto back = parse_line(fresh[k], where);
+                if (!back)
+                    problem[k] = back.error();
+                else if (back->record.id.str() != v->lines[i].id)
+                    problem[k] =
+                        keyhook::error{keyhook::errc::invalid_value, where + ": id", "a usage write changed the id"};
+                else
+                    moved[k] = back->stored_key != v->lines[i].stored_key;
+            }));
+        bool key_moved = false;
+        for (std::size_t k = 0; k < changed.size(); ++k) {
+            if (problem[k])
+                return keyhook::error{
+                    problem[k]->code, path_,
+                    "write refused, the store is unchanged: " + problem[k]->path + ": " + problem[k]->message};
+            key_moved = key_moved || moved[k];
+        }
+        std::size_t size = 0;
+        for (const auto& l : v->lines) size += l.text.size() + 1;
+        for (std::size_t k = 0; k < changed.size(); ++k) size += fresh[k].size() - v->lines[changed[k]].text.size();
+        std::string text;
+        text.reserve(size);
+        for (std::size_t i = 0, k = 0; i < count; ++i) {
+            const bool is_changed = k < changed.size() && changed[k] == i;
+            text += is_changed ? fresh[k++] : v->lines[i].text;
+            text += '\n';
+        }
+        // A stored key moved: the store-wide checks over the whole text.
+        if (key_moved)
+            if (auto valid = check_before_write(text); !valid) return valid.error();
+        if (auto written = write_unlocked(text); !written) return written.error();
+        const auto after = stamp_of(path_);
+        if (keep_) {
+            for (std::size_t k = 0; k < changed.size(); ++k) {
+                auto& line = v->lines[changed[k]];
+                line.text = std::move(fresh[k]);
+                line.stored_key = v->entries[changed[k]].stored_key;
+            }
+            cache_ = cached{after, std::move(*v)};
+        }
         return after;
     }
 
@@ -410,16 +601,20 @@ private:
         return keyhook::error{keyhook::errc::invalid_value, path, std::string(what) + ": " + std::strerror(errno)};
     }
 
-    keyhook::result<std::vector<entry>> read_unlocked() {
+    keyhook::result<version> read_unlocked() {
         const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            if (errno == ENOENT) return std::vector<entry>{};
+            if (errno == ENOENT) return version{};
             return io_error(path_, "cannot open");
         }
         auto text = read_all(fd);
         ::close(fd);
         if (!text) return text.error();
-        return parse_store(*text, path_);
+        std::vector<std::string> texts;
+        auto entries = parse_store(*text, path_, &texts);
+        if (!entries) return entries.error();
+        auto lines = keep_lines(*entries, std::move(texts));
+        return version{std::move(*entries), std::move(lines)};
     }
 
     keyhook::result<std::string> read_all(int fd) const {
@@ -495,7 +690,7 @@ private:
 
     struct cached {
         file_stamp stamp;
-        std::vector<entry> entries;
+        version kept;
     };
 
     std::string path_;

@@ -381,3 +381,106 @@ TEST_CASE("K14, K17: try_update never waits for the lock; read_snapshot reads wi
     for (const auto* f : {"keys.jsonl", "keys.jsonl.lock"}) ::unlink((dir + "/" + f).c_str());
     ::rmdir(dir.c_str());
 }
+
+TEST_CASE("K18, K14: a usage write-back formats and checks only the changed lines", "[K18][K14][K15][key_store]") {
+    const auto dir = temp_dir();
+    const auto path = dir + "/keys.jsonl";
+    test_support::seeded_random random{41};
+    const auto a = make_key(random).entry, b = make_key(random).entry, c = make_key(random).entry;
+    // Lines as another writer formatted them (valid, but not as to_line writes them).
+    const auto other_form = [](const key_store::entry& e) { return "{ " + key_store::to_line(e).dump().substr(1); };
+    {
+        std::ofstream out(path);
+        out << other_form(a) << "\n\n" << other_form(b) << "\n" << other_form(c) << "\n";
+    }
+    const auto lines_of = [&] {
+        std::vector<std::string> out;
+        std::istringstream in(file_text(path));
+        for (std::string l; std::getline(in, l);) out.push_back(l);
+        return out;
+    };
+    key_store::store_file store(path);
+    store.keep_last_version(true);
+    const auto t1 = test_support::at("2024-03-02T00:00:00Z");
+    const auto spend = [&](const key_store::entry& e, std::uint64_t left) {
+        return key_store::write_back{e.record.id, e.usage.credits, credit_state{left, e.usage.credits.last_refill},
+                                     t1, std::nullopt, std::nullopt};
+    };
+    const auto merge = [](std::vector<key_store::write_back> changes) {
+        return [changes](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+            return key_store::merge_write_backs(es, changes);
+        };
+    };
+
+    // Only b's line is written anew; a's and c's are the bytes that were read.
+    REQUIRE(store.update_usage(merge({spend(b, 7)})));
+    auto lines = lines_of();
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == other_form(a));
+    CHECK(lines[2] == other_form(c));
+    auto b_now = b;
+    b_now.usage.credits.remaining = 7;
+    b_now.record.last_used_at = b_now.usage.last_used_at = t1;
+    CHECK(lines[1] == key_store::to_line(b_now).dump());
+    // The next write-back starts from what was written (nothing read again); no change, no write.
+    const auto stamp = key_store::stamp_of(path);
+    const auto same = store.try_update_usage(merge({spend(b, 7)}));
+    REQUIRE(same);
+    REQUIRE(same->has_value());
+    CHECK(**same == stamp);
+    CHECK(key_store::stamp_of(path) == stamp);
+    REQUIRE(store.try_update_usage(merge({spend(c, 3)})));
+    lines = lines_of();
+    CHECK(lines[0] == other_form(a));
+    CHECK(lines[1] == key_store::to_line(b_now).dump());
+    CHECK(lines[2] != other_form(c));
+    // What was written reads back whole with the reader (K18), usage exact (K14).
+    const auto back = key_store::parse_store(file_text(path), path);
+    REQUIRE(back);
+    REQUIRE(back->size() == 3);
+    CHECK((*back)[1].usage.credits.remaining == 7);
+    CHECK((*back)[2].usage.credits.remaining == 3);
+    CHECK((*back)[0].usage.credits == a.usage.credits);
+
+    const auto before = file_text(path);
+    SECTION("a change of id is refused") {
+        const auto r = store.update_usage([](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+            es[1].record.id = es[0].record.id;
+            return std::vector<std::size_t>{1};
+        });
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("write refused, the store is unchanged: line:2: id") != std::string::npos);
+        CHECK(file_text(path) == before);
+    }
+    SECTION("a rehash onto another line's stored key is refused by the whole-store check") {
+        auto w = spend(c, 3);
+        w.base = w.credits;
+        w.rehash_from = c.stored_key;
+        w.rehash_to = a.stored_key;
+        const auto r = store.update_usage(merge({w}));
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("another line has this stored key") != std::string::npos);
+        CHECK(file_text(path) == before);
+    }
+    SECTION("a line the reader would refuse is refused") {
+        const auto r = store.update_usage([](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+            es[2].tenant.clear();
+            return std::vector<std::size_t>{2};
+        });
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("line:3: tenant") != std::string::npos);
+        CHECK(file_text(path) == before);
+    }
+    SECTION("another writer's version is read again, and its lines kept") {
+        key_store::store_file admin(path);
+        REQUIRE(admin.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; }));
+        const auto admin_lines = lines_of();
+        REQUIRE(store.update_usage(merge({spend(a, 1)})));
+        lines = lines_of();
+        CHECK(lines[0] != admin_lines[0]);
+        CHECK(lines[1] == admin_lines[1]);
+        CHECK(lines[2] == admin_lines[2]);
+    }
+    for (const auto* f : {"keys.jsonl", "keys.jsonl.lock"}) ::unlink((dir + "/" + f).c_str());
+    ::rmdir(dir.c_str());
+}
