@@ -140,7 +140,13 @@ def health_and_throttle(mode, store=(), throttle_store=()):
           "[H11] 10 deliveries, each in one attempt: a deferral is neither a failure nor an attempt")
     # A transfer's own time moves the timeline too, so a gap may exceed 0.5 s a
     # little on a loaded machine; never by half a second (that would be 1 a second).
-    check(mode, len(gaps) == 9 and all(0.5 <= g < 1.0 for g in gaps), f"[H11] spaced 0.5 s apart on the run's timeline ({gaps})")
+    # With a store the timeline is the real clock's: the throttle decides
+    # 0.5 s apart, and each attempt's sentAt is read when it is sent, after its
+    # store work, so two sentAt may come closer by that work's jitter (tens of
+    # milliseconds under the sanitizers); over the nine gaps the rate holds.
+    low = 0.45 if store else 0.5
+    check(mode, len(gaps) == 9 and all(low <= g < 1.0 for g in gaps) and sum(gaps) >= 9 * 0.5 - 0.05,
+          f"[H11] spaced 0.5 s apart on the run's timeline ({gaps})")
     if not store:
         check(mode, sum(g == 0.5 for g in gaps) >= 5, f"[H11] most gaps exactly 0.5 s, the time K13 gives ({gaps})")
     free = [when(a["sentAt"]) for a in attempts if a["webhook"] == "free"]
