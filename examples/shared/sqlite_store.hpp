@@ -50,7 +50,9 @@ public:
     // existing file keeps its mode (chmod 600 one an earlier version made).
     static void create_owner_only(const std::string& path) {
         if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
-        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        // The store's own path is the operator's (a symlink to a store elsewhere is
+        // followed); the files SQLite derives from it refuse symlinks themselves.
+        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0)
             throw std::runtime_error("cannot open the SQLite store: cannot create the file: " +
                                      std::string(std::strerror(errno)));
