@@ -82,19 +82,23 @@ public:
     }
 
     std::int64_t clock_epoch(std::int64_t candidate) override {
-        run(sql::insert_setting, {"clockEpoch", std::to_string(candidate)});
-        const auto r = run(sql::select_setting, {"clockEpoch"});
-        if (PQntuples(r.get()) == 0) throw std::runtime_error("PostgreSQL store: the clock epoch was not kept");
-        return std::stoll(PQgetvalue(r.get(), 0, 0));
+        return std::stoll(keep_first_setting("clockEpoch", std::to_string(candidate)));
     }
 
     double clock_scale(double candidate) override {
         char text[32];
         std::snprintf(text, sizeof text, "%.17g", candidate);
-        run(sql::insert_setting, {"clockScale", text});
-        const auto r = run(sql::select_setting, {"clockScale"});
-        if (PQntuples(r.get()) == 0) throw std::runtime_error("PostgreSQL store: the clock scale was not kept");
-        return std::strtod(PQgetvalue(r.get(), 0, 0), nullptr);
+        return std::strtod(keep_first_setting("clockScale", text).c_str(), nullptr);
+    }
+
+    // B6: the setting `name` as the store has it, `candidate` when it had none
+    // (the first writer wins).
+    std::string keep_first_setting(const char* name, const std::string& candidate) {
+        run(sql::insert_setting, {name, candidate});
+        const auto r = run(sql::select_setting, {name});
+        if (PQntuples(r.get()) == 0)
+            throw std::runtime_error(std::string("PostgreSQL store: the setting ") + name + " was not kept");
+        return PQgetvalue(r.get(), 0, 0);
     }
 
     std::uint64_t pending() override {

@@ -100,31 +100,28 @@ public:
     }
 
     std::int64_t clock_epoch(std::int64_t candidate) override {
-        transaction t(*this);
-        statement(*this, sql::insert_setting).text(1, "clockEpoch").text(2, std::to_string(candidate)).done();
-        std::string epoch;
-        {
-            statement s(*this, sql::select_setting);
-            s.text(1, "clockEpoch");
-            if (s.step()) epoch = s.column_text(0);
-        }
-        t.commit();
-        return std::stoll(epoch);
+        return std::stoll(keep_first_setting("clockEpoch", std::to_string(candidate)));
     }
 
     double clock_scale(double candidate) override {
         char text[32];
         std::snprintf(text, sizeof text, "%.17g", candidate);
+        return std::strtod(keep_first_setting("clockScale", text).c_str(), nullptr);
+    }
+
+    // B6: the setting `name` as the store has it, `candidate` when it had none
+    // (the first writer wins; one transaction).
+    std::string keep_first_setting(const char* name, const std::string& candidate) {
         transaction t(*this);
-        statement(*this, sql::insert_setting).text(1, "clockScale").text(2, text).done();
+        statement(*this, sql::insert_setting).text(1, name).text(2, candidate).done();
         std::string kept;
         {
             statement s(*this, sql::select_setting);
-            s.text(1, "clockScale");
+            s.text(1, name);
             if (s.step()) kept = s.column_text(0);
         }
         t.commit();
-        return std::strtod(kept.c_str(), nullptr);
+        return kept;
     }
 
     std::uint64_t pending() override {
