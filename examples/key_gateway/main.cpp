@@ -313,8 +313,8 @@ public:
         const auto access = route ? route->access : keyhook::access_level::read;
 
         // K17: past the stale period without a read of the store, every call is refused.
-        const auto answer = stale() ? gateway::unavailable_answer() : decide(headers, family, resource, access,
-                                                                           original->caller);
+        const auto answer =
+            stale() ? gateway::unavailable_answer() : decide(headers, family, resource, access, original->caller);
         hs::response out;
         out.status = answer.status;
         for (const auto& h : answer.headers) out.headers.push_back({h.name, h.value});
@@ -488,8 +488,8 @@ private:
             const auto it = keys_.find(id);
             return it == keys_.end() ? nullptr : &it->second.limits;
         };
-        const auto a = keyhook::authorize(*index_, headers, family, resource, access, at,
-                                          keyhook::call_context{caller, 1}, find);
+        const auto a =
+            keyhook::authorize(*index_, headers, family, resource, access, at, keyhook::call_context{caller, 1}, find);
         if (a.allowed()) {
             const auto it = keys_.find(a.key()->str());
             if (it != keys_.end()) {

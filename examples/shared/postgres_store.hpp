@@ -246,8 +246,8 @@ public:
         run("SELECT pg_advisory_unlock(724462)", {});
     }
 
-    bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
-                         std::int64_t pending_until, std::size_t prune_limit, std::int64_t& held_until) override {
+    bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now, std::int64_t pending_until,
+                         std::size_t prune_limit, std::int64_t& held_until) override {
         char prune[256];
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, " FOR UPDATE SKIP LOCKED");
         // A receiver outlives a restart of the server: a connection found

@@ -327,8 +327,8 @@ public:
         exec(sql::replay::create_index);
     }
 
-    bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now,
-                         std::int64_t pending_until, std::size_t prune_limit, std::int64_t& held_until) override {
+    bool claim_replay_id(const std::string& id, std::int64_t forget_after, std::int64_t now, std::int64_t pending_until,
+                         std::size_t prune_limit, std::int64_t& held_until) override {
         char prune[256];
         std::snprintf(prune, sizeof prune, sql::replay::prune_format, "");
         transaction t(*this);

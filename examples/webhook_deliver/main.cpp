@@ -237,13 +237,14 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         return std::nullopt;
     }
     if (args.store && !args.list && args.time_scale == 0) {
-        status = usage_error(
-            "--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
+        status =
+            usage_error("--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
         return std::nullopt;
     }
     if (args.store && !args.list && args.time_scale < deliver::min_store_time_scale) {
-        status = usage_error("--time-scale with a store: at least 0.000001 (a million times faster than real "
-                             "time), so that the shared timeline stays within the years a timestamp holds");
+        status = usage_error(
+            "--time-scale with a store: at least 0.000001 (a million times faster than real "
+            "time), so that the shared timeline stays within the years a timestamp holds");
         return std::nullopt;
     }
     if (args.until_empty && !args.work) {

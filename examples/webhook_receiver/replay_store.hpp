@@ -94,7 +94,8 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         // The token: unique per claim of an id (a takeover comes later).
         auto token = examples::store::micros(now) + pending_bound_.count();
-        if (const auto last = tokens_.find(id); last != tokens_.end() && last->second >= token) token = last->second + 1;
+        if (const auto last = tokens_.find(id); last != tokens_.end() && last->second >= token)
+            token = last->second + 1;
         try {
             std::int64_t held_until = 0;
             if (store_->claim_replay_id(id, examples::store::micros(forget_after), examples::store::micros(now), token,

@@ -105,7 +105,7 @@ struct settings {
     keyhook::crypto::verification_keys signing;  // whsec_ secrets and whpk_ public keys (B1, B3)
     hs::options server;                          // H13's limits; the policy values unless given
     keyhook::body_limits limits;
-    std::optional<std::string> store;  // --store: H9's replay table there (B6), else in memory
+    std::optional<std::string> store;                 // --store: H9's replay table there (B6), else in memory
     std::string replay_scope = default_replay_scope;  // --replay-scope: this receiver's ids in the store (B6)
     std::chrono::microseconds pending_bound = store_replay_table::default_pending_bound;  // --pending-bound
     bool stop_before_write = false;  // KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only)
@@ -357,8 +357,8 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             s.store = argv[++i];
         } else if (arg == "--replay-scope" && i + 1 < argc) {
             s.replay_scope = argv[++i];
-            const bool printable = std::all_of(s.replay_scope.begin(), s.replay_scope.end(),
-                                               [](char c) { return c >= 0x20 && c < 0x7f; });
+            const bool printable =
+                std::all_of(s.replay_scope.begin(), s.replay_scope.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
             if (s.replay_scope.empty() || s.replay_scope.size() > 128 || !printable)
                 return usage("--replay-scope: expected a name of 1 to 128 printable ASCII characters");
         } else if (arg == "--pending-bound" && i + 1 < argc) {
@@ -411,9 +411,9 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     std::unique_ptr<replay_table> replays;
     if (s.store) {
         try {
-            replays = std::make_unique<store_replay_table>(open_replay_store(*s.store, s.replay_scope),
-                                                           keyhook::crypto::default_signature_tolerance,
-                                                           s.pending_bound);
+            replays =
+                std::make_unique<store_replay_table>(open_replay_store(*s.store, s.replay_scope),
+                                                     keyhook::crypto::default_signature_tolerance, s.pending_bound);
         } catch (const store_not_built& e) {
             return usage(e.what());
         } catch (const std::exception& e) {

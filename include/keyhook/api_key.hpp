@@ -126,8 +126,7 @@ inline constexpr std::string_view last_used_at = "lastUsedAt";
 // JSON type, so only its caller needs <nlohmann/json.hpp>. In compiled mode the
 // library provides it for nlohmann::json and nlohmann::ordered_json.
 template <class Json = nlohmann::json>
-[[nodiscard]] result<api_key> try_api_key_from_json(const detail::non_deduced_t<Json>& j,
-                                                    const std::string& path = {});
+[[nodiscard]] result<api_key> try_api_key_from_json(const detail::non_deduced_t<Json>& j, const std::string& path = {});
 template <class Json = nlohmann::json>
 [[nodiscard]] api_key api_key_from_json(const detail::non_deduced_t<Json>& j, const std::string& path = {}) {
     return try_api_key_from_json<Json>(j, path).value();

@@ -55,7 +55,6 @@ struct delivery_state {
     std::vector<delivery_attempt> attempts;
     delivery_status status = delivery_status::pending;
     std::optional<timestamp> next_due;
-
 };
 
 // Prints the id, webhook, status, attempt count, next due time and the body's

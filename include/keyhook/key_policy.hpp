@@ -76,7 +76,6 @@ struct credit_refill {
     refill_period period = refill_period::daily;
     std::uint64_t amount = 0;  // what `remaining` is set to (not added to)
     unsigned day = 1;          // monthly only
-
 };
 
 // Derived from the member table (detail/key_policy_table.hpp): day compared for monthly refills only.
@@ -141,7 +140,6 @@ struct key_usage {
         u.credits.last_refill = created_at;
         return u;
     }
-
 };
 
 // Derived from the member table (detail/key_policy_table.hpp).

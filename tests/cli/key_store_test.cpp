@@ -404,7 +404,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
     const auto t1 = test_support::at("2024-03-02T00:00:00Z");
     const auto spend = [&](const key_store::entry& e, std::uint64_t left) {
         return key_store::write_back{e.record.id, e.usage.credits, credit_state{left, e.usage.credits.last_refill},
-                                     t1, std::nullopt, std::nullopt};
+                                     t1,          std::nullopt,    std::nullopt};
     };
     const auto merge = [](std::vector<key_store::write_back> changes) {
         return [changes](std::vector<key_store::entry>& es, const key_store::file_stamp&) {

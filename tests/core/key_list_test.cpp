@@ -460,9 +460,9 @@ TEST_CASE("J1: repeats and paths after a record's known members name the right m
 
     // J2: a number no double holds, as a known member after others, and deep in a list.
     const std::string rest = plain_record.substr(1);
-    const auto page = try_parse_key_list(envelope_head + R"({"id":"a","name":1e400,)" + plain_record.substr(21) +
-                                         R"(,{"groups":["a","b",[2e400]],)" + rest + R"(,{"groups":["a",-3e400],)" +
-                                         rest + "]}}");
+    const auto page =
+        try_parse_key_list(envelope_head + R"({"id":"a","name":1e400,)" + plain_record.substr(21) +
+                           R"(,{"groups":["a","b",[2e400]],)" + rest + R"(,{"groups":["a",-3e400],)" + rest + "]}}");
     REQUIRE(page);
     REQUIRE(page->rejected.size() == 3);
     CHECK(page->rejected[0].path == "data.result[0].name");

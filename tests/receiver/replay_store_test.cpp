@@ -226,7 +226,7 @@ TEST_CASE("store replay table: a pending id is not accepted; past its bound it i
     CHECK(retry_after == std::chrono::seconds(1));
     const auto past = store_t0 + bound + std::chrono::microseconds(1);
     CHECK(b.claim("msg_1", store_t0, past) == outcome::claimed);  // taken over
-    a.release("msg_1");                                            // a's late give-back: b's claim stays
+    a.release("msg_1");                                           // a's late give-back: b's claim stays
     CHECK(a.claim("msg_1", store_t0, past) == outcome::pending);
     b.accept("msg_1");
     CHECK(a.claim("msg_1", store_t0, past + bound * 2) == outcome::replay);  // accepted: no bound any more

@@ -38,8 +38,8 @@ TEST_CASE("replay table: full at capacity, not one id before", "[H9]") {
     CHECK(admit(table, "a", t0, t0) == outcome::claimed);
     CHECK(admit(table, "b", t0, t0) == outcome::claimed);
     CHECK(admit(table, "c", t0, t0) == outcome::claimed);  // the 3rd fits
-    CHECK(admit(table, "d", t0, t0) == outcome::full);      // the 4th does not, and is not recorded
-    CHECK(admit(table, "a", t0, t0) == outcome::replay);    // a full table still knows its ids
+    CHECK(admit(table, "d", t0, t0) == outcome::full);     // the 4th does not, and is not recorded
+    CHECK(admit(table, "a", t0, t0) == outcome::replay);   // a full table still knows its ids
     CHECK(table.size() == 3);
 }
 

@@ -108,8 +108,8 @@ TEST_CASE("SQLite store: a claim takes at most its limit, the earliest first; a 
     CHECK(second == t0 + std::chrono::seconds(2));
     CHECK(store.renew(to_string(got[0].id), "w1", 1000));
     CHECK(store.renew(to_string(got[1].id), "w1", 1000));
-    CHECK(store.renew(to_string(got[1].id), "w1", 50));  // never shortened
-    CHECK_FALSE(store.renew(to_string(got[0].id), "w2", 9000));  // w2 does not hold it
+    CHECK(store.renew(to_string(got[1].id), "w1", 50));                           // never shortened
+    CHECK_FALSE(store.renew(to_string(got[0].id), "w2", 9000));                   // w2 does not hold it
     CHECK(store.claim(micros(t0) + 100000000, 500, 5000, "w2", 10).size() == 3);  // w1's two stay leased
     CHECK(store.claim(micros(t0) + 100000000, 1000, 5000, "w3", 10).empty());
     CHECK(store.claim(micros(t0) + 100000000, 1001, 5000, "w3", 10).size() == 2);

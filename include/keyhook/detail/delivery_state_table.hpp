@@ -138,7 +138,6 @@ struct detail::members_of<delivery_state> {
 };
 static_assert(detail::members_complete<delivery_state>());
 
-
 template <class Json>
 void to_json(Json& j, const delivery_attempt& a) {
     detail::write_members(j, a);

@@ -105,7 +105,6 @@ result<endpoint_state> try_endpoint_state_from_json(const detail::non_deduced_t<
     return s;
 }
 
-
 }  // namespace keyhook
 
 // Header-only mode (and the compiled library): the record's definitions, which

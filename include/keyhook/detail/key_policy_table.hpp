@@ -36,7 +36,6 @@ struct members_of<credit_refill> {
 static_assert(members_complete<credit_refill>());
 }  // namespace detail
 
-
 namespace detail {
 // K12's ranges in their text form ("10.0.0.0/8").
 struct address_range_form {
@@ -107,7 +106,6 @@ struct members_of<key_usage> {
 };
 static_assert(members_complete<key_usage>());
 }  // namespace detail
-
 
 }  // namespace keyhook
 

@@ -120,8 +120,7 @@ public:
         if (f == fields::none) return;  // an unknown member: skipped
         if (fields::kinds[f] == form_kind::string_list) return wrong_type(json_kind::string);
         if (fields::keeps_text[f] && !keepable(f, val)) return;
-        if (auto e = fields::store(*rec_, f, val))
-            return store_error(f, std::move(*e));
+        if (auto e = fields::store(*rec_, f, val)) return store_error(f, std::move(*e));
         present_ |= fields::bit(f);
     }
 
@@ -290,7 +289,7 @@ private:
         for (auto& r : f) r = fields::none;
         return f;
     }
-    std::uint64_t present_ = 0;       // one bit per row that came
+    std::uint64_t present_ = 0;                                // one bit per row that came
     std::vector<std::pair<std::size_t, error>> field_errors_;  // of this record, by row
 
     // J1: the rows named so far, and those whose names pos holds.
