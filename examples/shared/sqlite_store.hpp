@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -31,10 +34,10 @@ public:
             sqlite3_close(db_);
             throw std::runtime_error("cannot open the SQLite store: " + why);
         }
-        sqlite3_busy_timeout(db_, 10000);  // another worker's transaction is short
-        exec("PRAGMA journal_mode=WAL");
-        exec("PRAGMA synchronous=NORMAL");  // WAL: a committed transaction survives the process's crash
+        sqlite3_busy_timeout(db_, busy_timeout_ms);  // another worker's transaction is short
         try {
+            exec_when_free("PRAGMA journal_mode=WAL");
+            exec("PRAGMA synchronous=NORMAL");  // WAL: a committed transaction survives the process's crash
             open_schema();
         } catch (...) {
             sqlite3_close(db_);  // no destructor runs for a constructor that throws
@@ -252,6 +255,21 @@ private:
     void exec(const char* text) {
         if (sqlite3_exec(db_, text, nullptr, nullptr, nullptr) != SQLITE_OK) fail(text);
     }
+    // Switching to WAL takes the file's exclusive lock, and SQLite answers
+    // SQLITE_BUSY without calling the busy handler while another connection
+    // holds it to recover or checkpoint the log (the last one to close does):
+    // two workers opening one store at once meet exactly that. Retry for as
+    // long as the busy handler would wait.
+    void exec_when_free(const char* text) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+        for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(50))) {
+            const int rc = sqlite3_exec(db_, text, nullptr, nullptr, nullptr);
+            if (rc == SQLITE_OK) return;
+            if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) fail(text);
+            std::this_thread::sleep_for(pause);
+        }
+    }
+    static constexpr int busy_timeout_ms = 10000;
 
     class statement {
     public:
