@@ -34,10 +34,14 @@ def when(text):
 
 class Receiver(BaseHTTPRequestHandler):
     """/dead answers 500; /blip 200 on every 5th request, else 500; the rest 200.
-    Every request is kept (path, headers, body)."""
+    The first request to /hold is answered only once a second one has arrived
+    (or after BOUND s): a worker that sends it waits inside its attempt until
+    another worker sends the next, so two workers on one store both attempt
+    whatever the machine's load. Every request is kept (path, headers, body)."""
     protocol_version = "HTTP/1.1"
     seen = []
     lock = threading.Lock()
+    second_hold = threading.Event()
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -45,6 +49,12 @@ class Receiver(BaseHTTPRequestHandler):
         with Receiver.lock:
             Receiver.seen.append((route, dict(self.headers), body))
             blips = sum(1 for r, _, _ in Receiver.seen if r == "/blip")
+            holds = sum(1 for r, _, _ in Receiver.seen if r == "/hold")
+        if route == "/hold":
+            if holds == 1:
+                Receiver.second_hold.wait(BOUND)
+            else:
+                Receiver.second_hold.set()
         status = 500 if route == "/dead" or (route == "/blip" and blips % 5 != 0) else 200
         self.send_response(status)
         self.send_header("Content-Length", "0")
@@ -278,7 +288,8 @@ if not no_store:
 # dead webhook's one row is shared, so it is disabled and announced once in all.
 def two_workers(store):
     Receiver.seen = []
-    doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": [hook("dead"), hook("blip")],
+    Receiver.second_hold.clear()
+    doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": [hook("dead"), hook("blip"), hook("hold")],
            "events": [event(i * 1.5 * DAY, "w%d" % i) for i in range(5)]}
     common = [DELIVER, "--allow-local", "--time-scale", "0.000005", "--store", store]
     first = subprocess.Popen([*common, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -297,7 +308,7 @@ def two_workers(store):
             stop(p)
             out, err = "", "still running, killed"
         outs.append((p.returncode, out, err))
-    check(all(c == 0 for c, _, _ in outs) and "10 of 10" in added,
+    check(all(c == 0 for c, _, _ in outs) and "15 of 15" in added,
           f"[H10] two workers: both exit 0 ({[(c, e.strip()) for c, _, e in outs]}; {added.strip()})")
     lines = [json.loads(l) for _, out, _ in outs for l in out.splitlines() if l.strip()]
     notices = [l["operational"] for l in lines if "operational" in l]
@@ -308,10 +319,10 @@ def two_workers(store):
     check(all(w > 0 for w in workers), f"[H10] two workers: both made attempts ({workers})")
     rows = subprocess.run([DELIVER, "--store", store, "--list"], capture_output=True, text=True, timeout=BOUND)
     states = [json.loads(l) for l in rows.stdout.splitlines() if l.strip()]
-    check(len(states) == 10 and all(s["status"] == "delivered" for s in states if s["webhook"] == "blip")
+    check(len(states) == 15 and all(s["status"] == "delivered" for s in states if s["webhook"] in ("blip", "hold"))
           and all(s["status"] in ("disabled", "gave_up") for s in states if s["webhook"] == "dead")
           and sum(s["status"] == "disabled" for s in states if s["webhook"] == "dead") >= 1,
-          "[H10] two workers: every blip delivery delivered; every dead one ended, given up or disabled")
+          "[H10] two workers: every blip and hold delivery delivered; every dead one ended, given up or disabled")
 
 
 if not no_store:
