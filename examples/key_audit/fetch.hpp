@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -72,7 +73,7 @@ struct split_arguments {
 // Takes --url, --tenant, --page-size and --timeout ("--opt value" or
 // "--opt=value") out of `args`; the others stay, in order.
 inline split_arguments take_options(const std::vector<std::string>& args) {
-    using keyhook::detail::quote_input;
+    using keyhook::quoted_input;
     split_arguments out;
     bool page_size_given = false, timeout_given = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -106,7 +107,7 @@ inline split_arguments take_options(const std::vector<std::string>& args) {
             char* end = nullptr;
             const long long n = std::strtoll(value->c_str(), &end, 10);
             if (value->empty() || *end != '\0' || n < 1 || n > 10000) {
-                out.error = "--page-size: expected 1 to 10000, got " + quote_input(*value);
+                out.error = "--page-size: expected 1 to 10000, got " + quoted_input(*value);
                 return out;
             }
             out.url.page_size = n;
@@ -115,7 +116,7 @@ inline split_arguments take_options(const std::vector<std::string>& args) {
             char* end = nullptr;
             const double s = std::strtod(value->c_str(), &end);
             if (value->empty() || *end != '\0' || !(s >= 0.001 && s <= 3600)) {
-                out.error = "--timeout: expected seconds from 0.001 to 3600, got " + quote_input(*value);
+                out.error = "--timeout: expected seconds from 0.001 to 3600, got " + quoted_input(*value);
                 return out;
             }
             out.url.timeout_seconds = s;
@@ -152,6 +153,18 @@ inline bool asks_for_help(const std::vector<std::string>& args) {
     return false;
 }
 
+// Whether url's scheme is https, in any case (RFC 3986 schemes are
+// case-insensitive; keyhook's list request accepts "HTTPS://" too).
+inline bool is_https_url(std::string_view url) {
+    constexpr std::string_view scheme = "https://";
+    if (url.size() < scheme.size()) return false;
+    for (std::size_t i = 0; i < scheme.size(); ++i) {
+        const char c = url[i] >= 'A' && url[i] <= 'Z' ? static_cast<char>(url[i] - 'A' + 'a') : url[i];
+        if (c != scheme[i]) return false;
+    }
+    return true;
+}
+
 // The URL as it may be shown: no user-info, no query.
 inline std::string shown_url(std::string_view url) {
     std::string s(url.substr(0, url.find_first_of("?#")));
@@ -159,7 +172,7 @@ inline std::string shown_url(std::string_view url) {
     const auto start = scheme == std::string::npos ? 0 : scheme + 3;
     const auto at = s.find('@', start);
     if (at != std::string::npos && at < s.find('/', start)) s.erase(start, at + 1 - start);
-    return keyhook::detail::quote_input(s, 256);
+    return keyhook::quoted_input(s, 256);
 }
 
 // What the service writes may echo the bearer token (a `message` quoting the
@@ -207,7 +220,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
            "reconfigure with it, or save the list call's response to a file and pass that\n";
     return exit_usage_error;
 #else
-    using keyhook::detail::quote_input;
+    using keyhook::quoted_input;
     const char* token = std::getenv("KEYHOOK_TOKEN");
     if (token == nullptr || *token == '\0') {
         err << "key_audit: --url: set the bearer token in the environment variable KEYHOOK_TOKEN\n";
@@ -223,7 +236,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         err << "key_audit: --url: " << first.error() << '\n';
         return exit_usage_error;
     }
-    const bool https = keyhook::detail::starts_with_ascii_nocase(*o.url, "https://");
+    const bool https = is_https_url(*o.url);
 
     examples::http::client_options client;
     client.allow_http = !https;
@@ -232,7 +245,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         if (https) return std::nullopt;
         const auto parsed = keyhook::try_parse_ip_address(ip);
         if (parsed && keyhook::classify_address(*parsed) == keyhook::address_class::loopback) return std::nullopt;
-        return "plain http is allowed only to a loopback address, and the host resolved to " + quote_input(ip) +
+        return "plain http is allowed only to a loopback address, and the host resolved to " + quoted_input(ip) +
                "; use https";
     };
     client.max_body = std::size_t{256} << 20;
@@ -243,7 +256,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
         return exit_network;
     }
     const bool progress = isatty(STDERR_FILENO) == 1;
-    const std::string where = "tenant " + quote_input(*o.tenant) + " at " + shown_url(*o.url);
+    const std::string where = "tenant " + quoted_input(*o.tenant) + " at " + shown_url(*o.url);
 
     std::vector<keyhook::api_key> records;
     std::unordered_set<std::string> seen;
@@ -286,7 +299,7 @@ inline int fetch_all(const url_options& o, std::ostream& err, std::string& text)
             break;
         }
         if (*r.status == 401 || *r.status == 403) {
-            err << "key_audit: the platform refused the token in KEYHOOK_TOKEN for tenant " << quote_input(*o.tenant)
+            err << "key_audit: the platform refused the token in KEYHOOK_TOKEN for tenant " << quoted_input(*o.tenant)
                 << " (HTTP " << *r.status << "): check that it is valid and may list that tenant's keys\n";
             status = exit_network;
             break;

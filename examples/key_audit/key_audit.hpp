@@ -75,14 +75,14 @@ inline keyhook::error usage_error(std::string where, std::string why) {
 // Reads the arguments after the program name. Accepts "--opt value" and
 // "--opt=value"; "--" ends the options. The error names the option at fault.
 [[nodiscard]] inline keyhook::result<options> parse_options(const std::vector<std::string>& args) {
-    using keyhook::detail::quote_input;
+    using keyhook::quoted_input;
     options o;
     bool have_input = false;
     bool options_done = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
-            if (have_input) return detail::usage_error("", "more than one input file: " + quote_input(arg));
+            if (have_input) return detail::usage_error("", "more than one input file: " + quoted_input(arg));
             o.input = arg;
             have_input = true;
             continue;
@@ -103,7 +103,7 @@ inline keyhook::error usage_error(std::string where, std::string why) {
             value = arg.substr(eq + 1);
         }
         if (name != "--now" && name != "--since" && name != "--status" && name != "--format")
-            return detail::usage_error("", "unknown option " + quote_input(name));
+            return detail::usage_error("", "unknown option " + quoted_input(name));
         if (!value) {
             if (i + 1 == args.size()) return detail::usage_error(name, "needs a value");
             value = args[++i];
@@ -119,7 +119,7 @@ inline keyhook::error usage_error(std::string where, std::string why) {
             const auto s = detail::parse_status_choice(*value);
             if (!s)
                 return detail::usage_error(
-                    name, "expected active, future, expired, revoked or all, got " + quote_input(*value));
+                    name, "expected active, future, expired, revoked or all, got " + quoted_input(*value));
             o.status = *s;
             o.status_given = true;
         } else {
@@ -128,7 +128,7 @@ inline keyhook::error usage_error(std::string where, std::string why) {
             } else if (*value == "json") {
                 o.format = output_format::json;
             } else {
-                return detail::usage_error(name, "expected table or json, got " + quote_input(*value));
+                return detail::usage_error(name, "expected table or json, got " + quoted_input(*value));
             }
         }
     }
@@ -229,12 +229,40 @@ struct response_summary {
 
 namespace detail {
 
-// Decodes one UTF-8 sequence at s[i] with the library's walker; a malformed
-// byte reads as one U+FFFD.
+// Decodes one UTF-8 sequence at s[i] and moves i past it; a byte that begins
+// no well-formed sequence (RFC 3629: no overlong form, no surrogate, nothing
+// past U+10FFFF, no cut sequence) reads as one U+FFFD and moves i by one, as
+// keyhook's own walker splits text. Precondition: i < s.size().
 inline char32_t decode_utf8(std::string_view s, std::size_t& i) {
-    const auto u = keyhook::detail::utf8_unit_at(s, i);
-    i += u.length;
-    return u.valid ? u.code_point : 0xFFFD;
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80) {
+        ++i;
+        return lead;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629's table)
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        n = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        n = 3;
+        if (lead == 0xE0) lo = 0xA0;
+        if (lead == 0xED) hi = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        n = 4;
+        if (lead == 0xF0) lo = 0x90;
+        if (lead == 0xF4) hi = 0x8F;
+    }
+    bool ok = n != 0 && s.size() - i >= n && byte(1) >= lo && byte(1) <= hi;
+    for (std::size_t k = 2; ok && k < n; ++k) ok = (byte(k) & 0xC0) == 0x80;
+    if (!ok) {
+        ++i;
+        return 0xFFFD;
+    }
+    char32_t c = lead & (0x7Fu >> n);
+    for (std::size_t k = 1; k < n; ++k) c = c << 6 | (byte(k) & 0x3Fu);
+    i += n;
+    return c;
 }
 
 // Terminal columns a code point takes: 0 for combining marks and zero-width
@@ -432,7 +460,7 @@ inline constexpr std::string_view warning_marker = "!";
     } else {
         std::ifstream file(o.input, std::ios::binary);
         if (!file) {
-            err << "key_audit: cannot open " << keyhook::detail::quote_input(o.input, 256) << '\n';
+            err << "key_audit: cannot open " << keyhook::quoted_input(o.input, 256) << '\n';
             return exit_bad_input;
         }
         text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
         if (split.url.url && !key_audit::fetch::asks_for_help(args)) {
             if (const auto file = key_audit::fetch::input_file(split.rest)) {
                 std::cerr << "key_audit: --url reads the list call itself; drop the input "
-                          << keyhook::detail::quote_input(*file, 256) << '\n';
+                          << keyhook::quoted_input(*file, 256) << '\n';
                 return key_audit::exit_usage;
             }
             if (key_audit::parse_options(split.rest)) {  // a usage error is reported by run() below

@@ -45,7 +45,30 @@ void show_call(const keyhook::key_index& index, const std::string& key, keyhook:
 }  // namespace
 
 int main() {
-    using namespace keyhook;
+    // The names this walk-through uses, one by one (the public API only).
+    using keyhook::access_level;
+    using keyhook::api_key;
+    using keyhook::create_key;
+    using keyhook::deactivate_key;
+    using keyhook::delete_key;
+    using keyhook::deletion_confirmation;
+    using keyhook::expiry_warning_at;
+    using keyhook::format_timestamp;
+    using keyhook::key_author;
+    using keyhook::key_index;
+    using keyhook::key_request;
+    using keyhook::key_request_problems;
+    using keyhook::key_update;
+    using keyhook::parse_timestamp;
+    using keyhook::permission_policy;
+    using keyhook::record_use;
+    using keyhook::resource;
+    using keyhook::rotate_key;
+    using keyhook::rotation_policy;
+    using keyhook::status_at;
+    using keyhook::tenant_kind;
+    using keyhook::try_delete_key;
+    using keyhook::update_key;
     using std::chrono::hours;
     random_source random;
     std::cout << "random source: " << random_label << '\n';

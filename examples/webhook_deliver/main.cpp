@@ -152,7 +152,7 @@ std::optional<double> parse_non_negative(std::string_view text) {
 }
 
 std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
-    using keyhook::detail::quote_input;
+    using keyhook::quoted_input;
     arguments args;
     const std::vector<std::string_view> list(argv + 1, argv + argc);
     bool options_done = false;
@@ -189,7 +189,7 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         }
         if (name != "--time-scale" && name != "--timeout" && name != "--resolve" && name != "--store" &&
             name != "--lease") {
-            status = usage_error("unknown option " + quote_input(arg));
+            status = usage_error("unknown option " + quoted_input(arg));
             return std::nullopt;
         }
         if (!value) {
@@ -205,7 +205,7 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
                 return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
             });
             if (!printable || std::count(value->begin(), value->end(), ':') < 2) {
-                status = usage_error("--resolve: expected HOST:PORT:ADDRESS, got " + quote_input(*value));
+                status = usage_error("--resolve: expected HOST:PORT:ADDRESS, got " + quoted_input(*value));
                 return std::nullopt;
             }
             args.resolve.emplace_back(*value);
@@ -218,7 +218,7 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         const auto number = parse_non_negative(*value);
         if (name == "--lease") {
             if (!number || *number < 0.01 || *number > 86400) {
-                status = usage_error("--lease: expected seconds from 0.01 to 86400, got " + quote_input(*value));
+                status = usage_error("--lease: expected seconds from 0.01 to 86400, got " + quoted_input(*value));
                 return std::nullopt;
             }
             args.lease_seconds = *number;
@@ -227,7 +227,7 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
         if (!number || (name == "--timeout" && (*number < 0.001 || *number > 86400))) {
             status = usage_error(std::string(name) + ": expected " +
                                  (name == "--timeout" ? "seconds from 0.001 to 86400" : "a number >= 0") + ", got " +
-                                 quote_input(*value));
+                                 quoted_input(*value));
             return std::nullopt;
         }
         (name == "--timeout" ? args.timeout_seconds : args.time_scale) = *number;
@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
         const auto text = examples::read_input_text(file, {});
-        if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*file, 256));
+        if (!text) return usage_error("cannot read " + keyhook::quoted_input(*file, 256));
         const std::string source = examples::input_name(file);
         auto parsed = examples::parse_delivery_input(*text, clock.now(), policy);
         if (!parsed) {
@@ -453,7 +453,7 @@ int main(int argc, char** argv) {
                 // A body member's path ("FolderName") is said under its event's.
                 auto e = signed_requests.error();
                 if (e.path.rfind("webhooks", 0) != 0)
-                    e.path = e.path.empty() ? ev.path : keyhook::detail::path_member(ev.path, e.path);
+                    e.path = e.path.empty() ? ev.path : keyhook::json_path_member(ev.path, e.path);
                 std::cerr << "webhook_deliver: " << source << ": " << e << '\n';
                 return exit_invalid;
             }

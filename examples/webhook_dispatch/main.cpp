@@ -116,7 +116,7 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             continue;
         }
         if (!options_done && arg.size() > 1 && arg[0] == '-') {
-            status = usage_error("unknown option " + keyhook::detail::quote_input(arg));
+            status = usage_error("unknown option " + keyhook::quoted_input(arg));
             return std::nullopt;
         }
         if (args.file) {
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
         return exit_ok;
     }
     const auto text = examples::read_input_text(args->file, webhook_dispatch::bundled_sample);
-    if (!text) return usage_error("cannot read " + keyhook::detail::quote_input(*args->file, 256));
+    if (!text) return usage_error("cannot read " + keyhook::quoted_input(*args->file, 256));
     const std::string source = examples::input_name(args->file);
     // The example may read the clock; the library never does.
     const auto now = args->now ? *args->now : keyhook::to_timestamp(std::chrono::system_clock::now());

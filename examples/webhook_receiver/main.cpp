@@ -72,7 +72,7 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
         if (h->is_object()) {
             for (const auto& item : h->items()) {
                 if (!item.value().is_string())
-                    return error{errc::wrong_type, keyhook::detail::path_member("headers", item.key()),
+                    return error{errc::wrong_type, keyhook::json_path_member("headers", item.key()),
                                  "expected a string"};
                 r.headers.push_back({item.key(), item.value().get<std::string>(), true});
             }
@@ -80,7 +80,7 @@ keyhook::result<keyhook::http_request> read_request(const std::string& text) {
             for (std::size_t i = 0; i < h->size(); ++i) {
                 const auto& pair = (*h)[i];
                 if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string())
-                    return error{errc::wrong_type, keyhook::detail::path_index("headers", i),
+                    return error{errc::wrong_type, keyhook::json_path_index("headers", i),
                                  "expected [\"name\", \"value\"]"};
                 r.headers.push_back({pair[0].get<std::string>(), pair[1].get<std::string>(), true});
             }
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
         } else if (arg == "-h" || arg == "--help") {
             return usage("reads a received webhook request and accepts or refuses it");
         } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
-            return usage("unknown option " + keyhook::detail::quote_input(arg));
+            return usage("unknown option " + keyhook::quoted_input(arg));
         } else if (have_path) {
             return usage("only one request file");
         } else {
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
 
     const char* key_text = std::getenv(key_env.c_str());
     if (key_text == nullptr || *key_text == '\0')
-        return usage("environment variable " + keyhook::detail::quote_input(key_env) + " is not set");
+        return usage("environment variable " + keyhook::quoted_input(key_env) + " is not set");
     const keyhook::secret expected(key_text);
 
     std::string text;
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
         std::ifstream in(path, std::ios::binary);
-        if (!in) return usage("cannot read " + keyhook::detail::quote_input(path, 256));
+        if (!in) return usage("cannot read " + keyhook::quoted_input(path, 256));
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
 

@@ -79,8 +79,7 @@ public:
         }
         if (ids_.size() >= capacity_) return outcome::full;
         // Saturating: a window of seconds::max() keeps every id, never wraps.
-        const auto forget_after =
-            keyhook::detail::add_saturating(keyhook::detail::add_saturating(signed_at, window_), window_);
+        const auto forget_after = keyhook::add_saturating(keyhook::add_saturating(signed_at, window_), window_);
         const auto at = ids_.emplace(id, by_expiry_.end()).first;
         at->second = by_expiry_.emplace(forget_after, &at->first);
         pending_.insert(id);

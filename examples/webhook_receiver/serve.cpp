@@ -90,6 +90,17 @@ namespace hs = examples::http_server;
 constexpr int exit_ok = 0;
 constexpr int exit_usage = 2;
 
+// Content codings are tokens compared without regard to ASCII case (RFC 9110).
+bool is_identity_coding(std::string_view coding) {
+    constexpr std::string_view identity = "identity";
+    if (coding.size() != identity.size()) return false;
+    for (std::size_t i = 0; i < coding.size(); ++i) {
+        const char c = coding[i] >= 'A' && coding[i] <= 'Z' ? static_cast<char>(coding[i] - 'A' + 'a') : coding[i];
+        if (c != identity[i]) return false;
+    }
+    return true;
+}
+
 int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
@@ -199,12 +210,11 @@ keyhook::http_request to_keyhook(hs::request&& req) {
 // Before the body is read: what the receiver refuses on the head alone.
 std::optional<hs::response> check_head(const hs::request& req) {
     if (req.method != "POST") {
-        auto r = answer(405, "expected POST, got " + keyhook::detail::quote_input(req.method, 16));
+        auto r = answer(405, "expected POST, got " + keyhook::quoted_input(req.method, 16));
         r.headers.push_back({"Allow", "POST"});
         return r;
     }
-    if (const auto encoding = req.header("Content-Encoding");
-        encoding && !keyhook::detail::ascii_iequal(*encoding, "identity"))
+    if (const auto encoding = req.header("Content-Encoding"); encoding && !is_identity_coding(*encoding))
         return answer(415, "a Content-Encoding is not accepted; send the body as is");
     if (!req.header("Content-Length")) return answer(411, "a body must come with its Content-Length");
     return std::nullopt;
@@ -371,14 +381,14 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             return usage(
                 "--listen takes only --key-env NAME, --request-timeout S, --max-connections N, "
                 "--threads N, --store S, --replay-scope NAME and --pending-bound S, not " +
-                keyhook::detail::quote_input(arg));
+                keyhook::quoted_input(arg));
         }
     }
     if (!split_listen(*listen, s.host, s.port))
-        return usage("--listen: expected HOST:PORT, got " + keyhook::detail::quote_input(*listen));
+        return usage("--listen: expected HOST:PORT, got " + keyhook::quoted_input(*listen));
     const char* key_text = std::getenv(key_env.c_str());
     if (key_text == nullptr || *key_text == '\0')
-        return usage("environment variable " + keyhook::detail::quote_input(key_env) + " is not set");
+        return usage("environment variable " + keyhook::quoted_input(key_env) + " is not set");
     s.key = keyhook::secret(key_text);
     if (const char* secrets = std::getenv("KEYHOOK_SIGNING_SECRET"); secrets != nullptr) {
         // Space-separated whsec_ and whpk_ keys; the library's message quotes no key material.
@@ -429,8 +439,7 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     std::string why;
     const auto port = server.listen(s.host, s.port, why);
     if (!port) {
-        std::cerr << "webhook_receiver: cannot listen on " << keyhook::detail::quote_input(*listen) << ": " << why
-                  << '\n';
+        std::cerr << "webhook_receiver: cannot listen on " << keyhook::quoted_input(*listen) << ": " << why << '\n';
         return exit_usage;
     }
     std::cerr << "webhook_receiver: listening on " << s.host << ':' << *port << std::endl;

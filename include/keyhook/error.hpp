@@ -80,7 +80,7 @@ struct enum_names<errc> {
 // An error: its kind, where it is (a JSON path such as "data.result[3].expireAt",
 // or a field name such as "endpoint"; empty for the whole input) and why.
 // Messages never contain a secret: code that builds them quotes input through
-// detail::quote_input, and never quotes a key. path and message keep the
+// quoted_input, and never quotes a key. path and message keep the
 // bytes they were given; what() and operator<< escape them (P1), since a path
 // holds member names read from input.
 struct error {
@@ -107,6 +107,14 @@ private:
     keyhook::error error_;
 };
 
+// JSON paths as keyhook's errors spell them: json_path_member("webhooks[2]",
+// "endpoint") is "webhooks[2].endpoint" (no dot after an empty base, so the
+// first member of a document is just its name), json_path_index("events", 3)
+// is "events[3]". The member name is kept as it is (a path keeps the bytes it
+// was given; error::what() and operator<< escape it, P1).
+[[nodiscard]] KEYHOOK_INLINE std::string json_path_member(std::string_view base, std::string_view member);
+[[nodiscard]] KEYHOOK_INLINE std::string json_path_index(std::string_view base, std::size_t index);
+
 namespace detail {
 
 // The error of a try_ function whose host callable threw, for its catch (...)
@@ -126,7 +134,8 @@ error wrong_type(std::string path, std::string_view expected, const Json& found)
 }
 KEYHOOK_INLINE error timestamp_error(std::string path, std::string_view text);
 
-// Appends ".member" or "[index]" to a JSON path.
+// json_path_member and json_path_index, under the names the library's own
+// code uses.
 KEYHOOK_INLINE std::string path_member(std::string_view base, std::string_view member);
 KEYHOOK_INLINE std::string path_index(std::string_view base, std::size_t index);
 

@@ -1,6 +1,6 @@
 // keyhook: rule P1, printing text that came from input. One escaping routine
 // behind escape_text, escaped(s) for streams, escape_json_text for a
-// serializer's output, and detail::quote_input for error messages.
+// serializer's output, and quoted_input for error messages.
 #pragma once
 
 #include <cstddef>
@@ -57,11 +57,16 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e);
 // Outside strings a serializer writes only ASCII, so its layout is kept.
 [[nodiscard]] KEYHOOK_INLINE std::string escape_json_text(std::string_view json);
 
+// P1 for error messages and usage errors: input quoted as keyhook's own
+// errors quote it. At most `limit` bytes of s (never part of a character),
+// escaped as in escape_text with '"' escaped as well, between double quotes;
+// "..." follows when s was cut. quoted_input("a\nb") is "\"a\\x0ab\"". The
+// bound keeps a message short whatever the input's size; never pass a key.
+[[nodiscard]] KEYHOOK_INLINE std::string quoted_input(std::string_view s, std::size_t limit = 64);
+
 namespace detail {
 
-// Quotes untrusted input for an error message: at most `limit` bytes of s
-// (never part of a character), escaped as in escape_text with '"' escaped as
-// well, between double quotes; "..." follows when s was cut.
+// quoted_input, under the name the library's own code uses.
 KEYHOOK_INLINE std::string quote_input(std::string_view s, std::size_t limit = 64);
 
 // Writes text escaped as escaped_text would, between double quotes (P1).

@@ -93,9 +93,11 @@ namespace detail {
 
 // --- Saturating time arithmetic ----------------------------------------------
 // Every sum of a time and a duration a caller supplies (a tolerance, a retry
-// delay, Retry-After, a period's length) goes through these: at the ends of
-// the 64-bit microsecond range they stop there instead of overflowing (which
-// is undefined behaviour and wraps to the far past). See docs/security.md.
+// delay, Retry-After, a period's length) goes through these and the public
+// add_saturating, sub_saturating and difference_saturating below: at the ends
+// of the 64-bit microsecond range they stop there instead of overflowing
+// (which is undefined behaviour and wraps to the far past). See
+// docs/security.md.
 
 inline constexpr std::int64_t micros_max = std::numeric_limits<std::int64_t>::max();
 inline constexpr std::int64_t micros_min = std::numeric_limits<std::int64_t>::min();
@@ -153,26 +155,45 @@ constexpr timestamp shift_saturating(timestamp t, std::chrono::duration<Rep, Per
     return timestamp{acc};
 }
 
+}  // namespace detail
+
+// --- Saturating time arithmetic, public -----------------------------------------
+// A time plus or minus a duration that came from outside (a tolerance, a
+// window, a delay read from a header, a configured period) without undefined
+// behaviour: std::chrono's + and - overflow at the ends of the 64-bit
+// microsecond range and wrap to the far past. Each result is exact when it
+// fits and stops at timestamp::min() or timestamp::max() (microseconds::min()
+// or max() for a difference) otherwise, for any signed integral duration,
+// seconds::max() included. constexpr and noexcept.
+
 // t + d, saturating at timestamp::min() and timestamp::max().
 template <class Rep, class Period>
-constexpr timestamp add_saturating(timestamp t, std::chrono::duration<Rep, Period> d) noexcept {
-    return shift_saturating(t, d, 1);
+[[nodiscard]] constexpr timestamp add_saturating(timestamp t, std::chrono::duration<Rep, Period> d) noexcept {
+    return detail::shift_saturating(t, d, 1);
 }
 
 // t - d, saturating likewise (d = min() is never negated, which would overflow).
 template <class Rep, class Period>
-constexpr timestamp sub_saturating(timestamp t, std::chrono::duration<Rep, Period> d) noexcept {
-    return shift_saturating(t, d, -1);
+[[nodiscard]] constexpr timestamp sub_saturating(timestamp t, std::chrono::duration<Rep, Period> d) noexcept {
+    return detail::shift_saturating(t, d, -1);
 }
 
 // a - b, saturating at microseconds::min() and max() (timestamps ~584,000
 // years apart do not fit).
-constexpr microseconds difference_saturating(timestamp a, timestamp b) noexcept {
+[[nodiscard]] constexpr microseconds difference_saturating(timestamp a, timestamp b) noexcept {
     const std::int64_t x = a.time_since_epoch().count(), y = b.time_since_epoch().count();
-    if (y < 0 && x > micros_max + y) return microseconds::max();
-    if (y > 0 && x < micros_min + y) return microseconds::min();
+    if (y < 0 && x > detail::micros_max + y) return microseconds::max();
+    if (y > 0 && x < detail::micros_min + y) return microseconds::min();
     return microseconds{x - y};
 }
+
+namespace detail {
+
+// The library's own code reaches them as detail::add_saturating (beside the
+// sum of two microseconds above) and so on.
+using keyhook::add_saturating;
+using keyhook::difference_saturating;
+using keyhook::sub_saturating;
 
 // --- Text ----------------------------------------------------------------------
 

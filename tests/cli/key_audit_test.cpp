@@ -10,7 +10,10 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "keyhook/detail/utf8.hpp"
 
 using key_audit::options;
 using key_audit::output_format;
@@ -183,6 +186,39 @@ TEST_CASE("table: widths count terminal columns, not bytes", "[cli]") {
     CHECK(key_audit::truncate_to_width("abcdefghijkl", 6) == "abcde\u2026");
     CHECK(key_audit::truncate_to_width("東京東京東京", 6) == "東京\u2026");
     CHECK(key_audit::display_width(key_audit::truncate_to_width(std::string(200, 'x'), 32)) == 32);
+}
+
+TEST_CASE("table: the width decoder splits text as keyhook's UTF-8 walker does", "[cli][P1]") {
+    // Each ill-formed byte is one replacement character of one column; every
+    // well-formed sequence is one code point.
+    const std::vector<std::pair<std::string, std::size_t>> cases = {
+        {"\xC0\x80", 2},          // overlong NUL
+        {"\xC1\xBF", 2},          // overlong, 2 bytes
+        {"\xE0\x80\xAF", 3},      // overlong, 3 bytes
+        {"\xED\xA0\x80", 3},      // a surrogate
+        {"\xF4\x90\x80\x80", 4},  // past U+10FFFF
+        {"\xF5\x80", 2},          // a lead byte that never occurs
+        {"\xE2\x82", 2},          // a cut sequence
+        {"\x80"
+         "abc",
+         4},                      // a stray continuation byte
+        {"\xC2\x80", 1},          // U+0080, the smallest 2-byte form (a C1 control: 1 column here)
+        {"\xF0\x90\x80\x80", 1},  // U+10000, the smallest 4-byte form
+        {"\xF4\x8F\xBF\xBF", 1},  // U+10FFFF, the largest
+        {"\xED\x9F\xBF", 1},      // U+D7FF, just below the surrogates
+    };
+    for (const auto& [text, width] : cases) {
+        INFO(keyhook::escape_text(text));
+        CHECK(key_audit::display_width(text) == width);
+        std::size_t units = 0;
+        for (std::size_t i = 0; i < text.size();) {
+            key_audit::detail::decode_utf8(text, i);
+            ++units;
+        }
+        std::size_t library_units = 0;
+        keyhook::detail::for_each_utf8_unit(text, [&](const auto&) { ++library_units; });
+        CHECK(units == library_units);
+    }
 }
 
 TEST_CASE("table: columns line up whatever the names' scripts", "[cli][L3]") {

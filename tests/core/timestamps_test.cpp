@@ -303,9 +303,9 @@ TEST_CASE("T3: durations convert to microseconds saturating", "[T3][timestamps][
 
 // Regression test: time arithmetic: a time plus a caller's duration overflowed (T3, saturating sums).
 TEST_CASE("T3: a time plus a duration stops at the ends of the range", "[T3][timestamps][saturating]") {
-    using keyhook::detail::add_saturating;
-    using keyhook::detail::difference_saturating;
-    using keyhook::detail::sub_saturating;
+    using keyhook::add_saturating;
+    using keyhook::difference_saturating;
+    using keyhook::sub_saturating;
     using std::chrono::microseconds;
     constexpr microseconds one{1};
     const timestamp hi = timestamp::max(), lo = timestamp::min();
@@ -354,5 +354,14 @@ TEST_CASE("T3: a time plus a duration stops at the ends of the range", "[T3][tim
     CHECK(difference_saturating(lo + one, timestamp{microseconds{1}}) == microseconds::min());
     CHECK(difference_saturating(lo + 2 * one, timestamp{microseconds{1}}) == microseconds::min() + one);
     // Usable in constant expressions.
+    static_assert(add_saturating(timestamp::max(), std::chrono::seconds{1}) == timestamp::max());
+    static_assert(sub_saturating(timestamp::min(), std::chrono::seconds{1}) == timestamp::min());
+    static_assert(difference_saturating(timestamp::max(), timestamp::min()) == microseconds::max());
+    constexpr std::chrono::hours an_hour{1};
+    static_assert(noexcept(add_saturating(t, an_hour))&& noexcept(sub_saturating(t, an_hour)));
+    // The library's own code reaches the same functions under keyhook::detail.
     static_assert(keyhook::detail::add_saturating(timestamp::max(), std::chrono::seconds{1}) == timestamp::max());
+    CHECK(keyhook::detail::add_saturating(t, date::days{3}) == add_saturating(t, date::days{3}));
+    CHECK(keyhook::detail::sub_saturating(lo, one) == sub_saturating(lo, one));
+    CHECK(keyhook::detail::add_saturating(microseconds::max(), one) == microseconds::max());
 }

@@ -361,15 +361,29 @@ TEST_CASE("P1: each forbidden character has one escape, on both sides of each ra
     CHECK(escape_text("\\x1b") == "\\\\x1b");
 }
 
-TEST_CASE("P1: quote_input escapes quotes and never splits a character at its limit", "[P1][printing]") {
-    using keyhook::detail::quote_input;
-    CHECK(quote_input("a\"b\\c") == "\"a\\\"b\\\\c\"");
-    CHECK(quote_input("abc", 3) == "\"abc\"");
-    CHECK(quote_input("abcd", 3) == "\"abc\"...");
+TEST_CASE("P1: quoted_input escapes quotes and never splits a character at its limit", "[P1][printing]") {
+    using keyhook::quoted_input;
+    CHECK(quoted_input("a\"b\\c") == "\"a\\\"b\\\\c\"");
+    CHECK(quoted_input("abc", 3) == "\"abc\"");
+    CHECK(quoted_input("abcd", 3) == "\"abc\"...");
     // "ab€": the euro sign's 3 bytes would cross a limit of 3.
-    CHECK(quote_input("ab\xE2\x82\xAC", 3) == "\"ab\"...");
-    CHECK(quote_input("ab\xE2\x82\xAC", 5) == "\"ab\xE2\x82\xAC\"");
-    CHECK(quote_input("a\xE2\x80\xAE", 10) == "\"a\\u202e\"");
+    CHECK(quoted_input("ab\xE2\x82\xAC", 3) == "\"ab\"...");
+    CHECK(quoted_input("ab\xE2\x82\xAC", 5) == "\"ab\xE2\x82\xAC\"");
+    CHECK(quoted_input("a\xE2\x80\xAE", 10) == "\"a\\u202e\"");
+    // The default limit is 64 bytes: both sides of it.
+    CHECK(quoted_input(std::string(64, 'x')) == "\"" + std::string(64, 'x') + "\"");
+    CHECK(quoted_input(std::string(65, 'x')) == "\"" + std::string(64, 'x') + "\"...");
+    // Controls, a byte that is not UTF-8 and an empty input.
+    CHECK(quoted_input("a\r\nb\x1b[2J") == "\"a\\x0d\\x0ab\\x1b[2J\"");
+    CHECK(quoted_input("\xff") == "\"\\xff\"");
+    CHECK(quoted_input("") == "\"\"");
+    CHECK(quoted_input("abcd", 0) == "\"\"...");
+    // The library's own errors quote input the same way.
+    for (const char* s : {"plain", "a\"b", "x\x1b\n", "ab\xE2\x82\xAC"})
+        CHECK(keyhook::detail::quote_input(s, 4) == quoted_input(s, 4));
+    const auto t = keyhook::try_parse_timestamp("2026-13-01\n");
+    REQUIRE(!t);
+    CHECK(t.error().message == "expected an ISO 8601 timestamp, got " + quoted_input("2026-13-01\n"));
 }
 
 TEST_CASE("P1: error paths and messages are escaped when printed; the values keep their bytes", "[P1][printing]") {
@@ -380,7 +394,7 @@ TEST_CASE("P1: error paths and messages are escaped when printed; the values kee
     CHECK(std::string(keyhook::exception(e).what()) ==
           "[keyhook.wrong_type] headers.x\\x1b[2J\\x0d\\x0aFORGED: expected a string");
     // A message made of quoted parts is not escaped twice.
-    const keyhook::error q{keyhook::errc::invalid_value, "status", "got " + keyhook::detail::quote_input("a\nb\\c")};
+    const keyhook::error q{keyhook::errc::invalid_value, "status", "got " + keyhook::quoted_input("a\nb\\c")};
     CHECK(q.what() == "status: got \"a\\x0ab\\\\c\"");
     // A clean error prints exactly as before.
     const keyhook::error clean{keyhook::errc::missing_member, "data.result[3].id", "required member is missing"};
@@ -499,8 +513,7 @@ TEST_CASE("P1: header names with ESC, CR, LF and bidi controls print escaped, in
     const auto text = printed(r);
     CHECK(text == "POST /hook\nx-evil\\x1b]0;owned\\x07\\x0d\\x0aFORGED: 1\\u202e: v\n(0 body bytes)");
     // As a JSON path in an error, too (the receiver example reports it so).
-    const keyhook::error e{keyhook::errc::wrong_type, keyhook::detail::path_member("headers", name),
-                           "expected a string"};
+    const keyhook::error e{keyhook::errc::wrong_type, keyhook::json_path_member("headers", name), "expected a string"};
     CHECK(printed(e).find('\x1b') == std::string::npos);
     CHECK(printed(e).find('\n') == std::string::npos);
     CHECK(printed(e).find(utf8(0x202E)) == std::string::npos);

@@ -76,6 +76,14 @@ KEYHOOK_INLINE error timestamp_error(std::string path, std::string_view text) {
 }
 
 KEYHOOK_INLINE std::string path_member(std::string_view base, std::string_view member) {
+    return json_path_member(base, member);
+}
+
+KEYHOOK_INLINE std::string path_index(std::string_view base, std::size_t index) { return json_path_index(base, index); }
+
+}  // namespace detail
+
+KEYHOOK_INLINE std::string json_path_member(std::string_view base, std::string_view member) {
     std::string p;
     p.reserve(base.size() + 1 + member.size());
     p += base;
@@ -84,7 +92,7 @@ KEYHOOK_INLINE std::string path_member(std::string_view base, std::string_view m
     return p;
 }
 
-KEYHOOK_INLINE std::string path_index(std::string_view base, std::size_t index) {
+KEYHOOK_INLINE std::string json_path_index(std::string_view base, std::size_t index) {
     std::string p(base);
     p += '[';
     p += std::to_string(index);
@@ -92,5 +100,4 @@ KEYHOOK_INLINE std::string path_index(std::string_view base, std::size_t index) 
     return p;
 }
 
-}  // namespace detail
 }  // namespace keyhook

@@ -61,18 +61,20 @@ KEYHOOK_INLINE std::string escape_json_text(std::string_view json) {
 
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
 
-namespace detail {
-
-KEYHOOK_INLINE std::string quote_input(std::string_view s, std::size_t limit) {
+KEYHOOK_INLINE std::string quoted_input(std::string_view s, std::size_t limit) {
     const bool cut = s.size() > limit;
-    if (cut) s = s.substr(0, utf8_prefix_length(s, limit));
+    if (cut) s = s.substr(0, detail::utf8_prefix_length(s, limit));
     std::string out;
     out.reserve(s.size() + 8);
     out += '"';
-    append_escaped(out, s, escape_style::quoted);
+    detail::append_escaped(out, s, detail::escape_style::quoted);
     out += cut ? "\"..." : "\"";
     return out;
 }
+
+namespace detail {
+
+KEYHOOK_INLINE std::string quote_input(std::string_view s, std::size_t limit) { return quoted_input(s, limit); }
 
 KEYHOOK_INLINE void print_quoted(std::ostream& os, std::string_view text) {
     std::string out = "\"";
