@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
                 // A body member's path ("FolderName") is said under its event's.
                 auto e = signed_requests.error();
                 if (e.path.rfind("webhooks", 0) != 0)
-                    e.path = e.path.empty() ? ev.path : keyhook::detail::path_member(ev.path, e.path);
+                    e.path = e.path.empty() ? ev.path : ev.path.empty() ? e.path : ev.path + "." + e.path;
                 std::cerr << "webhook_deliver: " << source << ": " << e << '\n';
                 return exit_invalid;
             }
