@@ -1,5 +1,7 @@
 // key_admin: keys at rest (K11) with their policies (K12 to K14), in the
 // JSON-lines store that key_gateway serves (examples/shared/key_store.hpp).
+// --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
+// which refuses any other form, naming the accepted ones: exit 2).
 //
 //   key_admin --store FILE create --tenant T --name N --from TIME --until TIME
 //             [--description D] [--group G]... [--shared] [--own-key-env VAR]
@@ -40,6 +42,7 @@
 #include "keyhook/lifecycle.hpp"
 #include "keyhook/status.hpp"
 #include "shared/key_store.hpp"
+#include "shared/store_opener.hpp"
 
 namespace {
 
@@ -54,6 +57,7 @@ constexpr const char* usage_text =
     "  rotate     --id ID [--handover]\n"
     "  delete     --id ID --confirm\n"
     "  list       [--tenant T] [--format json|table]\n"
+    "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file (see docs/embedding.md)\n"
     "environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (create, rotate)\n";
 
 struct usage_error {
@@ -213,7 +217,7 @@ struct failure {
 
 // Runs `change` on the store's entries under its lock; it returns whether to write.
 template <class Change>
-void change_store(key_store::store_file& store, Change&& change) {
+void change_store(key_store::key_store& store, Change&& change) {
     auto r = store.update(
         [&](std::vector<key_store::entry>& entries, const key_store::file_stamp&) { return change(entries); });
     if (!r) throw failure{r.error()};
@@ -235,7 +239,7 @@ void or_fail(const keyhook::result<void>& r) {
     if (!r) throw failure{r.error()};
 }
 
-void create(const options& o, key_store::store_file& store) {
+void create(const options& o, key_store::key_store& store) {
     require(o, {"--tenant", "--name", "--from", "--until"});
     const auto peppers = peppers_from_environment();
     keyhook::key_request request;
@@ -269,7 +273,7 @@ void create(const options& o, key_store::store_file& store) {
     print_new_key(e.record, *key, created.warnings);
 }
 
-void deactivate(const options& o, key_store::store_file& store) {
+void deactivate(const options& o, key_store::key_store& store) {
     require(o, {"--id"});
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         auto& e = find_entry(entries, *o.one("--id"));
@@ -278,7 +282,7 @@ void deactivate(const options& o, key_store::store_file& store) {
     });
 }
 
-void update(const options& o, key_store::store_file& store) {
+void update(const options& o, key_store::key_store& store) {
     require(o, {"--id"});
     keyhook::key_update change;
     if (const auto* v = o.one("--name")) change.name = *v;
@@ -318,7 +322,7 @@ void update(const options& o, key_store::store_file& store) {
     std::cout << out.dump() << std::endl;
 }
 
-void rotate(const options& o, key_store::store_file& store) {
+void rotate(const options& o, key_store::key_store& store) {
     require(o, {"--id"});
     const auto peppers = peppers_from_environment();
     std::optional<keyhook::secret> key;
@@ -343,7 +347,7 @@ void rotate(const options& o, key_store::store_file& store) {
     print_new_key(fresh.record, *key, {});
 }
 
-void remove(const options& o, key_store::store_file& store) {
+void remove(const options& o, key_store::key_store& store) {
     require(o, {"--id"});
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         const auto& e = find_entry(entries, *o.one("--id"));
@@ -358,7 +362,7 @@ void remove(const options& o, key_store::store_file& store) {
 }
 
 // The records as spec 4.1's list call returns them, status as of now.
-void list(const options& o, key_store::store_file& store) {
+void list(const options& o, key_store::key_store& store) {
     const auto format = o.one("--format") ? *o.one("--format") : std::string("table");
     if (format != "json" && format != "table") throw usage_error{"--format: expected json or table"};
     const auto entries = value_or_fail(store.read());
@@ -388,7 +392,11 @@ void list(const options& o, key_store::store_file& store) {
 int main(int argc, char** argv) {
     try {
         const auto o = parse_arguments(argc, argv);
-        key_store::store_file store(o.store);
+        std::string why;
+        const auto address = examples::store::parse_store_address(o.store, examples::store::store_use::keys, why);
+        if (!address) throw usage_error{why};
+        const auto opened = examples::store::open_key_store(*address);
+        auto& store = *opened;
         if (o.command == "create")
             create(o, store);
         else if (o.command == "deactivate")

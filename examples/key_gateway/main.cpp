@@ -4,6 +4,8 @@
 //   key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik
 //               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
 //
+// --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
+// which refuses any other form, naming the accepted ones: exit 2).
 // --trusted-proxy is required (K16): without it every call would come from
 // an untrusted address, and nginx's auth_request subrequest
 // (GET /.key_gateway, from nginx's address) would be judged instead of the
@@ -14,7 +16,7 @@
 // signals. Rate states live in memory; credits and lastUsedAt go back to the
 // store at most once a second and on shutdown, merged under the store's lock
 // (key_store::merge_write_backs; only the changed keys' lines are formatted
-// and checked, key_store::store_file::update_usage), and so does a key's digest under the
+// and checked, key_store::jsonl_key_store::update_usage), and so does a key's digest under the
 // current pepper after it matched under a legacy form or an older pepper.
 // All of that runs on the main thread, off the request path: a call never
 // waits on file I/O or on the store's lock (a write-back the lock defers is
@@ -54,18 +56,21 @@
 #include "keyhook/crypto/stored_key.hpp"
 #include "shared/http_server.hpp"
 #include "shared/key_store.hpp"
+#include "shared/store_opener.hpp"
 
 namespace {
 
 constexpr const char* usage_text =
     "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik "
     "--trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
+    "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file key_admin writes\n"
     "environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current)\n";
 
 struct settings {
     std::string host;
     unsigned short port = 0;
-    std::string store, routes;
+    examples::store::store_address store;  // --store: jsonl:PATH or a plain PATH
+    std::string routes;
     gateway::proxy_kind proxy = gateway::proxy_kind::nginx;
     std::vector<keyhook::address_range> trusted;
     // K17: how long the gateway answers from what it holds once the store
@@ -105,7 +110,10 @@ settings parse_arguments(int argc, char** argv) {
             s.host = value.substr(0, colon);
             s.port = static_cast<unsigned short>(port);
         } else if (arg == "--store") {
-            s.store = value;
+            std::string why;
+            auto address = examples::store::parse_store_address(value, examples::store::store_use::keys, why);
+            if (!address) throw usage_error{why};
+            s.store = std::move(*address);
         } else if (arg == "--routes") {
             s.routes = value;
         } else if (arg == "--proxy") {
@@ -132,7 +140,7 @@ settings parse_arguments(int argc, char** argv) {
             throw usage_error{"unknown option \"" + arg + "\""};
         }
     }
-    if (s.host.empty() || s.store.empty() || s.routes.empty() || !have_proxy)
+    if (s.host.empty() || s.store.target.empty() || s.routes.empty() || !have_proxy)
         throw usage_error{"--listen, --store, --routes and --proxy are required"};
     // K16: fail closed. Without a trusted proxy no forwarded header is read,
     // so every call would be judged as the proxy's own subrequest.
@@ -288,12 +296,12 @@ public:
           peppers_(std::move(peppers)),
           routes_(std::move(routes)),
           permissions_(std::move(permissions)),
-          store_(settings_.store),
+          store_(examples::store::open_key_store(settings_.store)),
           index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})),
           heard_at_(steady::now().time_since_epoch().count()) {
         // A write-back after the gateway's own write or read parses nothing,
         // and formats and checks only the lines of the keys it changes.
-        store_.keep_last_version(true);
+        store_->keep_last_version(true);
     }
 
     examples::http_server::response handle(const examples::http_server::request& req) {
@@ -328,13 +336,13 @@ public:
     // failure (logged at most once a second); one that can is "heard from"
     // (K17). False on a failure.
     bool check(bool reload) {
-        auto stamp = store_.current_stamp();
+        auto stamp = store_->current_stamp();
         if (stamp && *stamp == seen_ && !reload && loaded_) {
             heard();
             return true;
         }
         if (!stamp) return read_failed(stamp.error().what());
-        auto snap = store_.read_snapshot();
+        auto snap = store_->read_snapshot();
         if (!snap) return read_failed(snap.error().what());
         install(build(snap->entries), {}, {});
         seen_ = snap->stamp;
@@ -398,16 +406,16 @@ public:
         };
         std::optional<key_store::file_stamp> stamp;
         if (wait) {
-            auto r = store_.update_usage(merge, run);
+            auto r = store_->update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
             stamp = *r;
         } else {
-            auto r = store_.try_update_usage(merge, run);
+            auto r = store_->try_update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
             if (!*r) return write_failed(changes, "the store is locked by another writer; trying again");
             stamp = **r;
         }
-        if (missing) return write_failed(changes, store_.path() + ": cannot open: the store is missing");
+        if (missing) return write_failed(changes, store_->path() + ": cannot open: the store is missing");
         if (changes.empty()) return true;
         std::optional<loaded> fresh;
         if (external || rehashed || !loaded_) fresh = build(merged);
@@ -642,7 +650,7 @@ private:
     keyhook::crypto::pepper_set peppers_;
     std::vector<gateway::route> routes_;
     keyhook::permission_policy permissions_;
-    key_store::store_file store_;
+    std::unique_ptr<key_store::key_store> store_;
     std::mutex mutex_;
     // Under mutex_:
     std::unique_ptr<keyhook::key_index> index_;

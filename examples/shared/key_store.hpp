@@ -14,7 +14,7 @@
 // reader sees the old or the new file, never half of one (K18). Writers take an advisory lock (flock on
 // FILE.lock, which a rename does not replace) and re-read the file under it,
 // so two programs writing never undo each other's changes; see
-// merge_write_backs and store_file::update_usage for the gateway's merge. POSIX only.
+// merge_write_backs and jsonl_key_store::update_usage for the gateway's merge. POSIX only.
 #pragma once
 
 #include <fcntl.h>
@@ -230,7 +230,7 @@ struct write_back {
 // replaces the stored key only where it still is `rehash_from`.
 // merge_write_backs returns the positions (in `entries`, ascending, each
 // once) of the entries it changed; it adds, removes and reorders none, as
-// store_file::update_usage requires. apply_write_backs returns whether
+// jsonl_key_store::update_usage requires. apply_write_backs returns whether
 // anything changed.
 // Linear in the entries plus the changes (one id table, not a search per change).
 inline std::vector<std::size_t> merge_write_backs(std::vector<entry>& entries, const std::vector<write_back>& changes) {
@@ -288,11 +288,72 @@ inline file_stamp stamp_of(const std::string& path) {
             static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
 }
 
-// The store at `path`, locked through `path`.lock.
-class store_file {
+// The key store as key_admin and key_gateway use it, whatever keeps it
+// (the JSON-lines file below; a database can join as another backend,
+// opened by examples/shared/store_opener.hpp). A version of the store, as a
+// reader or writer saw it, is a file_stamp: equal stamps, the same version.
+//
+// Writers: update and update_usage run a change over the entries under the
+// store's lock (one writer at a time, every writer's change applied to what
+// the last one left), try_update and try_update_usage the same without
+// waiting for the lock. Readers: read (consistent, under the lock),
+// read_snapshot (without it: one writer's version, never half of one) and
+// current_stamp (has the store changed?). What each promises is said at
+// jsonl_key_store's functions.
+class key_store {
 public:
-    explicit store_file(std::string path) : path_(std::move(path)) {}
-    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    virtual ~key_store() = default;
+
+    // change(entries, stamp_read): true to write the entries back.
+    using change_fn = std::function<bool(std::vector<entry>&, const file_stamp&)>;
+    // change(entries, stamp_read): the positions of the entries it changed (see update_usage).
+    using usage_change_fn = std::function<std::vector<std::size_t>(std::vector<entry>&, const file_stamp&)>;
+    // run(n, job): calls job(0) to job(n - 1), each exactly once, and returns when all have returned.
+    using runner_fn = std::function<void(std::size_t, const std::function<void(std::size_t)>&)>;
+    struct snapshot {
+        std::vector<entry> entries;
+        file_stamp stamp;
+    };
+
+    // Where the store is, for messages: its path (a file's is not a secret).
+    [[nodiscard]] virtual const std::string& path() const noexcept = 0;
+    virtual void keep_last_version(bool keep) = 0;
+    virtual keyhook::result<file_stamp> update(const change_fn& change) = 0;
+    virtual keyhook::result<std::optional<file_stamp>> try_update(const change_fn& change) = 0;
+    keyhook::result<file_stamp> update_usage(const usage_change_fn& change) { return update_usage(change, in_order); }
+    keyhook::result<std::optional<file_stamp>> try_update_usage(const usage_change_fn& change) {
+        return try_update_usage(change, in_order);
+    }
+    virtual keyhook::result<file_stamp> update_usage(const usage_change_fn& change, const runner_fn& run) = 0;
+    virtual keyhook::result<std::optional<file_stamp>> try_update_usage(const usage_change_fn& change,
+                                                                        const runner_fn& run) = 0;
+    virtual keyhook::result<file_stamp> current_stamp() const = 0;
+    virtual keyhook::result<snapshot> read_snapshot() = 0;
+
+    // A consistent read (under the lock, so never between a writer's steps).
+    keyhook::result<std::vector<entry>> read() {
+        std::vector<entry> out;
+        auto r = update([&out](std::vector<entry>& e, const file_stamp&) {
+            out = e;
+            return false;
+        });
+        if (!r) return r.error();
+        return out;
+    }
+
+    // The default runner: on the calling thread, in order.
+    static void in_order(std::size_t n, const std::function<void(std::size_t)>& job) {
+        for (std::size_t k = 0; k < n; ++k) job(k);
+    }
+};
+
+// The JSON-lines key store at `path`, locked through `path`.lock.
+class jsonl_key_store final : public key_store {
+public:
+    explicit jsonl_key_store(std::string path) : path_(std::move(path)) {}
+    [[nodiscard]] const std::string& path() const noexcept override { return path_; }
+    using key_store::try_update_usage;
+    using key_store::update_usage;
 
     // Keep the entries of the version this object last wrote (or read under
     // the lock and left unchanged, or read with read_snapshot), and the text
@@ -301,7 +362,7 @@ public:
     // and parsing it again, and update_usage writes the unchanged lines as
     // they are. For a long-lived writer (key_gateway's
     // write-back); any other writer's rename gives a new stamp.
-    void keep_last_version(bool keep) {
+    void keep_last_version(bool keep) override {
         keep_ = keep;
         if (!keep) cache_.reset();
     }
@@ -309,8 +370,7 @@ public:
     // Under the lock: reads the entries (a missing file is empty), calls
     // change(entries, stamp_read), and when it returns true writes them back.
     // Returns the stamp of the file as it is when the lock is released.
-    template <class Change>
-    keyhook::result<file_stamp> update(Change&& change) {
+    keyhook::result<file_stamp> update(const change_fn& change) override {
         lock held(path_ + ".lock", true);
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
         return locked_update(change);
@@ -320,8 +380,7 @@ public:
     // nothing is read or written and the answer is an empty optional (the
     // caller tries again later). key_gateway's write-back runs this way, so
     // a writer that keeps the lock delays the write, never the gateway.
-    template <class Change>
-    keyhook::result<std::optional<file_stamp>> try_update(Change&& change) {
+    keyhook::result<std::optional<file_stamp>> try_update(const change_fn& change) override {
         lock held(path_ + ".lock", false);
         if (held.busy()) return std::optional<file_stamp>{};
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
@@ -361,19 +420,13 @@ public:
     // have returned (the jobs share nothing but what they read). By default,
     // on the calling thread, in order; key_gateway runs them at a lower CPU
     // priority.
-    struct run_here {
-        void operator()(std::size_t n, const std::function<void(std::size_t)>& job) const {
-            for (std::size_t k = 0; k < n; ++k) job(k);
-        }
-    };
-    template <class Change, class Run = run_here>
-    keyhook::result<file_stamp> update_usage(Change&& change, Run&& run = Run{}) {
+    keyhook::result<file_stamp> update_usage(const usage_change_fn& change, const runner_fn& run) override {
         lock held(path_ + ".lock", true);
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
         return locked_update_usage(change, run);
     }
-    template <class Change, class Run = run_here>
-    keyhook::result<std::optional<file_stamp>> try_update_usage(Change&& change, Run&& run = Run{}) {
+    keyhook::result<std::optional<file_stamp>> try_update_usage(const usage_change_fn& change,
+                                                                const runner_fn& run) override {
         lock held(path_ + ".lock", false);
         if (held.busy()) return std::optional<file_stamp>{};
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
@@ -386,11 +439,7 @@ public:
     // by a rename, so this is one writer's version, never half of one), and
     // the stamp of the very file read. Unlike update, a missing file is an
     // error: a reader that serves the store needs one.
-    struct snapshot {
-        std::vector<entry> entries;
-        file_stamp stamp;
-    };
-    keyhook::result<file_stamp> current_stamp() const {
+    keyhook::result<file_stamp> current_stamp() const override {
         const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return io_error(path_, "cannot open");
         const auto stamp = stamp_of_fd(fd);
@@ -401,7 +450,7 @@ public:
     // With keep_last_version, the version read is kept as update's is (the
     // next update_usage of an unchanged file parses nothing again), when the
     // file's stamp is the same after the read as before it.
-    keyhook::result<snapshot> read_snapshot() {
+    keyhook::result<snapshot> read_snapshot() override {
         const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return io_error(path_, "cannot open");
         snapshot out;
@@ -418,17 +467,6 @@ public:
             auto lines = keep_lines(out.entries, std::move(texts));
             cache_ = cached{out.stamp, version{out.entries, std::move(lines)}};
         }
-        return out;
-    }
-
-    // A consistent read (under the lock, so never between a writer's steps).
-    keyhook::result<std::vector<entry>> read() {
-        std::vector<entry> out;
-        auto r = update([&out](std::vector<entry>& e, const file_stamp&) {
-            out = e;
-            return false;
-        });
-        if (!r) return r.error();
         return out;
     }
 
@@ -463,8 +501,7 @@ private:
         return v;
     }
 
-    template <class Change>
-    keyhook::result<file_stamp> locked_update(Change& change) {
+    keyhook::result<file_stamp> locked_update(const change_fn& change) {
         const auto before = stamp_of(path_);
         auto v = load(before);
         if (!v) return v.error();
@@ -490,8 +527,7 @@ private:
         return after;
     }
 
-    template <class Change, class Run>
-    keyhook::result<file_stamp> locked_update_usage(Change& change, Run& run) {
+    keyhook::result<file_stamp> locked_update_usage(const usage_change_fn& change, const runner_fn& run) {
         const auto before = stamp_of(path_);
         auto v = load(before);
         if (!v) return v.error();

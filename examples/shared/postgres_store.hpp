@@ -18,13 +18,36 @@
 
 namespace examples::store {
 
+// libpq's message as one clean line: it ends with a newline and may hold
+// more lines (a hint indented with a tab); the end is trimmed and each inner
+// line break, with the blanks around it, is written "; ".
+inline std::string postgres_message(const char* text) {
+    std::string out;
+    bool pending_break = false;
+    for (const char* p = text ? text : ""; *p != '\0'; ++p) {
+        const char c = *p;
+        if (c == '\n' || c == '\r') {
+            pending_break = true;
+            continue;
+        }
+        if (pending_break && (c == ' ' || c == '\t')) continue;
+        if (pending_break && !out.empty()) out += "; ";
+        pending_break = false;
+        out += c;
+    }
+    while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
+    return out;
+}
+
 class postgres_store final : public delivery_store, public replay_id_store {
 public:
     // `conninfo`: a postgresql:// URI or key=value string, as libpq reads it.
+    // Messages never hold it (it may hold a password): store_opener.hpp
+    // puts the address before them as it may be shown.
     explicit postgres_store(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
         if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
             // libpq's message names the host and the reason, never the password.
-            const std::string why = conn_ ? PQerrorMessage(conn_) : "out of memory";
+            const std::string why = conn_ ? postgres_message(PQerrorMessage(conn_)) : "out of memory";
             PQfinish(conn_);
             throw std::runtime_error("cannot connect to the PostgreSQL store: " + why);
         }
@@ -227,7 +250,7 @@ private:
                                   nullptr, nullptr, 0));
         const auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
         if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-            throw std::runtime_error(std::string("PostgreSQL store: ") + PQerrorMessage(conn_));
+            throw std::runtime_error("PostgreSQL store: " + postgres_message(PQerrorMessage(conn_)));
         return r;
     }
 

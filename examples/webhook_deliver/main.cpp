@@ -21,7 +21,9 @@
 //     "signingSecret": each attempt is signed with the keys valid at its time.
 // Every request of a dispatch is sent, signed (B1) when its webhook has keys,
 // signed again at each attempt; the deliveries are interleaved by their next
-// attempt time, one request at a time:
+// attempt time, one request at a time, by one loop (worker.hpp) over one
+// store interface: in memory without --store (lost when the process stops),
+// SQLite or PostgreSQL with it:
 //   - B2: the schedule with jitter (OpenSSL's random source), Retry-After on
 //     429 and 503, 2xx ends a delivery, the last failed attempt gives up;
 //   - H10: one health per webhook, shared by all its deliveries: a webhook
@@ -48,9 +50,13 @@
 // with the next due time in one transaction, so a worker killed at any moment
 // loses nothing:
 // --store S        "sqlite:PATH" (or a plain PATH): SQLite, one machine;
-//                  "postgresql://...": PostgreSQL, many workers claiming due
-//                  deliveries with FOR UPDATE SKIP LOCKED. Each needs its
-//                  library at build time (libsqlite3-dev, libpq-dev).
+//                  "postgresql://..." or "postgres://...": PostgreSQL, many
+//                  workers claiming due deliveries with FOR UPDATE SKIP
+//                  LOCKED (a password is best in PGPASSFILE or PGPASSWORD,
+//                  not in the URI). Each needs its library at build time
+//                  (libsqlite3-dev, libpq-dev). Any other form is a usage
+//                  error naming these (examples/shared/store_opener.hpp);
+//                  messages show the URI without its password.
 //                  With FILE: its deliveries are added (by delivery id: a
 //                  file enqueued twice adds nothing, when its event carries
 //                  "RequestTimeStamp") and the store is worked until empty.
@@ -111,7 +117,9 @@
 #include "keyhook/timestamps.hpp"
 #include "shared/curl_client.hpp"
 #include "shared/dispatch_input.hpp"
-#include "store_mode.hpp"
+#include "shared/memory_store.hpp"
+#include "shared/store_opener.hpp"
+#include "worker.hpp"
 
 namespace {
 
@@ -136,7 +144,7 @@ struct arguments {
     std::vector<std::string> resolve;
     std::optional<std::string> file;
     bool help = false;
-    std::optional<std::string> store;
+    std::optional<examples::store::store_address> store;
     bool work = false;
     bool until_empty = false;
     bool list = false;
@@ -212,7 +220,12 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
             continue;
         }
         if (name == "--store") {
-            args.store = std::string(*value);
+            std::string why;
+            args.store = examples::store::parse_store_address(*value, examples::store::store_use::deliveries, why);
+            if (!args.store) {
+                status = usage_error(why);
+                return std::nullopt;
+            }
             continue;
         }
         const auto number = parse_non_negative(*value);
@@ -264,94 +277,6 @@ std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
 
 }  // namespace
 
-namespace {
-
-// What the in-memory worker works on: the input's timed events, and per
-// webhook its throttle (H11) and key set (B5).
-struct run_input {
-    const keyhook::webhook_settings* settings = nullptr;
-    std::vector<examples::timed_event> events;  // by time
-    std::map<std::string, std::uint64_t> max_per_second;
-    deliver::key_sets keys;
-    keyhook::dispatch_options options;
-};
-
-// The in-memory worker: each event dispatched at its time, its deliveries
-// interleaved with the others by their next attempt time, one request at a
-// time; lost if the process stops. One endpoint_state per webhook (H10, H11)
-// in one registry, shared by every delivery to it: a dead endpoint is
-// disabled, and its pending and later deliveries are skipped.
-void work_in_memory(run_input& in, const examples::http::client_options& client, deliver::run_clock& clock) {
-    struct delivery {
-        keyhook::outbound_request request;
-        std::vector<keyhook::delivery_attempt> history;
-        keyhook::timestamp next_at{};
-        bool ended = false;
-    };
-    std::vector<delivery> deliveries;
-    keyhook::endpoint_registry endpoints;
-    auto options = in.options;  // the predicate must not outlive the registry
-    options.is_disabled = endpoints.disabled_predicate();
-    const keyhook::timestamp start = clock.now();
-    std::size_t next_event = 0;
-    for (;;) {
-        delivery* next = nullptr;
-        for (auto& d : deliveries)
-            if (!d.ended && (next == nullptr || d.next_at < next->next_at)) next = &d;
-        if (next_event < in.events.size()) {
-            const auto at = start + in.events[next_event].after;
-            if (next == nullptr || at <= next->next_at) {
-                clock.wait_until(at);
-                // Checked before anything was sent (main): dispatch cannot fail here.
-                auto made = keyhook::try_dispatch(in.settings->tenant, in.settings->webhooks,
-                                                  in.events[next_event].event, options);
-                ++next_event;
-                if (made)
-                    for (auto& r : *made) deliveries.push_back(delivery{std::move(r), {}, clock.now(), false});
-                continue;
-            }
-        }
-        if (next == nullptr) break;
-        const std::string& name = next->request.webhook_name();
-        if (endpoints.is_disabled(name)) {
-            next->ended = true;  // H10: a disabled webhook gets nothing more
-            continue;
-        }
-        clock.wait_until(next->next_at);
-        // H11: over the webhook's rate, the delivery waits; that is no attempt.
-        const auto per_second = in.max_per_second.find(name);
-        if (per_second != in.max_per_second.end()) {
-            const auto t = endpoints.throttle(name, keyhook::throttle_policy{per_second->second}, clock.now());
-            if (!t.send_now) {
-                next->next_at = t.send_at;
-                continue;
-            }
-        }
-        // The signature's timestamp is real time: the receiver checks it against its clock.
-        const auto set = in.keys.find(name);
-        const auto request = set == in.keys.end()
-                                 ? keyhook::crypto::try_sign_outbound(next->request, deliver::clock_now())
-                                 : deliver::sign_with_set(set->second, next->request.request(), next->request.id(),
-                                                          clock.now(), deliver::clock_now());
-        const auto report = deliver::attempt(request, next->history, client, clock);
-        next->history.push_back(report.attempt);
-        const auto decision = deliver::decided(report);
-        if (decision.what == keyhook::retry_decision::action::send) {
-            next->next_at = decision.send_at;
-        } else {
-            next->ended = true;
-        }
-        const auto health = endpoints.record(
-            deliver::health_report(name, next->request.id(), next->history.size(), report), clock.now());
-        if (health.state.disabled) next->ended = true;
-        const auto& tenant = in.settings->tenant.name;
-        deliver::print_attempt(next->request.id(), tenant, name, next->history.size(), report, health.state.disabled);
-        for (const auto& n : health.notices) deliver::print_notice(n, tenant);
-    }
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     int status = exit_ok;
     const auto args = parse_arguments(argc, argv, status);
@@ -369,6 +294,8 @@ int main(int argc, char** argv) {
                      "                   a rotating key set (B5) instead of signingSecret.\n"
                      "A webhook failing for 5 days, or answering 410, is disabled (H10).\n"
                      "--time-scale F multiplies every wait (events, retries, throttles) by F.\n"
+                     "--store S: sqlite:PATH or a plain PATH (SQLite), postgresql://... or postgres://...\n"
+                     "  (PostgreSQL; give its password in PGPASSFILE or PGPASSWORD, not in the URI).\n"
                      "See docs/embedding.md and docs/retries.md.\n";
         return exit_ok;
     }
@@ -377,14 +304,16 @@ int main(int argc, char** argv) {
     policy.allow_non_global_addresses = args->allow_local;
     deliver::run_clock clock(args->time_scale);
 
+    // One loop, one store interface (worker.hpp): in memory without --store,
+    // on the run's virtual timeline; SQLite or PostgreSQL with it, on B6's.
     std::unique_ptr<examples::store::delivery_store> store;
     if (args->store) {
         try {
-            store = deliver::open_store(*args->store);
-        } catch (const deliver::store_not_built& e) {
+            store = examples::store::open_delivery_store(*args->store);
+        } catch (const examples::store::store_not_built& e) {
             return usage_error(e.what());
         } catch (const std::exception& e) {
-            // The message is the library's or ours; it never holds the URI's password (libpq leaves it out).
+            // The address as it may be shown, then the store's reason: never the password.
             std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
             return exit_store;
         }
@@ -406,31 +335,31 @@ int main(int argc, char** argv) {
             std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
             return exit_store;
         }
+    } else {
+        store = std::make_unique<examples::store::memory_store>();
     }
 
-    // With a store: each event's deliveries and when they are due.
-    std::vector<std::pair<keyhook::crypto::signed_delivery, keyhook::timestamp>> signed_all;
+    // The input's deliveries, each due at its event's time on the run's timeline.
+    std::vector<keyhook::delivery_state> states;
     std::vector<std::pair<std::string, std::string>> settings;
-    std::optional<examples::delivery_input> input;
-    run_input run;
+    std::string tenant;
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
         const auto text = examples::read_input_text(file, {});
         if (!text) return usage_error("cannot read " + keyhook::quoted_input(*file, 256));
         const std::string source = examples::input_name(file);
-        auto parsed = examples::parse_delivery_input(*text, clock.now(), policy);
-        if (!parsed) {
-            std::cerr << "webhook_deliver: " << source << ": " << parsed.error() << '\n';
+        auto input = examples::parse_delivery_input(*text, clock.now(), policy);
+        if (!input) {
+            std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
             return exit_invalid;
         }
-        input = std::move(*parsed);
-        auto keys = deliver::key_sets_of(keyhook::parse_json(*text).at("webhooks"));
-        if (!keys) {
+        // B5: every key set read now (the worker reads them again from the stored settings).
+        if (auto keys = deliver::key_sets_of(keyhook::parse_json(*text).at("webhooks")); !keys) {
             std::cerr << "webhook_deliver: " << source << ": " << keys.error() << '\n';
             return exit_invalid;
         }
         keyhook::dispatch_options options;
-        if (store) {
+        if (args->store) {
             try {
                 auto key = deliver::delivery_id_key_for(*store);
                 if (!key) {
@@ -457,18 +386,11 @@ int main(int argc, char** argv) {
                 std::cerr << "webhook_deliver: " << source << ": " << e << '\n';
                 return exit_invalid;
             }
-            if (store)
-                for (auto& d : *signed_requests) signed_all.emplace_back(std::move(d), clock.now() + ev.after);
+            for (const auto& d : *signed_requests)
+                states.push_back(keyhook::make_delivery_state(d.outbound, clock.now() + ev.after));
         }
-        if (store) {
-            settings = deliver::webhook_settings_of(*text);
-        } else {
-            run.settings = &input->settings;
-            run.events = std::move(input->events);
-            run.max_per_second = std::move(input->max_per_second);
-            run.keys = std::move(*keys);
-            run.options = options;
-        }
+        settings = deliver::webhook_settings_of(*text);
+        tenant = input->settings.tenant.name;
     }
 
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -482,20 +404,14 @@ int main(int argc, char** argv) {
     client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
     client.resolve = args->resolve;
 
-    if (!store) {
-        work_in_memory(run, client, clock);
-        curl_global_cleanup();
-        return exit_ok;
-    }
     try {
         // B6: recorded before the first attempt.
         if (!args->work) {
-            std::vector<keyhook::delivery_state> states;
-            states.reserve(signed_all.size());
-            for (const auto& [d, due] : signed_all) states.push_back(keyhook::make_delivery_state(d.outbound, due));
-            signed_all.clear();
-            const auto added = store->enqueue(input->settings.tenant.name, settings, states);
-            std::cerr << "webhook_deliver: " << added << " of " << states.size() << " deliveries added to the store\n";
+            const auto added = store->enqueue(tenant, settings, states);
+            if (args->store)
+                std::cerr << "webhook_deliver: " << added << " of " << states.size()
+                          << " deliveries added to the store\n";
+            states.clear();
         }
         deliver::work_options options;
         options.until_empty = args->until_empty || !args->work;
@@ -503,7 +419,7 @@ int main(int argc, char** argv) {
             options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
         options.timeout = client.total_timeout;
         options.policy = policy;
-        deliver::work_store(*store, options, client, clock);
+        deliver::work(*store, options, client, clock);
     } catch (const std::exception& e) {
         std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
         curl_global_cleanup();

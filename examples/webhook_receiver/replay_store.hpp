@@ -1,11 +1,11 @@
 // webhook_receiver --store S: H9's replay table kept in a SQLite file or a
-// PostgreSQL database (examples/shared/replay_ids.hpp), so that a restarted
+// PostgreSQL database (examples/shared/replay_ids.hpp; S is read and the
+// store opened by examples/shared/store_opener.hpp), so that a restarted
 // receiver, and every receiver of its replay scope sharing the store, answers
 // an id accepted by any of them as a replay (rule B6). The scope
 // (--replay-scope, default "default") is the receiver's: receivers of
 // different endpoints or tenants on one store each name their own, so none
-// takes another's ids for replays. Each backend is compiled in only when
-// CMake found its library.
+// takes another's ids for replays.
 #pragma once
 
 #include <algorithm>
@@ -22,52 +22,22 @@
 #include "replay.hpp"
 #include "shared/delivery_store.hpp"
 #include "shared/replay_ids.hpp"
-#if KEYHOOK_EXAMPLES_HAVE_SQLITE
-#include "shared/sqlite_store.hpp"
-#endif
-#if KEYHOOK_EXAMPLES_HAVE_LIBPQ
-#include "shared/postgres_store.hpp"
-#endif
+#include "shared/store_opener.hpp"
 
 namespace webhook_receiver {
-
-// A --store this build cannot open: it was made without the library.
-struct store_not_built : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 // The replay scope when --replay-scope is not given.
 inline constexpr const char* default_replay_scope = "default";
 
-// "sqlite:PATH" or a "postgresql://" / "postgres://" URI (libpq's). Throws
-// store_not_built saying what is missing, std::runtime_error when the store
-// cannot be opened (libpq's message names no password) or has another schema
-// version (B6, delivery_store.hpp).
+// --store's text read and the store opened in one step (store_opener.hpp):
+// a form that is not a replay store's throws std::invalid_argument naming the
+// accepted ones; store_not_built and std::runtime_error as open_replay_store.
 inline std::unique_ptr<examples::store::replay_id_store> open_replay_store(
     const std::string& spec, const std::string& scope = default_replay_scope) {
-    std::unique_ptr<examples::store::replay_id_store> store;
-    if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) {
-#if KEYHOOK_EXAMPLES_HAVE_LIBPQ
-        store = std::make_unique<examples::store::postgres_store>(spec);
-#else
-        throw store_not_built(
-            "--store postgresql://... needs libpq, which this build was made without (Debian libpq-dev, then "
-            "configure again)");
-#endif
-    } else if (spec.rfind("sqlite:", 0) == 0) {
-        if (spec.size() == 7) throw std::runtime_error("--store sqlite:PATH needs a path");
-#if KEYHOOK_EXAMPLES_HAVE_SQLITE
-        store = std::make_unique<examples::store::sqlite_store>(spec.substr(7));
-#else
-        throw store_not_built(
-            "--store sqlite:PATH needs SQLite, which this build was made without (Debian libsqlite3-dev, then "
-            "configure again)");
-#endif
-    } else {
-        throw std::runtime_error("--store: expected sqlite:PATH or postgresql://...");
-    }
-    store->open_replay_ids(scope);
-    return store;
+    std::string why;
+    const auto address = examples::store::parse_store_address(spec, examples::store::store_use::replay_ids, why);
+    if (!address) throw std::invalid_argument(why);
+    return examples::store::open_replay_store(*address, scope);
 }
 
 // The replay table on a store. One connection, one claim at a time: a
@@ -89,8 +59,7 @@ public:
     outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now,
                   std::chrono::seconds& retry_after) override {
         // As in memory: kept two windows past its signing time.
-        const auto forget_after =
-            keyhook::detail::add_saturating(keyhook::detail::add_saturating(signed_at, window_), window_);
+        const auto forget_after = later_by(signed_at, 2 * std::chrono::microseconds(window_));
         std::lock_guard<std::mutex> lock(mutex_);
         // The token: unique per claim of an id (a takeover comes later).
         auto token = examples::store::micros(now) + pending_bound_.count();
@@ -144,6 +113,11 @@ public:
     }
 
 private:
+    // t + d (d >= 0), the last instant a timestamp holds when that is later.
+    static keyhook::timestamp later_by(keyhook::timestamp t, std::chrono::microseconds d) {
+        return t > keyhook::max_timestamp - d ? keyhook::max_timestamp : t + d;
+    }
+
     std::int64_t take_token(const std::string& id) {
         const auto at = tokens_.find(id);
         if (at == tokens_.end()) return 0;

@@ -3,7 +3,7 @@
 //
 //   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]
-//       [--max-connections N] [--threads N] [--store sqlite:PATH | --store postgresql://...]
+//       [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | PATH]
 //       [--replay-scope NAME] [--pending-bound S]
 //
 // The server answers, before the receiver sees a request (H13): 431 for a
@@ -28,7 +28,11 @@
 //        (in memory: 65,536 ids) or its store cannot answer. With --store the
 //        table is kept in the store (B6, examples/shared/replay_ids.hpp):
 //        receivers sharing it, and a restarted one, process an id once;
-//        SQLite (one machine) or PostgreSQL (libpq's URI). Ids are kept per
+//        "sqlite:PATH" or a plain PATH: SQLite (one machine);
+//        "postgresql://..." or "postgres://...": PostgreSQL (libpq's URI;
+//        its password is best in PGPASSFILE or PGPASSWORD). Any other form
+//        is a usage error naming these (examples/shared/store_opener.hpp);
+//        messages show the address without its password. Ids are kept per
 //        --replay-scope (default "default"): receivers of one endpoint share
 //        one; receivers of other endpoints or tenants on the store take their
 //        own, so an id one accepted is no replay at another. 503 as well when
@@ -104,8 +108,8 @@ bool is_identity_coding(std::string_view coding) {
 int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
-                 "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | "
-                 "--store postgresql://...] [--replay-scope NAME] [--pending-bound S]\n";
+                 "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | "
+                 "PATH] [--replay-scope NAME] [--pending-bound S]\n";
     return exit_usage;
 }
 
@@ -116,8 +120,8 @@ struct settings {
     keyhook::crypto::verification_keys signing;  // whsec_ secrets and whpk_ public keys (B1, B3)
     hs::options server;                          // H13's limits; the policy values unless given
     keyhook::body_limits limits;
-    std::optional<std::string> store;                 // --store: H9's replay table there (B6), else in memory
-    std::string replay_scope = default_replay_scope;  // --replay-scope: this receiver's ids in the store (B6)
+    std::optional<examples::store::store_address> store;  // --store: H9's replay table there (B6), else in memory
+    std::string replay_scope = default_replay_scope;      // --replay-scope: this receiver's ids in the store (B6)
     std::chrono::microseconds pending_bound = store_replay_table::default_pending_bound;  // --pending-bound
     bool stop_before_write = false;  // KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only)
 };
@@ -364,7 +368,9 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             if (!n) return usage("--threads: expected 1 to 256");
             s.server.threads = static_cast<unsigned>(*n);
         } else if (arg == "--store" && i + 1 < argc) {
-            s.store = argv[++i];
+            std::string why;
+            s.store = examples::store::parse_store_address(argv[++i], examples::store::store_use::replay_ids, why);
+            if (!s.store) return usage(why);
         } else if (arg == "--replay-scope" && i + 1 < argc) {
             s.replay_scope = argv[++i];
             const bool printable =
@@ -422,9 +428,9 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     if (s.store) {
         try {
             replays =
-                std::make_unique<store_replay_table>(open_replay_store(*s.store, s.replay_scope),
+                std::make_unique<store_replay_table>(examples::store::open_replay_store(*s.store, s.replay_scope),
                                                      keyhook::crypto::default_signature_tolerance, s.pending_bound);
-        } catch (const store_not_built& e) {
+        } catch (const examples::store::store_not_built& e) {
             return usage(e.what());
         } catch (const std::exception& e) {
             std::cerr << "webhook_receiver: " << e.what() << std::endl;

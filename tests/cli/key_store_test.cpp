@@ -209,7 +209,7 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
     test_support::seeded_random random{11};
     const auto dir = temp_dir();
     const auto path = dir + "/keys.jsonl";
-    key_store::store_file store(path);
+    key_store::jsonl_key_store store(path);
     // A missing file is an empty store; a change that writes nothing leaves no file.
     const auto none = store.update([](std::vector<key_store::entry>& e, const key_store::file_stamp& s) {
         CHECK(e.empty());
@@ -276,7 +276,7 @@ TEST_CASE("K11: KEYHOOK_PEPPERS: the first is current, errors never show a peppe
 TEST_CASE("K18: a write the reader would refuse is refused, and the store is left as it was", "[K18][K16][key_store]") {
     const auto dir = temp_dir();
     const auto path = dir + "/keys.jsonl";
-    key_store::store_file store(path);
+    key_store::jsonl_key_store store(path);
     test_support::seeded_random random{31};
     auto a = make_key(random);
     a.entry.tenant = "tenant-of-a";
@@ -341,7 +341,7 @@ TEST_CASE("K14, K17: try_update never waits for the lock; read_snapshot reads wi
     test_support::seeded_random random{12};
     const auto dir = temp_dir();
     const auto path = dir + "/keys.jsonl";
-    key_store::store_file store(path);
+    key_store::jsonl_key_store store(path);
     // A missing store: read_snapshot says so (a gateway never serves it as empty).
     CHECK_FALSE(store.read_snapshot());
     CHECK_FALSE(store.current_stamp());
@@ -399,7 +399,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
         for (std::string l; std::getline(in, l);) out.push_back(l);
         return out;
     };
-    key_store::store_file store(path);
+    key_store::jsonl_key_store store(path);
     store.keep_last_version(true);
     const auto t1 = test_support::at("2024-03-02T00:00:00Z");
     const auto spend = [&](const key_store::entry& e, std::uint64_t left) {
@@ -472,7 +472,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
         CHECK(file_text(path) == before);
     }
     SECTION("another writer's version is read again, and its lines kept") {
-        key_store::store_file admin(path);
+        key_store::jsonl_key_store admin(path);
         REQUIRE(admin.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; }));
         const auto admin_lines = lines_of();
         REQUIRE(store.update_usage(merge({spend(a, 1)})));

@@ -59,3 +59,19 @@ if(TARGET key_admin)
         key_admin_store_test(one_stored_key_per_key unique K18)
     endif()
 endif()
+
+# Every program's --store through one opener (examples/shared/store_opener.hpp;
+# tests/cli/store_addresses.py): an unknown scheme or a form the program cannot
+# use is a usage error naming the accepted forms; no password on standard
+# error; an unreachable PostgreSQL store named without it, in clean text.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+    foreach(_program webhook_deliver webhook_receiver key_admin key_gateway)
+        if(TARGET ${_program})
+            add_test(NAME store_address.${_program}
+                COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/store_addresses.py" ${_program}
+                        $<TARGET_FILE:${_program}>)
+            set_tests_properties(store_address.${_program} PROPERTIES LABELS "cli;B6;K18" TIMEOUT 120)
+        endif()
+    endforeach()
+endif()

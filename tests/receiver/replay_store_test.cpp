@@ -204,7 +204,9 @@ TEST_CASE("store replay table: a store it creates, its -wal and -shm files are 0
 
 TEST_CASE("store replay table: a --store it cannot open is an error naming it", "[B6]") {
     CHECK_THROWS_WITH(open_replay_store("sqlite:"), Catch::Contains("needs a path"));
-    CHECK_THROWS_WITH(open_replay_store("mysql://x"), Catch::Contains("expected sqlite:PATH or postgresql://"));
+    CHECK_THROWS_WITH(open_replay_store("mysql://x"),
+                      Catch::Contains("unknown scheme \"mysql:\"; expected sqlite:PATH or postgresql://"));
+    CHECK_THROWS_WITH(open_replay_store("jsonl:keys.jsonl"), Catch::Contains("holds keys"));
     CHECK_THROWS_WITH(open_replay_store("sqlite:/nonexistent-dir/x.db"), Catch::Contains("cannot open"));
 }
 

@@ -1,8 +1,17 @@
-// webhook_deliver with --store (rule B6): enqueue a file's deliveries, work
-// the store's due deliveries, list them. The store keeps each delivery's
-// tenant, webhook name, body and history, and each webhook's settings, all
-// keyed by (tenant, webhook name); an attempt is signed with the keys its
-// tenant's webhook has stored at that moment.
+// webhook_deliver's one delivery loop (work), over one delivery_store
+// interface with three backends: in memory (examples/shared/memory_store.hpp,
+// without --store), SQLite and PostgreSQL (--store, rule B6). A file's
+// deliveries are enqueued, then the store's due deliveries worked; with a
+// store they can be listed. The store keeps each delivery's tenant, webhook
+// name, body and history, and each webhook's settings, all keyed by (tenant,
+// webhook name); an attempt is signed with the keys its tenant's webhook has
+// stored at that moment.
+//
+// The loop takes its clock as a parameter (run_clock, attempt.hpp): in
+// memory, the run's virtual timeline (waits scaled by --time-scale, 0
+// allowed); on a store, B6's timeline, the wall clock's from the epoch and
+// scale the store keeps. Leases, their renewal before each attempt, the H10
+// health and H11 throttle rows are the same code for every backend.
 #pragma once
 
 #include <algorithm>
@@ -22,13 +31,13 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <openssl/crypto.h>
 
 #include "attempt.hpp"
 #include "key_sets.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
 #include "keyhook/delivery_state.hpp"
-#include "keyhook/detail/wipe.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/endpoint_health.hpp"
 #include "keyhook/json_input.hpp"
@@ -36,44 +45,8 @@
 #include "keyhook/webhook_validation.hpp"
 #include "shared/delivery_store.hpp"
 #include "shared/dispatch_input.hpp"
-#if KEYHOOK_EXAMPLES_HAVE_SQLITE
-#include "shared/sqlite_store.hpp"
-#endif
-#if KEYHOOK_EXAMPLES_HAVE_LIBPQ
-#include "shared/postgres_store.hpp"
-#endif
 
 namespace deliver {
-
-// A --store that this build cannot open: it was made without the library.
-struct store_not_built : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// --store's argument: "sqlite:PATH" or a plain path (SQLite), or a
-// "postgresql://" / "postgres://" URI. Throws store_not_built saying what is
-// missing when this build lacks the library, std::runtime_error when the
-// store cannot be opened.
-inline std::unique_ptr<examples::store::delivery_store> open_store(const std::string& spec) {
-    const bool postgres = spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0;
-#if KEYHOOK_EXAMPLES_HAVE_LIBPQ
-    if (postgres) return std::make_unique<examples::store::postgres_store>(spec);
-#else
-    if (postgres)
-        throw store_not_built(
-            "--store postgresql://... needs libpq, which this build was made without (Debian libpq-dev, then "
-            "configure again)");
-#endif
-    const std::string path = spec.rfind("sqlite:", 0) == 0 ? spec.substr(7) : spec;
-    if (path.empty()) throw std::runtime_error("--store sqlite:PATH needs a path");
-#if KEYHOOK_EXAMPLES_HAVE_SQLITE
-    return std::make_unique<examples::store::sqlite_store>(path);
-#else
-    throw store_not_built(
-        "--store sqlite:PATH needs SQLite, which this build was made without (Debian libsqlite3-dev, then "
-        "configure again)");
-#endif
-}
 
 // Each webhook's JSON as configured, by name, from the input document
 // (already read and validated by parse_dispatch_input).
@@ -103,7 +76,7 @@ inline keyhook::result<keyhook::delivery_id_key> delivery_id_key_for(examples::s
         candidate += hex[c >> 4];
         candidate += hex[c & 15];
     }
-    keyhook::detail::secure_wipe(random, sizeof random);
+    OPENSSL_cleanse(random, sizeof random);
     auto key = keyhook::delivery_id_key::try_from_hex(store.delivery_id_key(candidate));
     if (!key) return keyhook::error{key.error().code, "keyhook_settings.deliveryIdKey", key.error().message};
     return key;
@@ -212,8 +185,12 @@ auto update_endpoint(examples::store::delivery_store& store, const examples::sto
 // Works the store: claims due deliveries in batches (memory follows the batch,
 // not the store), attempts each, records each outcome with the next due time
 // in one transaction. Returns when nothing is pending (until_empty) or never.
-inline void work_store(examples::store::delivery_store& store, const work_options& o,
-                       const examples::http::client_options& client, run_clock& clock) {
+// Due deliveries are claimed the earliest first; the in-memory store breaks
+// ties by enqueue order, so a run without --store sends in the order it
+// always did: each event's deliveries at the event's time on the timeline,
+// interleaved with the retries by their due times.
+inline void work(examples::store::delivery_store& store, const work_options& o,
+                 const examples::http::client_options& client, run_clock& clock) {
     const std::string owner = worker_name();
     const auto lease = o.lease.count();
     // Idle polls: short against the lease, so a stopped worker's deliveries are taken over soon after it ends.
