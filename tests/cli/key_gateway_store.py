@@ -12,6 +12,12 @@ key_admin), several steps each.
         key (each change makes the gateway read the store again while usage
         is unwritten) spend exactly one credit each: none lost, none spent
         twice, also after SIGTERM's last write-back.
+  kill  [K14 K18]  a gateway SIGKILLed in the middle of its write-back
+        (stopped with its new file written and flushed, not yet renamed)
+        leaves the store as it was, readable, its temporary file 0600; a
+        gateway started again on it serves the key, loses at most the usage
+        it had not written (docs/embedding.md, "What a crash can lose"),
+        and its own write-back succeeds despite the leftover file.
   stale [K17]  a gateway whose store cannot be read (corrupted, then
         removed) answers from what it holds within the stale period
         (--stale-for 60), and past it (--stale-for 1) refuses every call
@@ -28,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from waits import BOUND, exit_status, stop, wait_until  # noqa: E402
 
 KEY_ADMIN, KEY_GATEWAY = sys.argv[1:3]
-SECTIONS = sys.argv[3:] or ["lock", "stale"]
+SECTIONS = sys.argv[3:] or ["lock", "kill", "stale"]
 ENV = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(b"a" * 32).decode()}
 ENV.pop("KEY_STORE_TEST_STOP_BEFORE_RENAME", None)
 failures = 0
@@ -70,11 +76,11 @@ class Setup:
         return json.loads(self.admin("create", "--tenant", "acme", "--name", "a key", "--from", iso(-1), "--until",
                                      iso(30), "--group", "user:pf", *extra))
 
-    def start(self, *extra):
+    def start(self, *extra, env=None):
         with open(self.log, "a") as log:
             self.gateway = subprocess.Popen(
                 [KEY_GATEWAY, "--listen", "127.0.0.1:0", "--store", self.store, "--routes", self.routes, "--proxy",
-                 "traefik", "--trusted-proxy", "127.0.0.1/32", *extra], env=ENV, stdout=subprocess.PIPE,
+                 "traefik", "--trusted-proxy", "127.0.0.1/32", *extra], env=env or ENV, stdout=subprocess.PIPE,
                 stderr=log, text=True)
         m = re.search(r":(\d+)\s*$", self.gateway.stdout.readline())
         if not m:
@@ -182,6 +188,47 @@ def section_lock():
     s.done()
 
 
+def stopped(pid):
+    """True once the process is stopped by a signal (state T in /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    except OSError:
+        return False
+
+
+def section_kill():
+    s = Setup("kill")
+    key = s.create("--credits", "1000")
+    before = open(s.store, "rb").read()
+    s.start(env={**ENV, "KEY_STORE_TEST_STOP_BEFORE_RENAME": "1"})
+    status, headers = s.call(key["key"])
+    check(status == 200 and headers.get("x-credits-remaining") == "999", "K14", "a call spends one credit",
+          f"{status} {headers}")
+    pid = s.gateway.pid
+    if check(wait_until(lambda: stopped(pid)), "K18",
+             "the gateway's write-back stopped between writing its new file and the rename"):
+        left = [f for f in os.listdir(s.dir) if f.startswith("keys.jsonl.tmp")]
+        check(len(left) == 1 and os.stat(os.path.join(s.dir, left[0])).st_mode & 0o777 == 0o600, "K18",
+              "its temporary file exists, 0600", left)
+        check(open(s.store, "rb").read() == before, "K18", "the store is unchanged while the new file waits")
+    s.gateway.kill()
+    s.gateway.wait(timeout=BOUND)
+    s.gateway.stdout.close()
+    check(s.gateway.returncode == -signal.SIGKILL, "K18", "SIGKILL ended it", s.gateway.returncode)
+    check(open(s.store, "rb").read() == before, "K18", "after the kill the store is exactly as it was")
+    check(credits_of(s.entry(key["id"])) == 1000, "K14",
+          "the unwritten credit is lost with the gateway, never half-written", s.entry(key["id"]))
+    s.start()
+    status, headers = s.call(key["key"])
+    check(status == 200 and headers.get("x-credits-remaining") == "999", "K14",
+          "a gateway started again on the store serves the key from what was written", f"{status} {headers}")
+    check(wait_until(lambda: credits_of(s.entry(key["id"])) == 999), "K18",
+          "its write-back succeeds despite the leftover temporary file", s.entry(key["id"]))
+    check(stop(s.gateway) == 0, "K14", "key_gateway stops cleanly")
+    s.done()
+
+
 def failure_lines(s):
     return [line for line in s.log_lines() if "the store could not be read" in line]
 
@@ -241,6 +288,6 @@ def section_stale():
 
 
 for section in SECTIONS:
-    {"lock": section_lock, "stale": section_stale}[section]()
+    {"lock": section_lock, "kill": section_kill, "stale": section_stale}[section]()
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed", flush=True)
 sys.exit(min(failures, 100))

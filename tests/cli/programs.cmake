@@ -23,12 +23,15 @@ endif()
 # key_gateway and key_admin on a store of their own (tests/cli/key_gateway_store.py):
 #   key_gateway.write_back_off_request_path  [K14 K15 K16] the store's lock held: calls answered, the
 #                                            write-back deferred, then written; credits exact across reloads
+#   key_gateway.killed_mid_write_back        [K14 K18] SIGKILLed between its new file and the rename: the
+#                                            store as it was; restarted, it serves and writes back
 #   key_gateway.stale_store_fails_closed     [K17] an unreadable store: answers within the stale period,
 #                                            503 past it, failures logged at most once a second
 if(TARGET key_gateway AND TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
-        foreach(_case "write_back_off_request_path|lock|cli;K14;K15;K16" "stale_store_fails_closed|stale|cli;K17")
+        foreach(_case "write_back_off_request_path|lock|cli;K14;K15;K16" "killed_mid_write_back|kill|cli;K14;K18"
+                      "stale_store_fails_closed|stale|cli;K17")
             string(REPLACE "|" ";" _case "${_case}")
             list(GET _case 0 _name)
             list(GET _case 1 _section)
