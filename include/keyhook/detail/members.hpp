@@ -143,9 +143,22 @@ constexpr member_row<Form, Record, T> row(std::string_view name, T Record::*ptr,
     return {name, ptr, need};
 }
 
-// Specialized by each record: `static constexpr auto rows = std::make_tuple(row<...>(...), ...);`
+}  // namespace keyhook::detail
+
+namespace keyhook {
+// The public name of a record's table (keyhook/members.hpp): a host, or one
+// of keyhook's programs, specializes this one for its own records.
 template <class Record>
 struct members_of;
+}  // namespace keyhook
+
+namespace keyhook::detail {
+
+// Specialized by each of keyhook's records: `static constexpr auto rows =
+// std::make_tuple(row<...>(...), ...);`. A record without a specialization
+// here uses its keyhook::members_of.
+template <class Record>
+struct members_of : keyhook::members_of<Record> {};
 
 template <class Record>
 inline constexpr std::size_t member_count = std::tuple_size_v<std::decay_t<decltype(members_of<Record>::rows)>>;
