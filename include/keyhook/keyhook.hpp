@@ -30,6 +30,7 @@
 #include "keyhook/webhook.hpp"
 #include "keyhook/webhook_validation.hpp"
 #include "keyhook/webhook_json.hpp"
+#include "keyhook/members.hpp"
 #include "keyhook/permissions.hpp"
 #include "keyhook/creation.hpp"
 #include "keyhook/lifecycle.hpp"

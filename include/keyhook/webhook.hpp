@@ -3,6 +3,7 @@
 // Validation (webhook_validation.hpp) turns it into a validated_webhook.
 #pragma once
 
+#include <cstddef>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -27,6 +28,14 @@ struct enum_names<auth_location> {
     static constexpr std::string_view values[] = {"header", "query"};
 };
 }  // namespace detail
+
+// H2 policy limits on authentication parameters. They are checked before
+// anything is built, so an oversized input costs no more than its own bytes
+// (the JSON reader counts the parameters before it reads one).
+inline constexpr std::size_t max_auth_parameters = 32;      // per webhook
+inline constexpr std::size_t max_auth_name_length = 128;    // bytes
+inline constexpr std::size_t max_auth_value_length = 4096;  // bytes
+inline constexpr std::size_t max_target_url_length = 8192;  // the endpoint with the query parameters appended
 
 // One authentication parameter: a request header or a query parameter whose
 // value is a secret (the receiver's key, usually header x-api-key or query

@@ -85,9 +85,29 @@ template <class Json = nlohmann::json>
 
 // JSON conversion (nlohmann's j.get<T>() and j = value find these by ADL).
 // Reading throws keyhook::exception as the X_from_json functions do; webhook
-// lists are validated with the default endpoint_policy.
+// lists are validated with the default endpoint_policy. Every record comes
+// from its member table (detail/webhook_table.hpp), so reading what to_json
+// wrote gives the record back, secrets aside.
+//
+// to_json writes no secret (M3): each authentication value and the signing
+// secret as a secret's JSON form is (masked; a signing key shows its prefix
+// only, B1), the endpoint through redact_url (P2: no user-info, no query
+// values, where a key may sit). Its output is for logs, APIs and screens.
 template <class Json>
 void to_json(Json& j, const tenant_settings& t);
+template <class Json>
+void to_json(Json& j, const webhook& w);
+template <class Json>
+void to_json(Json& j, const webhook_settings& s);
+
+// The store form: the same members with every secret and the endpoint in
+// plaintext, so that the stored configuration reads back as it was given
+// (webhook_from_json, webhook_settings_from_json). Only for a program's own
+// store, never for output: it is the one writer that reveals secrets.
+template <class Json>
+void to_store_json(Json& j, const webhook& w);
+template <class Json>
+void to_store_json(Json& j, const webhook_settings& s);
 template <class Json>
 void from_json(const Json& j, tenant_settings& t) {
     t = tenant_settings_from_json<Json>(j);

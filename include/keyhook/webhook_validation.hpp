@@ -29,12 +29,8 @@ namespace keyhook {
 // Limits keyhook sets where the spec shows none (spec 2.2: "not shown").
 inline constexpr std::size_t max_webhook_name_length = 128;  // characters (code points)
 
-// H2 policy limits on authentication parameters. They are checked before
-// anything is built, so an oversized input costs no more than its own bytes.
-inline constexpr std::size_t max_auth_parameters = 32;      // per webhook
-inline constexpr std::size_t max_auth_name_length = 128;    // bytes
-inline constexpr std::size_t max_auth_value_length = 4096;  // bytes
-inline constexpr std::size_t max_target_url_length = 8192;  // the endpoint with the query parameters appended
+// H2's limits on authentication parameters (max_auth_parameters and the
+// others) are in webhook.hpp, beside the parameters; the reader counts them.
 
 // Headers an authentication parameter may not set (H2): HTTP framing,
 // hop-by-hop and connection-control headers, and the signing headers of B1,

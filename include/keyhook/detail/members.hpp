@@ -94,6 +94,19 @@ namespace keyhook::detail {
 // empty list, false), or is not read from JSON at all.
 enum class presence : unsigned char { required, optional, derived, omitted };
 
+// What a reader or a writer hands down to the forms that ask for it: a policy
+// the reader applies (the webhook list's endpoint_policy) or the view a writer
+// writes (reveal_secrets, for a store's own copy). A form asks by taking it as
+// a last parameter: read(value, path, out, ctx), write(slot, in, ctx), or for
+// a string form write(in, ctx); a form that does not ask never sees it.
+// read_members, write_members and the nested forms (record_form, list_form,
+// groups, parts) pass it down.
+struct no_context {};
+
+// The writer's view of a store: secrets in plaintext. Every other writer
+// writes a secret as its JSON form does, masked (M3).
+struct reveal_secrets {};
+
 // One row: the JSON spelling (a string literal, so name.data() is
 // NUL-terminated), the pointer to member, whether it is required; Form is how
 // the value is written in JSON.
@@ -130,9 +143,22 @@ constexpr member_row<Form, Record, T> row(std::string_view name, T Record::*ptr,
     return {name, ptr, need};
 }
 
-// Specialized by each record: `static constexpr auto rows = std::make_tuple(row<...>(...), ...);`
+}  // namespace keyhook::detail
+
+namespace keyhook {
+// The public name of a record's table (keyhook/members.hpp): a host, or one
+// of keyhook's programs, specializes this one for its own records.
 template <class Record>
 struct members_of;
+}  // namespace keyhook
+
+namespace keyhook::detail {
+
+// Specialized by each of keyhook's records: `static constexpr auto rows =
+// std::make_tuple(row<...>(...), ...);`. A record without a specialization
+// here uses its keyhook::members_of.
+template <class Record>
+struct members_of : keyhook::members_of<Record> {};
 
 template <class Record>
 inline constexpr std::size_t member_count = std::tuple_size_v<std::decay_t<decltype(members_of<Record>::rows)>>;
@@ -429,10 +455,10 @@ template <class Record>
 struct record_form {
     static constexpr form_kind kind = form_kind::value;
     static constexpr std::string_view expected = "an object";
-    template <class Json>
-    static std::optional<error> read(const Json& v, const std::string& path, Record& out);
-    template <class Json>
-    static void write(Json& slot, const Record& in);
+    template <class Json, class Ctx = no_context>
+    static std::optional<error> read(const Json& v, const std::string& path, Record& out, const Ctx& ctx = {});
+    template <class Json, class Ctx = no_context>
+    static void write(Json& slot, const Record& in, const Ctx& ctx = {});
     static bool equal(const Record& a, const Record& b);
 };
 
@@ -452,13 +478,70 @@ template <class Elem, std::size_t Max = ~std::size_t{0}>
 struct list_form {
     static constexpr form_kind kind = form_kind::value;
     static constexpr std::string_view expected = list_expected<Elem>::value;
-    template <class Json, class T>
-    static std::optional<error> read(const Json& v, const std::string& path, std::vector<T>& out);
-    template <class Json, class T>
-    static void write(Json& slot, const std::vector<T>& in);
+    template <class Json, class T, class Ctx = no_context>
+    static std::optional<error> read(const Json& v, const std::string& path, std::vector<T>& out, const Ctx& ctx = {});
+    template <class Json, class T, class Ctx = no_context>
+    static void write(Json& slot, const std::vector<T>& in, const Ctx& ctx = {});
     template <class T>
     static bool equal(const std::vector<T>& a, const std::vector<T>& b);
 };
+
+// ---- contexts (no_context and reveal_secrets are declared with the table)
+
+template <class Form, class Json, class T, class Ctx, class = void>
+struct reads_with_context : std::false_type {};
+template <class Form, class Json, class T, class Ctx>
+struct reads_with_context<
+    Form, Json, T, Ctx,
+    std::void_t<decltype(Form::read(std::declval<const Json&>(), std::declval<const std::string&>(), std::declval<T&>(),
+                                    std::declval<const Ctx&>()))>> : std::true_type {};
+template <class Form, class Json, class T, class Ctx, class = void>
+struct writes_with_context : std::false_type {};
+template <class Form, class Json, class T, class Ctx>
+struct writes_with_context<
+    Form, Json, T, Ctx,
+    std::void_t<decltype(Form::write(std::declval<Json&>(), std::declval<const T&>(), std::declval<const Ctx&>()))>>
+    : std::true_type {};
+template <class Form, class T, class Ctx, class = void>
+struct writes_text_with_context : std::false_type {};
+template <class Form, class T, class Ctx>
+struct writes_text_with_context<
+    Form, T, Ctx, std::void_t<decltype(Form::write(std::declval<const T&>(), std::declval<const Ctx&>()))>>
+    : std::true_type {};
+
+template <class Form, class Json, class T, class Ctx>
+std::optional<error> read_form(const Json& v, const std::string& path, T& out, const Ctx& ctx) {
+    if constexpr (reads_with_context<Form, Json, T, Ctx>::value)
+        return Form::read(v, path, out, ctx);
+    else
+        return Form::read(v, path, out);
+}
+template <class Form, class Json, class T, class Ctx>
+void write_form(Json& slot, const T& in, const Ctx& ctx) {
+    if constexpr (writes_with_context<Form, Json, T, Ctx>::value)
+        Form::write(slot, in, ctx);
+    else
+        Form::write(slot, in);
+}
+template <class Form, class T, class Ctx>
+decltype(auto) write_text(const T& in, const Ctx& ctx) {
+    if constexpr (writes_text_with_context<Form, T, Ctx>::value)
+        return Form::write(in, ctx);
+    else
+        return Form::write(in);
+}
+
+// A value form whose member may not be null: a null is handed to Form, which
+// refuses it by its type ("expected an object, got null"), instead of
+// counting as missing (L2). For readers whose wording predates the tables.
+template <class Form>
+struct null_refused : Form {
+    static constexpr bool reads_null = true;
+};
+template <class Form, class = void>
+struct form_reads_null : std::false_type {};
+template <class Form>
+struct form_reads_null<Form, std::void_t<decltype(Form::reads_null)>> : std::bool_constant<Form::reads_null> {};
 
 // ---- deriving from the table
 
@@ -495,8 +578,8 @@ struct reads_itself<Form, Json, T,
                                                     std::declval<T&>()))>> : std::true_type {};
 
 // A JSON value of any form into a (possibly optional) member; the error's path is `path`.
-template <class Form, class Json, class T>
-std::optional<error> read_value(const Json& m, const std::string& path, T& value) {
+template <class Form, class Json, class T, class Ctx = no_context>
+std::optional<error> read_value(const Json& m, const std::string& path, T& value, const Ctx& ctx = {}) {
     if constexpr (Form::kind == form_kind::string_list) {
         return read_string_list(m, path, value);
     } else if constexpr (Form::kind == form_kind::string) {
@@ -506,25 +589,25 @@ std::optional<error> read_value(const Json& m, const std::string& path, T& value
         return e;
     } else if constexpr (is_optional<T>::value && !reads_itself<Form, Json, T>::value) {
         if (!value) value.emplace();
-        return Form::read(m, path, *value);
+        return read_form<Form>(m, path, *value, ctx);
     } else {
-        return Form::read(m, path, value);
+        return read_form<Form>(m, path, value, ctx);
     }
 }
 
-template <class Form, class Json, class T>
-void write_value(Json& slot, const T& value) {
+template <class Form, class Json, class T, class Ctx = no_context>
+void write_value(Json& slot, const T& value, const Ctx& ctx = {}) {
     if constexpr (is_optional<T>::value) {
         if (value)
-            write_value<Form>(slot, *value);
+            write_value<Form>(slot, *value, ctx);
         else
             slot = nullptr;
     } else if constexpr (Form::kind == form_kind::string_list) {
         slot = value;
     } else if constexpr (Form::kind == form_kind::string) {
-        slot = Form::write(value);
+        slot = write_text<Form>(value, ctx);
     } else {
-        Form::write(slot, value);
+        write_form<Form>(slot, value, ctx);
     }
 }
 
@@ -570,13 +653,13 @@ struct has_canonical<Record, std::void_t<decltype(members_of<Record>::canonical(
     : std::true_type {};
 
 // One member of a parsed JSON object (null counts as missing, L2).
-template <class Row, class Json, class Record>
-std::optional<error> read_row(const Row& r, const Json& j, const std::string& path, Record& out) {
+template <class Row, class Json, class Record, class Ctx>
+std::optional<error> read_row(const Row& r, const Json& j, const std::string& path, Record& out, const Ctx& ctx) {
     using form = typename Row::form;
     if constexpr (form::kind == form_kind::none)
         return std::nullopt;
     else {
-        const auto* m = json_member(j, r.name.data());
+        const auto* m = json_member(j, r.name.data(), !form_reads_null<form>::value);
         if constexpr (is_conditional<Row>::value) {
             if (!r.applies(out)) {
                 if (m) return error{errc::invalid_value, path_member(path, r.name), std::string(r.reason)};
@@ -587,12 +670,12 @@ std::optional<error> read_row(const Row& r, const Json& j, const std::string& pa
             if (r.need == presence::required) return missing_member_error(path_member(path, r.name));
             return std::nullopt;
         }
-        return read_value<form>(*m, path_member(path, r.name), out.*(r.ptr));
+        return read_value<form>(*m, path_member(path, r.name), out.*(r.ptr), ctx);
     }
 }
 
-template <class Row, class Json, class Record>
-void write_row(const Row& r, Json& j, const Record& in) {
+template <class Row, class Json, class Record, class Ctx>
+void write_row(const Row& r, Json& j, const Record& in, const Ctx& ctx) {
     using form = typename Row::form;
     const auto& value = in.*(r.ptr);
     if constexpr (form::kind == form_kind::none) {
@@ -602,7 +685,7 @@ void write_row(const Row& r, Json& j, const Record& in) {
         if constexpr (is_conditional<Row>::value)
             if (!r.applies(in)) return;
         if (r.need == presence::omitted && is_empty_value(value)) return;
-        write_value<form>(j[std::string(r.name)], value);
+        write_value<form>(j[std::string(r.name)], value, ctx);
     }
 }
 
@@ -721,15 +804,15 @@ constexpr tie_row<Form, Record, T...> tie(std::string_view name, presence need, 
     return {name, need, std::make_tuple(ptrs...)};
 }
 
-template <class Json, class Record, class Rows>
-std::optional<error> read_rows(const Rows& rows, const Json& j, const std::string& path, Record& out) {
+template <class Json, class Record, class Rows, class Ctx>
+std::optional<error> read_rows(const Rows& rows, const Json& j, const std::string& path, Record& out, const Ctx& ctx) {
     std::optional<error> e;
-    std::apply([&](const auto&... r) { (void)((e = read_row(r, j, path, out), !e) && ...); }, rows);
+    std::apply([&](const auto&... r) { (void)((e = read_row(r, j, path, out, ctx), !e) && ...); }, rows);
     return e;
 }
-template <class Json, class Record, class Rows>
-void write_rows(const Rows& rows, Json& j, const Record& in) {
-    std::apply([&](const auto&... r) { (write_row(r, j, in), ...); }, rows);
+template <class Json, class Record, class Rows, class Ctx>
+void write_rows(const Rows& rows, Json& j, const Record& in, const Ctx& ctx) {
+    std::apply([&](const auto&... r) { (write_row(r, j, in, ctx), ...); }, rows);
 }
 template <class Record, class Rows>
 bool rows_equal(const Rows& rows, const Record& a, const Record& b) {
@@ -757,9 +840,9 @@ std::optional<error> refuse_unknown(const Json& j, const std::string& path, cons
     return std::nullopt;
 }
 
-template <class Record, class Rows, bool Flagged, class Json>
+template <class Record, class Rows, bool Flagged, class Json, class Ctx>
 std::optional<error> read_row(const group_row<Record, Rows, Flagged>& r, const Json& j, const std::string& path,
-                              Record& out) {
+                              Record& out, const Ctx& ctx) {
     const auto* m = json_member(j, r.name.data());
     const std::string sub = path_member(path, r.name);
     if constexpr (Flagged) out.*(r.flag) = m != nullptr;
@@ -767,15 +850,15 @@ std::optional<error> read_row(const group_row<Record, Rows, Flagged>& r, const J
     if (!m->is_object()) return wrong_type(sub, "an object", *m);
     if constexpr (is_closed<Record>::value)
         if (auto e = refuse_unknown(*m, sub, r.rows)) return e;
-    return read_rows(r.rows, *m, sub, out);
+    return read_rows(r.rows, *m, sub, out, ctx);
 }
-template <class Record, class Rows, bool Flagged, class Json>
-void write_row(const group_row<Record, Rows, Flagged>& r, Json& j, const Record& in) {
+template <class Record, class Rows, bool Flagged, class Json, class Ctx>
+void write_row(const group_row<Record, Rows, Flagged>& r, Json& j, const Record& in, const Ctx& ctx) {
     if constexpr (Flagged)
         if (!(in.*(r.flag))) return;
     auto& g = j[std::string(r.name)];
     g = Json::object();
-    write_rows(r.rows, g, in);
+    write_rows(r.rows, g, in, ctx);
 }
 template <class Record, class Rows, bool Flagged>
 bool row_equal(const group_row<Record, Rows, Flagged>& r, const Record& a, const Record& b) {
@@ -792,13 +875,14 @@ void append_names(const group_row<Record, Rows, Flagged>& r, std::string& list) 
     list += (list.empty() ? "\"" : ", \"") + std::string(r.name) + "\"";
 }
 
-template <class Record, class T, class Rows, class Json>
-std::optional<error> read_row(const part_row<Record, T, Rows>& r, const Json& j, const std::string& path, Record& out) {
-    return read_rows(r.rows, j, path, out.*(r.ptr));
+template <class Record, class T, class Rows, class Json, class Ctx>
+std::optional<error> read_row(const part_row<Record, T, Rows>& r, const Json& j, const std::string& path, Record& out,
+                              const Ctx& ctx) {
+    return read_rows(r.rows, j, path, out.*(r.ptr), ctx);
 }
-template <class Record, class T, class Rows, class Json>
-void write_row(const part_row<Record, T, Rows>& r, Json& j, const Record& in) {
-    write_rows(r.rows, j, in.*(r.ptr));
+template <class Record, class T, class Rows, class Json, class Ctx>
+void write_row(const part_row<Record, T, Rows>& r, Json& j, const Record& in, const Ctx& ctx) {
+    write_rows(r.rows, j, in.*(r.ptr), ctx);
 }
 template <class Record, class T, class Rows>
 bool row_equal(const part_row<Record, T, Rows>& r, const Record& a, const Record& b) {
@@ -813,13 +897,13 @@ void append_names(const part_row<Record, T, Rows>& r, std::string& list) {
     append_rows_names(r.rows, list);
 }
 
-template <class Form, class Record, class T, class Json>
-std::optional<error> read_row(const inline_row<Form, Record, T>& r, const Json& j, const std::string& path,
-                              Record& out) {
+template <class Form, class Record, class T, class Json, class Ctx>
+std::optional<error> read_row(const inline_row<Form, Record, T>& r, const Json& j, const std::string& path, Record& out,
+                              const Ctx&) {
     return Form::read_in(j, path, out.*(r.ptr));
 }
-template <class Form, class Record, class T, class Json>
-void write_row(const inline_row<Form, Record, T>& r, Json& j, const Record& in) {
+template <class Form, class Record, class T, class Json, class Ctx>
+void write_row(const inline_row<Form, Record, T>& r, Json& j, const Record& in, const Ctx&) {
     Form::write_in(j, in.*(r.ptr));
 }
 template <class Form, class Record, class T>
@@ -845,17 +929,17 @@ struct tie_can_be_empty_impl<Form, std::void_t<decltype(Form::empty(std::declval
 template <class Form, class... T>
 using tie_can_be_empty = tie_can_be_empty_impl<Form, void, T...>;
 
-template <class Form, class Record, class... T, class Json>
-std::optional<error> read_row(const tie_row<Form, Record, T...>& r, const Json& j, const std::string& path,
-                              Record& out) {
+template <class Form, class Record, class... T, class Json, class Ctx>
+std::optional<error> read_row(const tie_row<Form, Record, T...>& r, const Json& j, const std::string& path, Record& out,
+                              const Ctx&) {
     const auto* m = json_member(j, r.name.data());
     if (!m)
         return r.need == presence::required ? std::optional<error>(missing_member_error(path_member(path, r.name)))
                                             : std::nullopt;
     return std::apply([&](auto... p) { return Form::read(*m, path_member(path, r.name), (out.*p)...); }, r.ptrs);
 }
-template <class Form, class Record, class... T, class Json>
-void write_row(const tie_row<Form, Record, T...>& r, Json& j, const Record& in) {
+template <class Form, class Record, class... T, class Json, class Ctx>
+void write_row(const tie_row<Form, Record, T...>& r, Json& j, const Record& in, const Ctx&) {
     std::apply(
         [&](auto... p) {
             if constexpr (tie_can_be_empty<Form, T...>::value)
@@ -880,13 +964,13 @@ void append_names(const tie_row<Form, Record, T...>& r, std::string& list) {
 // Reads every member of `out` from object j, in table order; the first fault
 // is returned with its path under `path`. A closed record first refuses
 // members it does not know; its check runs last.
-template <class Json, class Record>
-std::optional<error> read_members(const Json& j, const std::string& path, Record& out) {
+template <class Json, class Record, class Ctx = no_context>
+std::optional<error> read_members(const Json& j, const std::string& path, Record& out, const Ctx& ctx = {}) {
     static_assert(members_complete<Record>());
     if (!j.is_object()) return wrong_type(path, "an object", j);
     if constexpr (is_closed<Record>::value)
         if (auto e = refuse_unknown(j, path, members_of<Record>::rows)) return e;
-    auto e = read_rows(members_of<Record>::rows, j, path, out);
+    auto e = read_rows(members_of<Record>::rows, j, path, out, ctx);
     if constexpr (has_check<Record>::value)
         if (!e) e = members_of<Record>::check(out, path);
     return e;
@@ -894,14 +978,14 @@ std::optional<error> read_members(const Json& j, const std::string& path, Record
 
 // Writes every member in table order; an empty optional as null (left out
 // under presence::omitted).
-template <class Json, class Record>
-void write_members(Json& j, const Record& in) {
+template <class Json, class Record, class Ctx = no_context>
+void write_members(Json& j, const Record& in, const Ctx& ctx = {}) {
     static_assert(members_complete<Record>());
     j = Json::object();
     if constexpr (has_canonical<Record>::value)
-        write_rows(members_of<Record>::rows, j, members_of<Record>::canonical(in));
+        write_rows(members_of<Record>::rows, j, members_of<Record>::canonical(in), ctx);
     else
-        write_rows(members_of<Record>::rows, j, in);
+        write_rows(members_of<Record>::rows, j, in, ctx);
 }
 
 template <class Record>
@@ -914,14 +998,14 @@ bool members_equal(const Record& a, const Record& b) {
 }
 
 template <class Record>
-template <class Json>
-std::optional<error> record_form<Record>::read(const Json& v, const std::string& path, Record& out) {
-    return read_members(v, path, out);
+template <class Json, class Ctx>
+std::optional<error> record_form<Record>::read(const Json& v, const std::string& path, Record& out, const Ctx& ctx) {
+    return read_members(v, path, out, ctx);
 }
 template <class Record>
-template <class Json>
-void record_form<Record>::write(Json& slot, const Record& in) {
-    write_members(slot, in);
+template <class Json, class Ctx>
+void record_form<Record>::write(Json& slot, const Record& in, const Ctx& ctx) {
+    write_members(slot, in, ctx);
 }
 template <class Record>
 bool record_form<Record>::equal(const Record& a, const Record& b) {
@@ -929,8 +1013,9 @@ bool record_form<Record>::equal(const Record& a, const Record& b) {
 }
 
 template <class Elem, std::size_t Max>
-template <class Json, class T>
-std::optional<error> list_form<Elem, Max>::read(const Json& v, const std::string& path, std::vector<T>& out) {
+template <class Json, class T, class Ctx>
+std::optional<error> list_form<Elem, Max>::read(const Json& v, const std::string& path, std::vector<T>& out,
+                                                const Ctx& ctx) {
     if (!v.is_array()) return wrong_type(path, expected, v);
     if (v.size() > Max)
         return error{errc::limit_exceeded, path,
@@ -939,7 +1024,7 @@ std::optional<error> list_form<Elem, Max>::read(const Json& v, const std::string
     out.reserve(v.size());  // J3: the DOM already holds one value per entry
     for (std::size_t i = 0; i < v.size(); ++i) {
         T item{};
-        if (auto e = read_value<Elem>(v[i], path_index(path, i), item)) return e;
+        if (auto e = read_value<Elem>(v[i], path_index(path, i), item, ctx)) return e;
         out.push_back(std::move(item));
     }
     return std::nullopt;
@@ -953,12 +1038,12 @@ bool list_form<Elem, Max>::equal(const std::vector<T>& a, const std::vector<T>& 
     return true;
 }
 template <class Elem, std::size_t Max>
-template <class Json, class T>
-void list_form<Elem, Max>::write(Json& slot, const std::vector<T>& in) {
+template <class Json, class T, class Ctx>
+void list_form<Elem, Max>::write(Json& slot, const std::vector<T>& in, const Ctx& ctx) {
     slot = Json::array();
     for (const auto& item : in) {
         Json one;
-        write_value<Elem>(one, item);
+        write_value<Elem>(one, item, ctx);
         slot.push_back(std::move(one));
     }
 }

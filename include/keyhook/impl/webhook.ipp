@@ -1,23 +1,20 @@
 #pragma once
-// keyhook: definitions of webhook.hpp.
+// keyhook: definitions of webhook.hpp. Equality comes from the records'
+// member tables (detail/webhook_table.hpp).
 
 #include <ostream>
 
+#include "keyhook/detail/webhook_table.hpp"
 #include "keyhook/webhook.hpp"
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const auth_parameter& a, const auth_parameter& b) {
-    return a.in == b.in && a.name == b.name && a.value == b.value;
-}
+KEYHOOK_INLINE bool operator==(const auth_parameter& a, const auth_parameter& b) { return detail::members_equal(a, b); }
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const auth_parameter& p) {
     return os << p.in << ' ' << escaped(p.name) << '=' << p.value;
 }
 
-KEYHOOK_INLINE bool operator==(const webhook& a, const webhook& b) {
-    return a.name == b.name && a.endpoint == b.endpoint && a.auth == b.auth && a.events == b.events &&
-           a.saved == b.saved && a.signing_secret == b.signing_secret;
-}
+KEYHOOK_INLINE bool operator==(const webhook& a, const webhook& b) { return detail::members_equal(a, b); }
 
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w) {
     os << "webhook{name=" << detail::quote_input(w.name)
@@ -41,7 +38,7 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w) {
 }
 
 KEYHOOK_INLINE bool operator==(const tenant_settings& a, const tenant_settings& b) {
-    return a.name == b.name && a.webhooks_enabled == b.webhooks_enabled;
+    return detail::members_equal(a, b);
 }
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const tenant_settings& t) {
     return os << "tenant{name=" << detail::quote_input(t.name)
