@@ -225,4 +225,12 @@ inline std::optional<int> parse(CLI::App& app, const program& p, int argc, char*
     return usage_failure(p, r.why);
 }
 
+// A program that takes no options but --help and --version: returns nullopt
+// to go on, or the exit status.
+inline std::optional<int> parse_no_options(const program& p, const std::string& description, int argc, char** argv) {
+    CLI::App app;
+    configure(app, p, description);
+    return parse(app, p, argc, argv);
+}
+
 }  // namespace examples::cli
