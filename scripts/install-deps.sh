@@ -7,7 +7,8 @@
 #   (no flag)     compilers, CMake, Ninja, pkg-config, ccache, python3 (the hostile
 #                 stage drives the examples with it) and the libraries;
 #                 libcurl and Boost.Beast (libboost1.81-dev) are for the examples' HTTP parts only
-#                 (the core and the quick start build without them); GoogleTest
+#                 (the core and the quick start build without them); CLI11 (libcli11-dev),
+#                 the examples' argument parser (required for them); GoogleTest
 #                 and gMock for tests/testing_gtest/
 #   --bench       Google Benchmark (benchmarks/)
 #   --sanitizers  clang's runtimes (LeakSanitizer and libFuzzer with clang)
@@ -20,7 +21,7 @@ set -euo pipefail
 
 interop=0
 packages=(cmake ninja-build g++ clang python3 nlohmann-json3-dev libhowardhinnant-date-dev catch2 libssl-dev pkg-config ccache
-          libcurl4-openssl-dev libboost1.81-dev libgtest-dev libgmock-dev)
+          libcurl4-openssl-dev libboost1.81-dev libcli11-dev libgtest-dev libgmock-dev)
 for arg in "$@"; do
     case "$arg" in
         --bench) packages+=(libbenchmark-dev) ;;
@@ -29,7 +30,7 @@ for arg in "$@"; do
         --stores) packages+=(libsqlite3-dev libpq-dev) ;;
         --interop) packages+=(libsqlite3-dev libpq-dev postgresql-15 nginx-light); interop=1 ;;
         --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind libsqlite3-dev libpq-dev postgresql-15 nginx-light); interop=1 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
            echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]" >&2
            exit 2 ;;

@@ -3,6 +3,7 @@
 // (since, now], where `since` is the previous poll's `now`, so every change is
 // sent once. The clock is simulated: real hosts pass the system clock's reading.
 #include <keyhook/expiry_notices.hpp>
+#include "shared/cli.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +27,16 @@ keyhook::api_key key(std::string id, std::string name, const char* from, const c
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    const examples::cli::program program{"expiry_poll", "usage: expiry_poll [--help] [--version]", ""};
+    if (const auto status = examples::cli::parse_no_options(
+            program,
+            "Simulates a host that polls its key list at irregular times over one day and sends the\n"
+            "expiry notices of each poll (see docs/expiry-notices.md). Exit 1 if the polls together\n"
+            "sent other notices than one poll over the whole day would.",
+            argc, argv))
+        return *status;
+
     // The records a real host would read from the list call (spec 4.1).
     const std::vector<keyhook::api_key> keys = {
         // 1 day: becomes Active and starts warning at the same instant.

@@ -52,106 +52,12 @@ inline constexpr int exit_usage_error = 2;
 // B7: however many pages the platform claims, key_audit makes at most this many requests.
 inline constexpr std::int64_t max_page_requests = 10000;
 
-inline constexpr std::string_view usage =
-    "       key_audit --url BASE_URL --tenant TENANT [--page-size N] [--timeout S] [options] "
-    "(token in KEYHOOK_TOKEN)";
-
 struct url_options {
     std::optional<std::string> url;
     std::optional<std::string> tenant;
     std::int64_t page_size = keyhook::default_list_page_size;
     double timeout_seconds = 30;
 };
-
-// What take_options leaves for the file-mode parser, or a usage error.
-struct split_arguments {
-    url_options url;
-    std::vector<std::string> rest;
-    std::optional<std::string> error;
-};
-
-// Takes --url, --tenant, --page-size and --timeout ("--opt value" or
-// "--opt=value") out of `args`; the others stay, in order.
-inline split_arguments take_options(const std::vector<std::string>& args) {
-    using keyhook::quoted_input;
-    split_arguments out;
-    bool page_size_given = false, timeout_given = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--") {
-            out.rest.insert(out.rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-            break;
-        }
-        std::string name = arg;
-        std::optional<std::string> value;
-        if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
-            name = arg.substr(0, eq);
-            value = arg.substr(eq + 1);
-        }
-        if (name != "--url" && name != "--tenant" && name != "--page-size" && name != "--timeout") {
-            out.rest.push_back(arg);
-            continue;
-        }
-        if (!value) {
-            if (i + 1 == args.size()) {
-                out.error = name + ": needs a value";
-                return out;
-            }
-            value = args[++i];
-        }
-        if (name == "--url") {
-            out.url.url = *value;
-        } else if (name == "--tenant") {
-            out.url.tenant = *value;
-        } else if (name == "--page-size") {
-            char* end = nullptr;
-            const long long n = std::strtoll(value->c_str(), &end, 10);
-            if (value->empty() || *end != '\0' || n < 1 || n > 10000) {
-                out.error = "--page-size: expected 1 to 10000, got " + quoted_input(*value);
-                return out;
-            }
-            out.url.page_size = n;
-            page_size_given = true;
-        } else {
-            char* end = nullptr;
-            const double s = std::strtod(value->c_str(), &end);
-            if (value->empty() || *end != '\0' || !(s >= 0.001 && s <= 3600)) {
-                out.error = "--timeout: expected seconds from 0.001 to 3600, got " + quoted_input(*value);
-                return out;
-            }
-            out.url.timeout_seconds = s;
-            timeout_given = true;
-        }
-    }
-    if (!out.url.url && (out.url.tenant || page_size_given || timeout_given))
-        out.error = "--tenant, --page-size and --timeout go with --url";
-    else if (out.url.url && !out.url.tenant)
-        out.error = "--url needs --tenant";
-    return out;
-}
-
-// The input file among the file-mode arguments, if any (values of the options
-// that take one are skipped).
-inline std::optional<std::string> input_file(const std::vector<std::string>& rest) {
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-        const std::string& a = rest[i];
-        if (a == "--") return i + 1 < rest.size() ? std::optional<std::string>(rest[i + 1]) : std::nullopt;
-        if (a == "--now" || a == "--since" || a == "--status" || a == "--format") {
-            ++i;
-            continue;
-        }
-        if (a == "-" || a.empty() || a[0] != '-') return a;
-    }
-    return std::nullopt;
-}
-
-inline bool asks_for_help(const std::vector<std::string>& args) {
-    for (const auto& a : args) {
-        if (a == "--") return false;
-        if (a == "-h" || a == "--help") return true;
-    }
-    return false;
-}
 
 // Whether url's scheme is https, in any case (RFC 3986 schemes are
 // case-insensitive; keyhook's list request accepts "HTTPS://" too).
@@ -175,23 +81,46 @@ inline std::string shown_url(std::string_view url) {
     return keyhook::quoted_input(s, 256);
 }
 
+// Whether `c` may be part of a bearer token (RFC 6750's b64token: letters,
+// digits, - . _ ~ + / and a trailing =).
+inline bool is_token_char(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || c == '-' || c == '.' ||
+           c == '_' || c == '~' || c == '+' || c == '/' || c == '=';
+}
+
 // What the service writes may echo the bearer token (a `message` quoting the
-// Authorization header): every run of 8 or more of its leading characters
-// (the whole token if shorter) is blanked before anything reaches the output,
-// including a prefix cut short by a quote's length limit.
+// Authorization header). Rule O1: the token is blanked only where the whole
+// of it occurs, as a word of its own (no token character right before or
+// after it), and so is a prefix of 8 or more of its characters that a quote's
+// length limit cut short (right before quoted_input's '"...'). Nothing else
+// is touched: a short token's characters inside other words ("e" in
+// "resolve") stay as they are; blanking them would garble the message and
+// show where they occur.
 template <class T>
 std::string without_token(const T& what, std::string_view token) {
     std::ostringstream os;
     os << what;
-    std::string s = os.str();
-    const std::string_view lead = token.substr(0, std::min<std::size_t>(8, token.size()));
-    for (std::size_t at = s.find(lead); at != std::string::npos; at = s.find(lead, at)) {
+    const std::string s = os.str();
+    if (token.empty()) return s;
+    constexpr std::string_view cut_marker = "\"...";
+    constexpr std::size_t min_cut_prefix = 8;
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
         std::size_t n = 0;
-        while (n < token.size() && at + n < s.size() && s[at + n] == token[n]) ++n;
-        s.replace(at, n, "[redacted]");
-        at += 10;
+        if (i == 0 || !is_token_char(s[i - 1]))
+            while (n < token.size() && i + n < s.size() && s[i + n] == token[n]) ++n;
+        const bool whole = n == token.size() && (i + n == s.size() || !is_token_char(s[i + n]));
+        const bool cut = n >= min_cut_prefix && s.compare(i + n, cut_marker.size(), cut_marker) == 0;
+        if (n > 0 && (whole || cut)) {
+            out += "[redacted]";
+            i += n;
+        } else {
+            out += s[i++];
+        }
     }
-    return s;
+    return out;
 }
 
 // Valid records of every page, merged by id, as one list-call response.

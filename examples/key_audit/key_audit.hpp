@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
@@ -30,17 +31,28 @@
 #include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
 #include "keyhook/timestamps.hpp"
+#include "keyhook/key_list_request.hpp"
+#include "shared/cli.hpp"
 
 namespace key_audit {
 
-// Exit codes: a contract scripts rely on.
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_bad_input = 1;
-inline constexpr int exit_usage = 2;
+// Exit codes: a contract scripts rely on (rule O1).
+inline constexpr int exit_ok = examples::cli::exit_ok;
+inline constexpr int exit_bad_input = examples::cli::exit_bad_input;
+inline constexpr int exit_usage = examples::cli::exit_usage;
 
 inline constexpr std::string_view usage =
     "usage: key_audit [--now T] [--since T] [--status active|future|expired|revoked|all] [--format table|json] "
-    "[FILE|-]";
+    "[FILE|-]\n"
+    "       key_audit --url BASE_URL --tenant TENANT [--page-size N] [--timeout S] [options] "
+    "(token in KEYHOOK_TOKEN)";
+
+inline constexpr std::string_view description =
+    "Shows each API key of a list-call response with its status, expiry warning and masked key.\n"
+    "With --since T it shows instead the expiry notices (activated, warning, expired) of\n"
+    "(T, now]: pass the previous run's --now to see every change once.\n"
+    "Without FILE it reads a bundled sample; '-' reads standard input. With --url it makes\n"
+    "the list call itself, every page of it, with the bearer token in KEYHOOK_TOKEN.";
 
 enum class status_choice { active, future, expired, revoked, all };
 enum class output_format { table, json };
@@ -53,16 +65,29 @@ struct options {
     output_format format = output_format::table;
     std::string input;  // a file name, "-" for standard input, empty for the bundled sample
     bool help = false;
+    bool version = false;
+    // --url mode (fetch.hpp): the list call made by key_audit itself.
+    std::optional<std::string> url;
+    std::optional<std::string> tenant;
+    std::int64_t page_size = keyhook::default_list_page_size;
+    double timeout_seconds = 30;
 };
+
+inline const examples::cli::program& program() {
+    static const examples::cli::program p{"key_audit", std::string(usage), "more than one input file"};
+    return p;
+}
 
 namespace detail {
 
+// Status names in any case (O1): "Active" is the spec's spelling.
 inline std::optional<status_choice> parse_status_choice(std::string_view s) {
-    if (s == "active") return status_choice::active;
-    if (s == "future") return status_choice::future;
-    if (s == "expired") return status_choice::expired;
-    if (s == "revoked") return status_choice::revoked;
-    if (s == "all") return status_choice::all;
+    const std::string v = examples::cli::lower(s);
+    if (v == "active") return status_choice::active;
+    if (v == "future") return status_choice::future;
+    if (v == "expired") return status_choice::expired;
+    if (v == "revoked") return status_choice::revoked;
+    if (v == "all") return status_choice::all;
     return std::nullopt;
 }
 
@@ -70,71 +95,119 @@ inline keyhook::error usage_error(std::string where, std::string why) {
     return keyhook::error{keyhook::errc::invalid_value, std::move(where), std::move(why)};
 }
 
+// The command line as CLI11 reads it: each value as text, checked by
+// parse_options.
+struct command_line {
+    CLI::App app;
+    std::string now, since, status, format, input, url, tenant, page_size, timeout;
+
+    command_line() {
+        examples::cli::configure(app, program(), std::string(description));
+        app.add_option("--now", now, "the instant to audit at (rule T1)")->type_name("T")->default_str("the clock");
+        app.add_option("--since", since, "show the expiry notices of (T, now] instead")->type_name("T");
+        app.add_option("--status", status, "which keys to show, in any case")
+            ->type_name("active|future|expired|revoked|all")
+            ->default_str("active");
+        app.add_option("--format", format, "table for people, json for programs")
+            ->type_name("table|json")
+            ->default_str("table");
+        app.add_option("--url", url, "make the list call at this base URL instead of reading FILE")
+            ->type_name("BASE_URL");
+        app.add_option("--tenant", tenant, "the tenant whose keys --url lists")->type_name("TENANT");
+        app.add_option("--page-size", page_size, "keys per page of the list call (1 to 10000)")
+            ->type_name("N")
+            ->default_str(std::to_string(keyhook::default_list_page_size));
+        app.add_option("--timeout", timeout, "a request's overall limit in seconds (0.001 to 3600)")
+            ->type_name("S")
+            ->default_str("30");
+        app.add_option("FILE", input, "the list call's response; '-' reads standard input")
+            ->type_name("")
+            ->default_str("the bundled sample");
+    }
+    [[nodiscard]] bool given(const char* name) const { return app.get_option(name)->count() > 0; }
+};
+
+// "--now: needs a value" -> {"--now", "needs a value"}; else the whole text.
+inline keyhook::error split_usage_error(const std::string& why) {
+    const auto colon = why.find(": ");
+    if (why.rfind("--", 0) == 0 && colon != std::string::npos)
+        return usage_error(why.substr(0, colon), why.substr(colon + 2));
+    return usage_error("", why);
+}
+
 }  // namespace detail
+
+// --help's text: every option, with its default.
+[[nodiscard]] inline std::string help_text() {
+    detail::command_line cl;
+    return examples::cli::help_text(cl.app);
+}
 
 // Reads the arguments after the program name. Accepts "--opt value" and
 // "--opt=value"; "--" ends the options. The error names the option at fault.
 [[nodiscard]] inline keyhook::result<options> parse_options(const std::vector<std::string>& args) {
     using keyhook::quoted_input;
     options o;
-    bool have_input = false;
-    bool options_done = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
-            if (have_input) return detail::usage_error("", "more than one input file: " + quoted_input(arg));
-            o.input = arg;
-            have_input = true;
-            continue;
-        }
-        if (arg == "--") {
-            options_done = true;
-            continue;
-        }
-        if (arg == "-h" || arg == "--help") {
-            o.help = true;
-            continue;
-        }
-        // Split "--name=value"; otherwise the value is the next argument.
-        std::string name = arg;
-        std::optional<std::string> value;
-        if (const auto eq = arg.find('='); eq != std::string::npos) {
-            name = arg.substr(0, eq);
-            value = arg.substr(eq + 1);
-        }
-        if (name != "--now" && name != "--since" && name != "--status" && name != "--format")
-            return detail::usage_error("", "unknown option " + quoted_input(name));
-        if (!value) {
-            if (i + 1 == args.size()) return detail::usage_error(name, "needs a value");
-            value = args[++i];
-        }
-        if (name == "--now" || name == "--since") {
-            auto t = keyhook::try_parse_timestamp(*value);
-            if (!t) return detail::usage_error(name, t.error().message);
-            if (name == "--now")
-                o.now = *t;
-            else
-                o.since = *t;
-        } else if (name == "--status") {
-            const auto s = detail::parse_status_choice(*value);
-            if (!s)
-                return detail::usage_error(
-                    name, "expected active, future, expired, revoked or all, got " + quoted_input(*value));
-            o.status = *s;
-            o.status_given = true;
+    detail::command_line cl;
+    const auto parsed = examples::cli::parse_arguments(cl.app, program(), args);
+    switch (parsed.what) {
+        case examples::cli::parse_result::help: o.help = true; return o;
+        case examples::cli::parse_result::version: o.version = true; return o;
+        case examples::cli::parse_result::usage_error: return detail::split_usage_error(parsed.why);
+        case examples::cli::parse_result::go_on: break;
+    }
+    o.input = cl.input;
+    for (const char* name : {"--now", "--since"}) {
+        if (!cl.given(name)) continue;
+        auto t = keyhook::try_parse_timestamp(std::string_view(name) == "--now" ? cl.now : cl.since);
+        if (!t) return detail::usage_error(name, t.error().message);
+        (std::string_view(name) == "--now" ? o.now : o.since) = *t;
+    }
+    if (cl.given("--status")) {
+        const auto s = detail::parse_status_choice(cl.status);
+        if (!s)
+            return detail::usage_error(
+                "--status", "expected active, future, expired, revoked or all, got " + quoted_input(cl.status));
+        o.status = *s;
+        o.status_given = true;
+    }
+    if (cl.given("--format")) {
+        const std::string f = examples::cli::lower(cl.format);
+        if (f == "table") {
+            o.format = output_format::table;
+        } else if (f == "json") {
+            o.format = output_format::json;
         } else {
-            if (*value == "table") {
-                o.format = output_format::table;
-            } else if (*value == "json") {
-                o.format = output_format::json;
-            } else {
-                return detail::usage_error(name, "expected table or json, got " + quoted_input(*value));
-            }
+            return detail::usage_error("--format", "expected table or json, got " + quoted_input(cl.format));
         }
     }
     // Notices cover every key (a revoked one has none): a status filter would
     // hide exactly the keys that just expired.
     if (o.since && o.status_given) return detail::usage_error("--status", "does not apply with --since");
+
+    if (cl.given("--url")) o.url = cl.url;
+    if (cl.given("--tenant")) o.tenant = cl.tenant;
+    if (cl.given("--page-size")) {
+        char* end = nullptr;
+        const long long n = std::strtoll(cl.page_size.c_str(), &end, 10);
+        if (cl.page_size.empty() || *end != '\0' || n < 1 || n > 10000)
+            return detail::usage_error("--page-size", "expected 1 to 10000, got " + quoted_input(cl.page_size));
+        o.page_size = n;
+    }
+    if (cl.given("--timeout")) {
+        char* end = nullptr;
+        const double t = std::strtod(cl.timeout.c_str(), &end);
+        if (cl.timeout.empty() || *end != '\0' || !(t >= 0.001 && t <= 3600))
+            return detail::usage_error("--timeout",
+                                       "expected seconds from 0.001 to 3600, got " + quoted_input(cl.timeout));
+        o.timeout_seconds = t;
+    }
+    if (!o.url && (o.tenant || cl.given("--page-size") || cl.given("--timeout")))
+        return detail::usage_error("", "--tenant, --page-size and --timeout go with --url");
+    if (o.url && !o.tenant) return detail::usage_error("", "--url needs --tenant");
+    if (o.url && cl.given("FILE"))
+        return detail::usage_error(
+            "", "--url reads the list call itself; drop the input " + keyhook::quoted_input(o.input, 256));
     return o;
 }
 
@@ -423,22 +496,32 @@ inline constexpr std::string_view warning_marker = "!";
     return out.str();
 }
 
+[[nodiscard]] inline int run(const options& o, std::istream& in, std::ostream& out, std::ostream& err,
+                             keyhook::timestamp clock_now, std::string_view bundled);
+
 // The whole program. `clock_now` is used when --now is not given; `bundled`
 // is the sample read when no FILE is.
 [[nodiscard]] inline int run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                              std::ostream& err, keyhook::timestamp clock_now, std::string_view bundled) {
     auto parsed = parse_options(args);
     if (!parsed) {
-        err << "key_audit: " << parsed.error().what() << '\n' << usage << '\n';
+        err << "key_audit: " << parsed.error().what() << '\n'
+            << usage << '\n'
+            << "Run 'key_audit --help' for every option.\n";
         return exit_usage;
     }
-    const options& o = *parsed;
+    return run(*parsed, in, out, err, clock_now, bundled);
+}
+
+// The file mode on options already read (main.cpp passes --url's response as "-").
+[[nodiscard]] inline int run(const options& o, std::istream& in, std::ostream& out, std::ostream& err,
+                             keyhook::timestamp clock_now, std::string_view bundled) {
     if (o.help) {
-        out << usage << '\n'
-            << "Shows each API key of a list-call response with its status, expiry warning and masked key.\n"
-               "With --since T it shows instead the expiry notices (activated, warning, expired) of\n"
-               "(T, now]: pass the previous run's --now to see every change once.\n"
-               "Without FILE it reads a bundled sample; '-' reads standard input.\n";
+        out << help_text();
+        return exit_ok;
+    }
+    if (o.version) {
+        out << examples::cli::version_text << '\n';
         return exit_ok;
     }
     const keyhook::timestamp now = o.now.value_or(clock_now);

@@ -3,14 +3,16 @@
 // gives it the real streams, the clock and the bundled sample.
 //
 //   key_audit [--now T] [--since T] [--status active|future|expired|revoked|all] [--format table|json] [FILE|-]
+//   key_audit --url BASE_URL --tenant TENANT [--page-size N] [--timeout S] [options]
 //
 // The bundled sample (sample.json) is written for --now 2026-11-22T12:00:00Z.
+// Exit status (rule O1): 0 done, 1 bad input, 2 usage error, 3 the list call
+// failed (network, HTTP, or the platform's answer).
 #include <chrono>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
-
-#include <sstream>
 
 #include "fetch.hpp"
 #include "key_audit.hpp"
@@ -21,33 +23,21 @@ int main(int argc, char** argv) {
     // The one place that reads the clock: the library never does.
     const auto now = keyhook::to_timestamp(std::chrono::system_clock::now());
     try {
+        const auto parsed = key_audit::parse_options(args);
+        if (!parsed || !parsed->url || parsed->help || parsed->version)
+            return key_audit::run(args, std::cin, std::cout, std::cerr, now, key_audit::bundled_sample);
         // --url: fetch every page of the list call (fetch.hpp), then audit it as a file.
-        auto split = key_audit::fetch::take_options(args);
-        if (split.error) {
-            std::cerr << "key_audit: " << *split.error << '\n'
-                      << key_audit::usage << '\n'
-                      << key_audit::fetch::usage << '\n';
-            return key_audit::exit_usage;
-        }
-        if (split.url.url && !key_audit::fetch::asks_for_help(args)) {
-            if (const auto file = key_audit::fetch::input_file(split.rest)) {
-                std::cerr << "key_audit: --url reads the list call itself; drop the input "
-                          << keyhook::quoted_input(*file, 256) << '\n';
-                return key_audit::exit_usage;
-            }
-            if (key_audit::parse_options(split.rest)) {  // a usage error is reported by run() below
-                std::string text;
-                if (const int status = key_audit::fetch::fetch_all(split.url, std::cerr, text); status != 0)
-                    return status;
-                std::istringstream fetched(text);
-                split.rest.push_back("-");
-                return key_audit::run(split.rest, fetched, std::cout, std::cerr, now, key_audit::bundled_sample);
-            }
-        }
-        if (split.url.url) return key_audit::run(split.rest, std::cin, std::cout, std::cerr, now, {});
-        const int status = key_audit::run(args, std::cin, std::cout, std::cerr, now, key_audit::bundled_sample);
-        if (key_audit::fetch::asks_for_help(args)) std::cout << key_audit::fetch::usage << '\n';
-        return status;
+        key_audit::fetch::url_options url;
+        url.url = parsed->url;
+        url.tenant = parsed->tenant;
+        url.page_size = parsed->page_size;
+        url.timeout_seconds = parsed->timeout_seconds;
+        std::string text;
+        if (const int status = key_audit::fetch::fetch_all(url, std::cerr, text); status != 0) return status;
+        std::istringstream fetched(text);
+        auto o = *parsed;
+        o.input = "-";
+        return key_audit::run(o, fetched, std::cout, std::cerr, now, key_audit::bundled_sample);
     } catch (const std::exception& e) {
         std::cerr << "key_audit: " << e.what() << '\n';
         return key_audit::exit_bad_input;

@@ -10,6 +10,7 @@
 #include "keyhook/creation.hpp"
 #include "keyhook/lifecycle.hpp"
 #include "keyhook/status.hpp"
+#include "shared/cli.hpp"
 
 #if defined(KEYHOOK_EXAMPLE_WITH_CRYPTO)
 #include "keyhook/crypto/random.hpp"
@@ -44,7 +45,15 @@ void show_call(const keyhook::key_index& index, const std::string& key, keyhook:
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    const examples::cli::program program{"key_lifecycle", "usage: key_lifecycle [--help] [--version]", ""};
+    if (const auto status = examples::cli::parse_no_options(
+            program,
+            "Walks one key through its whole life, step by step, on a simulated clock: creation,\n"
+            "calls, rotation, deactivation, deletion.",
+            argc, argv))
+        return *status;
+
     // The names this walk-through uses, one by one (the public API only).
     using keyhook::access_level;
     using keyhook::api_key;

@@ -18,6 +18,7 @@
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
 #include "keyhook/webhook.hpp"
+#include "shared/cli.hpp"
 
 namespace kc = keyhook::crypto;
 using namespace std::chrono_literals;
@@ -44,7 +45,15 @@ bool expect(bool ok, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    const examples::cli::program program{"signing", "usage: signing [--help] [--version]", ""};
+    if (const auto status = examples::cli::parse_no_options(
+            program,
+            "Signs a webhook delivery as the sender and verifies it as the receiver (Standard Webhooks,\n"
+            "rule B1), with one retry planned by rule B2. Exit 1 if a step did not go as documented.",
+            argc, argv))
+        return *status;
+
     // Sender, once per webhook: a new secret from OpenSSL's random source,
     // kept in the webhook's configuration. Its text goes to the receiver out
     // of band; it never appears in logs.

@@ -1,4 +1,5 @@
-// webhook_deliver: sends what webhook_dispatch prints (spec 4.3, H8) over HTTP
+// webhook_deliver: sends the requests webhook_dispatch would print for the same
+// input (spec 4.3, H8) over HTTP
 // and runs the retry plan of rule B2 on each delivery, under rule B4.
 //
 // Usage:
@@ -8,7 +9,8 @@
 //   webhook_deliver --store S [options] --work [--until-empty]
 //   webhook_deliver --store S --list
 //
-// Reads the input of webhook_dispatch (a tenant, its webhooks, one event) from
+// Reads the INPUT of webhook_dispatch (a tenant, its webhooks, one event; not
+// webhook_dispatch's output) from
 // FILE, or from standard input when FILE is "-" or absent, with three
 // additions (examples/shared/dispatch_input.hpp, key_sets.hpp):
 //   "events": [{"after": seconds, "event": {...}}, ...] instead of "event":
@@ -86,9 +88,12 @@
 // webhooks of one name never share a row (docs/embedding.md).
 // Nothing of an authentication value or signing secret is printed.
 //
-// Exit status: 0 once every delivery has ended (delivered, given up or
-// disabled), 1 invalid input, 2 usage error (a --store this build has no
-// library for included), 3 the store failed.
+// Exit status (rule O1): 0 once every delivery has ended delivered, 4 once
+// every delivery has ended and one or more of this run's did not reach its
+// endpoint (gave up, or ended by its webhook's disabling; a --work worker
+// counts the deliveries it worked), 1 invalid input, 2 usage error (a --store
+// this build has no library for included), 3 the store failed (or libcurl
+// could not start).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -100,6 +105,7 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <curl/curl.h>
@@ -115,6 +121,7 @@
 #include "keyhook/json_input.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
+#include "shared/cli.hpp"
 #include "shared/curl_client.hpp"
 #include "shared/dispatch_input.hpp"
 #include "shared/memory_store.hpp"
@@ -123,19 +130,34 @@
 
 namespace {
 
-constexpr int exit_ok = 0;
-constexpr int exit_invalid = 1;
-constexpr int exit_usage = 2;
-constexpr int exit_store = 3;
+constexpr int exit_ok = examples::cli::exit_ok;
+constexpr int exit_invalid = examples::cli::exit_bad_input;
+constexpr int exit_usage = examples::cli::exit_usage;
+constexpr int exit_store = examples::cli::exit_failure;
+constexpr int exit_gave_up = examples::cli::exit_gave_up;
 
-constexpr std::string_view usage_line =
+const examples::cli::program program{
+    "webhook_deliver",
     "usage: webhook_deliver [--allow-local] [--time-scale F] [--timeout S] [--resolve HOST:PORT:ADDRESS]... "
-    "[--store S [--work [--until-empty]] [--lease S] [--list]] [FILE | -]\n";
+    "[--store S [--work [--until-empty]] [--lease S] [--list]] [FILE | -]",
+    "give at most one input file"};
 
-int usage_error(std::string_view problem) {
-    std::cerr << "webhook_deliver: " << problem << '\n' << usage_line;
-    return exit_usage;
-}
+int usage_error(std::string_view problem) { return examples::cli::usage_failure(program, problem); }
+
+constexpr const char* description =
+    "Sends the requests of webhook_dispatch's INPUT (not its output: the same {\"tenant\", \"webhooks\",\n"
+    "\"event\"} document), with the retry plan of rule B2, and prints one JSON line per attempt and per\n"
+    "operational notice; with --store, durably (rule B6).\n"
+    "The input may also hold\n"
+    "  \"events\": [{\"after\": SECONDS, \"event\": {...}}, ...]  several events at set times\n"
+    "                   into the run, instead of \"event\";\n"
+    "  webhooks[i].maxPerSecond: N      at most N deliveries a second (H11);\n"
+    "  webhooks[i].signingKeys: {\"current\": [KEY...], \"oldKeys\": [{\"key\", \"expiresAt\"}]}\n"
+    "                   a rotating key set (B5) instead of signingSecret.\n"
+    "A webhook failing for 5 days, or answering 410, is disabled (H10).\n"
+    "Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex digits) when set, else under a key kept in the store.\n"
+    "Exit 4 when a delivery of this run ended without being delivered (it gave up, or its webhook was\n"
+    "disabled). See docs/embedding.md and docs/retries.md.";
 
 struct arguments {
     bool allow_local = false;
@@ -143,7 +165,6 @@ struct arguments {
     double timeout_seconds = 30.0;
     std::vector<std::string> resolve;
     std::optional<std::string> file;
-    bool help = false;
     std::optional<examples::store::store_address> store;
     bool work = false;
     bool until_empty = false;
@@ -159,146 +180,100 @@ std::optional<double> parse_non_negative(std::string_view text) {
     return v;
 }
 
-std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
+// The arguments, or the exit status after --help, --version or a usage error.
+std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     using keyhook::quoted_input;
+    CLI::App app;
+    examples::cli::configure(app, program, description);
     arguments args;
-    const std::vector<std::string_view> list(argv + 1, argv + argc);
-    bool options_done = false;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto arg = list[i];
-        if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
-            if (args.file) {
-                status = usage_error("give at most one input file");
-                return std::nullopt;
-            }
-            args.file = std::string(arg);
-            continue;
-        }
-        if (arg == "--") {
-            options_done = true;
-            continue;
-        }
-        if (arg == "--help" || arg == "-h") {
-            args.help = true;
-            return args;
-        }
-        if (arg == "--allow-local" || arg == "--work" || arg == "--until-empty" || arg == "--list") {
-            (arg == "--allow-local"   ? args.allow_local
-             : arg == "--work"        ? args.work
-             : arg == "--until-empty" ? args.until_empty
-                                      : args.list) = true;
-            continue;
-        }
-        std::string_view name = arg;
-        std::optional<std::string_view> value;
-        if (const auto eq = arg.find('='); eq != std::string_view::npos) {
-            name = arg.substr(0, eq);
-            value = arg.substr(eq + 1);
-        }
-        if (name != "--time-scale" && name != "--timeout" && name != "--resolve" && name != "--store" &&
-            name != "--lease") {
-            status = usage_error("unknown option " + quoted_input(arg));
-            return std::nullopt;
-        }
-        if (!value) {
-            if (i + 1 == list.size()) {
-                status = usage_error(std::string(name) + " needs a value");
-                return std::nullopt;
-            }
-            value = list[++i];
-        }
-        if (name == "--resolve") {
-            // HOST:PORT:ADDRESS, no control characters (curl reads it as is).
-            const bool printable = std::all_of(value->begin(), value->end(), [](char c) {
-                return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
-            });
-            if (!printable || std::count(value->begin(), value->end(), ':') < 2) {
-                status = usage_error("--resolve: expected HOST:PORT:ADDRESS, got " + quoted_input(*value));
-                return std::nullopt;
-            }
-            args.resolve.emplace_back(*value);
-            continue;
-        }
-        if (name == "--store") {
-            std::string why;
-            args.store = examples::store::parse_store_address(*value, examples::store::store_use::deliveries, why);
-            if (!args.store) {
-                status = usage_error(why);
-                return std::nullopt;
-            }
-            continue;
-        }
-        const auto number = parse_non_negative(*value);
-        if (name == "--lease") {
-            if (!number || *number < 0.01 || *number > 86400) {
-                status = usage_error("--lease: expected seconds from 0.01 to 86400, got " + quoted_input(*value));
-                return std::nullopt;
-            }
-            args.lease_seconds = *number;
-            continue;
-        }
-        if (!number || (name == "--timeout" && (*number < 0.001 || *number > 86400))) {
-            status = usage_error(std::string(name) + ": expected " +
-                                 (name == "--timeout" ? "seconds from 0.001 to 86400" : "a number >= 0") + ", got " +
-                                 quoted_input(*value));
-            return std::nullopt;
-        }
-        (name == "--timeout" ? args.timeout_seconds : args.time_scale) = *number;
+    std::string time_scale, timeout, store, lease, file;
+    app.add_option("FILE", file, "the input; '-' reads standard input")->type_name("")->default_str("-");
+    app.add_flag("--allow-local", args.allow_local,
+                 "permit plain http and loopback or private addresses (development and tests only)");
+    app.add_option("--time-scale", time_scale,
+                   "multiply every wait (events, retries, throttles) by F; 0 sends the attempts back to back "
+                   "(not with --store)")
+        ->type_name("F")
+        ->default_str("1");
+    app.add_option("--timeout", timeout,
+                   "a transfer's overall limit in seconds, 0.001 to 86400 (the connection within min(S, 10))")
+        ->type_name("S")
+        ->default_str("30");
+    app.add_option("--resolve", args.resolve,
+                   "resolve HOST, PORT to ADDRESS (as curl's --resolve); the address is still checked")
+        ->type_name("HOST:PORT:ADDRESS")
+        ->allow_extra_args(false);  // one value each time it is given
+    const std::string stored = "With --store S (rule B6)";
+    app.add_option("--store", store,
+                   "sqlite:PATH or a plain PATH (SQLite), postgresql://... or postgres://... (PostgreSQL; its "
+                   "password in PGPASSFILE or PGPASSWORD); with FILE, its deliveries are added, then the store "
+                   "worked until empty")
+        ->type_name("S")
+        ->default_str("in memory, lost when the process stops")
+        ->group(stored);
+    app.add_flag("--work", args.work, "work the store only (no input file)")->group(stored);
+    app.add_flag("--until-empty", args.until_empty, "with --work: stop once no delivery is pending")->group(stored);
+    app.add_option("--lease", lease, "how long a claimed delivery stays this worker's, real seconds 0.01 to 86400")
+        ->type_name("S")
+        ->default_str("30")
+        ->group(stored);
+    app.add_flag("--list", args.list, "print every stored delivery's state (JSON, without the body)")->group(stored);
+    if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
+    const auto given = [&app](const char* name) { return app.get_option(name)->count() > 0; };
+
+    for (const auto& value : args.resolve) {
+        // HOST:PORT:ADDRESS, no control characters (curl reads it as is).
+        const bool printable = std::all_of(value.begin(), value.end(), [](char c) {
+            return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+        });
+        if (!printable || std::count(value.begin(), value.end(), ':') < 2)
+            return usage_error("--resolve: expected HOST:PORT:ADDRESS, got " + quoted_input(value));
     }
-    if (!args.store && (args.work || args.until_empty || args.list || args.lease_seconds)) {
-        status = usage_error("--work, --until-empty, --list and --lease need --store");
-        return std::nullopt;
+    if (given("--store")) {
+        std::string why;
+        args.store = examples::store::parse_store_address(store, examples::store::store_use::deliveries, why);
+        if (!args.store) return usage_error(why);
     }
-    if (args.store && !args.list && args.time_scale == 0) {
-        status =
-            usage_error("--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
-        return std::nullopt;
+    if (given("--lease")) {
+        const auto number = parse_non_negative(lease);
+        if (!number || *number < 0.01 || *number > 86400)
+            return usage_error("--lease: expected seconds from 0.01 to 86400, got " + quoted_input(lease));
+        args.lease_seconds = *number;
     }
-    if (args.store && !args.list && args.time_scale < deliver::min_store_time_scale) {
-        status = usage_error(
+    if (given("--timeout")) {
+        const auto number = parse_non_negative(timeout);
+        if (!number || *number < 0.001 || *number > 86400)
+            return usage_error("--timeout: expected seconds from 0.001 to 86400, got " + quoted_input(timeout));
+        args.timeout_seconds = *number;
+    }
+    if (given("--time-scale")) {
+        const auto number = parse_non_negative(time_scale);
+        if (!number) return usage_error("--time-scale: expected a number >= 0, got " + quoted_input(time_scale));
+        args.time_scale = *number;
+    }
+    if (given("FILE")) args.file = file;
+    if (!args.store && (args.work || args.until_empty || args.list || args.lease_seconds))
+        return usage_error("--work, --until-empty, --list and --lease need --store");
+    if (args.store && !args.list && args.time_scale == 0)
+        return usage_error(
+            "--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
+    if (args.store && !args.list && args.time_scale < deliver::min_store_time_scale)
+        return usage_error(
             "--time-scale with a store: at least 0.000001 (a million times faster than real "
             "time), so that the shared timeline stays within the years a timestamp holds");
-        return std::nullopt;
-    }
-    if (args.until_empty && !args.work) {
-        status = usage_error("--until-empty goes with --work");
-        return std::nullopt;
-    }
-    if (args.store && (args.work || args.list) && args.file) {
-        status = usage_error("--work and --list take no input file");
-        return std::nullopt;
-    }
-    if (args.store && !args.work && !args.list && !args.file) {
-        status = usage_error("--store needs an input FILE, --work or --list");
-        return std::nullopt;
-    }
+    if (args.until_empty && !args.work) return usage_error("--until-empty goes with --work");
+    if (args.store && (args.work || args.list) && args.file) return usage_error("--work and --list take no input file");
+    if (args.store && !args.work && !args.list && !args.file)
+        return usage_error("--store needs an input FILE, --work or --list");
     return args;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    int status = exit_ok;
-    const auto args = parse_arguments(argc, argv, status);
-    if (!args) return status;
-    if (args->help) {
-        std::cout << usage_line
-                  << "Sends the requests webhook_dispatch would print, with the retry plan of rule B2,\n"
-                     "and prints one JSON line per attempt and per operational notice; with --store,\n"
-                     "durably (rule B6).\n"
-                     "Input: webhook_dispatch's ({\"tenant\", \"webhooks\", \"event\"}), and also\n"
-                     "  \"events\": [{\"after\": SECONDS, \"event\": {...}}, ...]  several events at set times\n"
-                     "                   into the run, instead of \"event\";\n"
-                     "  webhooks[i].maxPerSecond: N      at most N deliveries a second (H11);\n"
-                     "  webhooks[i].signingKeys: {\"current\": [KEY...], \"oldKeys\": [{\"key\", \"expiresAt\"}]}\n"
-                     "                   a rotating key set (B5) instead of signingSecret.\n"
-                     "A webhook failing for 5 days, or answering 410, is disabled (H10).\n"
-                     "--time-scale F multiplies every wait (events, retries, throttles) by F.\n"
-                     "--store S: sqlite:PATH or a plain PATH (SQLite), postgresql://... or postgres://...\n"
-                     "  (PostgreSQL; give its password in PGPASSFILE or PGPASSWORD, not in the URI).\n"
-                     "See docs/embedding.md and docs/retries.md.\n";
-        return exit_ok;
-    }
+    const auto parsed = parse_arguments(argc, argv);
+    if (const int* status = std::get_if<int>(&parsed)) return *status;
+    const auto* args = &std::get<arguments>(parsed);
     keyhook::endpoint_policy policy;
     policy.allow_http = args->allow_local;
     policy.allow_non_global_addresses = args->allow_local;
@@ -395,7 +370,7 @@ int main(int argc, char** argv) {
 
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         std::cerr << "webhook_deliver: libcurl could not be initialised\n";
-        return exit_usage;
+        return exit_store;
     }
     examples::http::client_options client;
     client.allow_address = examples::http::h1_rule(policy);
@@ -404,6 +379,7 @@ int main(int argc, char** argv) {
     client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
     client.resolve = args->resolve;
 
+    std::size_t undelivered = 0;
     try {
         // B6: recorded before the first attempt.
         if (!args->work) {
@@ -419,12 +395,12 @@ int main(int argc, char** argv) {
             options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
         options.timeout = client.total_timeout;
         options.policy = policy;
-        deliver::work(*store, options, client, clock);
+        undelivered = deliver::work(*store, options, client, clock);
     } catch (const std::exception& e) {
         std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
         curl_global_cleanup();
         return exit_store;
     }
     curl_global_cleanup();
-    return exit_ok;
+    return undelivered == 0 ? exit_ok : exit_gave_up;
 }

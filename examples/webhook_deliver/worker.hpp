@@ -184,14 +184,17 @@ auto update_endpoint(examples::store::delivery_store& store, const examples::sto
 
 // Works the store: claims due deliveries in batches (memory follows the batch,
 // not the store), attempts each, records each outcome with the next due time
-// in one transaction. Returns when nothing is pending (until_empty) or never.
+// in one transaction. Returns when nothing is pending (until_empty) or never,
+// with the number of deliveries this worker saw end undelivered: gave up
+// (B2), or ended by their webhook's disabling (H10) -- webhook_deliver's exit 4.
 // Due deliveries are claimed the earliest first; the in-memory store breaks
 // ties by enqueue order, so a run without --store sends in the order it
 // always did: each event's deliveries at the event's time on the timeline,
 // interleaved with the retries by their due times.
-inline void work(examples::store::delivery_store& store, const work_options& o,
-                 const examples::http::client_options& client, run_clock& clock) {
+inline std::size_t work(examples::store::delivery_store& store, const work_options& o,
+                        const examples::http::client_options& client, run_clock& clock) {
     const std::string owner = worker_name();
+    std::size_t undelivered = 0;
     const auto lease = o.lease.count();
     // Idle polls: short against the lease, so a stopped worker's deliveries are taken over soon after it ends.
     const auto poll = std::chrono::microseconds(std::clamp<std::int64_t>(lease / 8, 1000, 200000));
@@ -203,7 +206,7 @@ inline void work(examples::store::delivery_store& store, const work_options& o,
                 clock.wait_toward(examples::store::from_micros(*due), std::chrono::seconds(1));
                 continue;
             }
-            if (o.until_empty && store.pending() == 0) return;
+            if (o.until_empty && store.pending() == 0) return undelivered;
             std::this_thread::sleep_for(poll);  // the rest is leased by other workers, or nothing is due yet
             continue;
         }
@@ -228,7 +231,7 @@ inline void work(examples::store::delivery_store& store, const work_options& o,
                 // Disabled or no usable settings: the delivery ends without an attempt.
                 d.status = keyhook::delivery_status::disabled;
                 d.next_due.reset();
-                store.record(d, owner, false);
+                if (store.record(d, owner, false)) ++undelivered;
                 continue;
             }
             auto& hook = *found->second;
@@ -267,6 +270,7 @@ inline void work(examples::store::delivery_store& store, const work_options& o,
                 continue;
             }
             if (disable) hook.disabled = true;
+            if (disable || decision.what == keyhook::retry_decision::action::give_up) ++undelivered;
             print_attempt(d.id, d.tenant, d.webhook, d.attempts.size(), report, disable);
             for (const auto& n : health.notices) print_notice(n, d.tenant);
         }

@@ -23,8 +23,8 @@
 // are what the receiver must get, and showing them is this tool's purpose. Do
 // not run it on production configuration where others can read the output.
 //
-// Exit status: 0 success, 1 invalid input (the error, with its JSON path, on
-// standard error), 2 usage error (bad arguments, unreadable file).
+// Exit status (rule O1): 0 success, 1 invalid input (the error, with its JSON
+// path, on standard error), 2 usage error (bad arguments, unreadable file).
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -33,98 +33,61 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "keyhook/dispatch.hpp"
 #include "keyhook/timestamps.hpp"
+#include "shared/cli.hpp"
 #include "shared/dispatch_input.hpp"
 #include "webhook_dispatch_sample.hpp"
 
 namespace {
 
-constexpr int exit_ok = 0;
-constexpr int exit_invalid = 1;
-constexpr int exit_usage = 2;
+constexpr int exit_ok = examples::cli::exit_ok;
+constexpr int exit_invalid = examples::cli::exit_bad_input;
 
-constexpr std::string_view usage_line = "usage: webhook_dispatch [--now T] [--delivery-id-key HEX] [FILE | -]\n";
+const examples::cli::program program{"webhook_dispatch",
+                                     "usage: webhook_dispatch [--now T] [--delivery-id-key HEX] [FILE | -]",
+                                     "give at most one input file"};
 
-int usage_error(std::string_view problem) {
-    std::cerr << "webhook_dispatch: " << problem << '\n' << usage_line;
-    return exit_usage;
-}
+int usage_error(std::string_view problem) { return examples::cli::usage_failure(program, problem); }
 
 struct arguments {
     std::optional<keyhook::timestamp> now;
     std::optional<keyhook::delivery_id_key> id_key;
     std::optional<std::string> file;  // "-" for standard input
-    bool help = false;
 };
 
-// nullopt after reporting a usage error.
-std::optional<arguments> parse_arguments(int argc, char** argv, int& status) {
+// The arguments, or the exit status after --help, --version or a usage error.
+std::variant<arguments, int> parse_arguments(int argc, char** argv) {
+    CLI::App app;
+    examples::cli::configure(app, program,
+                             "Prints the requests the service sends for one event to the tenant's webhooks.\n"
+                             "Without FILE, runs on the bundled sample. See docs/webhooks.md.");
+    std::string now, key, file;
+    app.add_option("--now", now, "RequestTimeStamp of the event (rule T1)")->type_name("T")->default_str("the clock");
+    app.add_option("--delivery-id-key", key, "the key delivery ids are made under (H12), 32 hex digits")
+        ->type_name("HEX")
+        ->default_str("a random key of this run");
+    app.add_option("FILE", file, "the input; '-' reads standard input")
+        ->type_name("")
+        ->default_str("the bundled sample");
+    if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
     arguments args;
-    const std::vector<std::string_view> list(argv + 1, argv + argc);
-    bool options_done = false;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto arg = list[i];
-        if (!options_done && (arg == "--help" || arg == "-h")) {
-            args.help = true;
-            return args;
-        }
-        if (!options_done && arg == "--") {
-            options_done = true;
-            continue;
-        }
-        if (!options_done && (arg == "--now" || arg.substr(0, 6) == "--now=")) {
-            std::string_view value;
-            if (arg == "--now") {
-                if (i + 1 == list.size()) {
-                    status = usage_error("--now needs a timestamp");
-                    return std::nullopt;
-                }
-                value = list[++i];
-            } else {
-                value = arg.substr(6);
-            }
-            auto t = keyhook::try_parse_timestamp(value);
-            if (!t) {
-                status = usage_error("--now: " + t.error().message);
-                return std::nullopt;
-            }
-            args.now = *t;
-            continue;
-        }
-        if (!options_done && (arg == "--delivery-id-key" || arg.substr(0, 18) == "--delivery-id-key=")) {
-            std::string_view value;
-            if (arg == "--delivery-id-key") {
-                if (i + 1 == list.size()) {
-                    status = usage_error("--delivery-id-key needs 32 hex digits");
-                    return std::nullopt;
-                }
-                value = list[++i];
-            } else {
-                value = arg.substr(18);
-            }
-            auto key = keyhook::delivery_id_key::try_from_hex(value);
-            if (!key) {  // the message never quotes the key
-                status = usage_error("--delivery-id-key: " + key.error().message);
-                return std::nullopt;
-            }
-            args.id_key = *key;
-            continue;
-        }
-        if (!options_done && arg.size() > 1 && arg[0] == '-') {
-            status = usage_error("unknown option " + keyhook::quoted_input(arg));
-            return std::nullopt;
-        }
-        if (args.file) {
-            status = usage_error("give at most one input file");
-            return std::nullopt;
-        }
-        args.file = std::string(arg);
+    if (app.get_option("--now")->count() > 0) {
+        auto t = keyhook::try_parse_timestamp(now);
+        if (!t) return usage_error("--now: " + t.error().message);
+        args.now = *t;
     }
+    if (app.get_option("--delivery-id-key")->count() > 0) {
+        auto parsed = keyhook::delivery_id_key::try_from_hex(key);
+        if (!parsed) return usage_error("--delivery-id-key: " + parsed.error().message);  // never quotes the key
+        args.id_key = *parsed;
+    }
+    if (app.get_option("FILE")->count() > 0) args.file = file;
     return args;
 }
 
@@ -152,15 +115,9 @@ nlohmann::ordered_json to_output(const std::vector<keyhook::outbound_request>& r
 }  // namespace
 
 int main(int argc, char** argv) {
-    int status = exit_ok;
-    const auto args = parse_arguments(argc, argv, status);
-    if (!args) return status;
-    if (args->help) {
-        std::cout << usage_line
-                  << "Prints the requests the service sends for one event to the tenant's webhooks.\n"
-                     "Without FILE, runs on the bundled sample. See docs/webhooks.md.\n";
-        return exit_ok;
-    }
+    const auto parsed = parse_arguments(argc, argv);
+    if (const int* status = std::get_if<int>(&parsed)) return *status;
+    const auto* args = &std::get<arguments>(parsed);
     const auto text = examples::read_input_text(args->file, webhook_dispatch::bundled_sample);
     if (!text) return usage_error("cannot read " + keyhook::quoted_input(*args->file, 256));
     const std::string source = examples::input_name(args->file);

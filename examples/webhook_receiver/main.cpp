@@ -16,8 +16,9 @@
 // 5b0f3c9e-2d7a-4f61-8e4b-9c2a1d0e7f36.
 //
 // Prints the accepted notification, or the refusal with the HTTP status a
-// server would answer. Exit status: 0 accepted, 1 refused or invalid input,
-// 2 usage error (bad arguments, unreadable file, no expected key).
+// server would answer. Exit status (rule O1): 0 accepted, 1 refused or invalid
+// input, 2 usage error (bad arguments, unreadable file, no expected key); with
+// --listen (serve.cpp) 3 when it cannot listen or open its store.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -32,18 +33,21 @@
 #include "keyhook/received_notification.hpp"
 #include "keyhook/receiving.hpp"
 #include "serve.hpp"
+#include "shared/cli.hpp"
 
 namespace {
 
-constexpr int exit_accepted = 0;
-constexpr int exit_refused = 1;
-constexpr int exit_usage = 2;
+constexpr int exit_accepted = examples::cli::exit_ok;
+constexpr int exit_refused = examples::cli::exit_bad_input;
 
-int usage(std::string_view problem) {
-    std::cerr << "webhook_receiver: " << problem << "\n"
-              << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver [--key-env NAME] [REQUEST.json | -]\n";
-    return exit_usage;
-}
+const examples::cli::program program{
+    "webhook_receiver",
+    "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver [--key-env NAME] [REQUEST.json | -]\n"
+    "       KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]\n"
+    "         [--max-connections N] [--threads N] [--store S] [--replay-scope NAME] [--pending-bound S]",
+    "only one request file"};
+
+int usage(std::string_view problem) { return examples::cli::usage_failure(program, problem); }
 
 // The request description of the header comment; a wrong shape is reported
 // like a refusal (the input is invalid), with the member's path.
@@ -124,27 +128,79 @@ void print(const keyhook::received_notification& n, keyhook::key_source source) 
 }  // namespace
 
 int main(int argc, char** argv) {
-    // --listen HOST:PORT serves HTTP instead (serve.cpp).
-    if (const auto served = webhook_receiver::run_listen_mode(argc, argv)) return *served;
-    std::string key_env = "KEYHOOK_RECEIVER_KEY";
+    CLI::App app;
+    examples::cli::configure(
+        app, program,
+        "Reads a received webhook request (a JSON description, see docs/receiving.md) and accepts or\n"
+        "refuses it as a receiving endpoint would (spec 4.4, rule H7); with --listen, serves HTTP\n"
+        "instead, one JSON line per accepted delivery on standard output (H9, H13, B1, B6).\n"
+        "The expected key is read from the environment, never from the command line;\n"
+        "KEYHOOK_SIGNING_SECRET=\"whsec_... whpk_...\" (--listen) also requires signatures.");
+    webhook_receiver::listen_arguments listen;
     std::string path = "-";
-    bool have_path = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--key-env") {
-            if (i + 1 == argc) return usage("--key-env needs a variable name");
-            key_env = argv[++i];
-        } else if (arg == "-h" || arg == "--help") {
-            return usage("reads a received webhook request and accepts or refuses it");
-        } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
-            return usage("unknown option " + keyhook::quoted_input(arg));
-        } else if (have_path) {
-            return usage("only one request file");
-        } else {
-            path = arg;
-            have_path = true;
+    std::string request_timeout, read_timeout, max_connections, threads, store, replay_scope, pending_bound;
+    app.add_option("REQUEST", path, "the request description; '-' reads standard input")
+        ->type_name("")
+        ->default_str("-");
+    app.add_option("--key-env", listen.key_env, "the environment variable holding the expected key")->type_name("NAME");
+    const std::string serving = "With --listen HOST:PORT (port 0 picks a free one)";
+    app.add_option("--listen", listen.listen, "serve HTTP on HOST:PORT instead of reading a file")
+        ->type_name("HOST:PORT")
+        ->group(serving);
+    auto* timeout_option =
+        app.add_option("--request-timeout", request_timeout, "a request must be whole within S seconds (0.01 to 3600)")
+            ->type_name("S")
+            ->default_str("10")
+            ->group(serving);
+    auto* read_timeout_option = app.add_option("--read-timeout", read_timeout, "the older name of --request-timeout")
+                                    ->type_name("S")
+                                    ->group(serving);
+    app.add_option("--max-connections", max_connections, "503 past N open connections (1 to 100000)")
+        ->type_name("N")
+        ->default_str("256")
+        ->group(serving);
+    app.add_option("--threads", threads, "the server's threads (1 to 256)")
+        ->type_name("N")
+        ->default_str("the cores, at least 2")
+        ->group(serving);
+    app.add_option("--store", store,
+                   "keep H9's replay ids in a store (B6): sqlite:PATH or a plain PATH (SQLite), "
+                   "postgresql://... or postgres://...")
+        ->type_name("S")
+        ->default_str("in memory, 65,536 ids")
+        ->group(serving);
+    app.add_option("--replay-scope", replay_scope, "this receiver's ids in the store (1 to 128 printable characters)")
+        ->type_name("NAME")
+        ->default_str("default")
+        ->group(serving);
+    app.add_option("--pending-bound", pending_bound,
+                   "a claimed id not written within S seconds is taken over (0.1 to 3600)")
+        ->type_name("S")
+        ->default_str("30")
+        ->group(serving);
+    if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
+
+    const auto given = [&app](const char* name) { return app.get_option(name)->count() > 0; };
+    if (given("--listen")) {
+        if (given("REQUEST")) return usage("--listen reads requests from the network, not REQUEST");
+        if (timeout_option->count() > 0 && read_timeout_option->count() > 0)
+            return usage("give --request-timeout or its older name --read-timeout, not both");
+        if (timeout_option->count() > 0) listen.request_timeout = request_timeout;
+        if (read_timeout_option->count() > 0) {
+            listen.request_timeout = read_timeout;
+            listen.request_timeout_name = "--read-timeout";
         }
+        if (given("--max-connections")) listen.max_connections = max_connections;
+        if (given("--threads")) listen.threads = threads;
+        if (given("--store")) listen.store = store;
+        if (given("--replay-scope")) listen.replay_scope = replay_scope;
+        if (given("--pending-bound")) listen.pending_bound = pending_bound;
+        return webhook_receiver::run_listen_mode(listen);
     }
+    for (const char* name : {"--request-timeout", "--read-timeout", "--max-connections", "--threads", "--store",
+                             "--replay-scope", "--pending-bound"})
+        if (given(name)) return usage(std::string(name) + " goes with --listen");
+    const std::string& key_env = listen.key_env;
 
     const char* key_text = std::getenv(key_env.c_str());
     if (key_text == nullptr || *key_text == '\0')

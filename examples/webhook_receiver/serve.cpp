@@ -50,7 +50,8 @@
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
-// SIGINT and SIGTERM stop it cleanly (exit 0). Exit 2: usage, or cannot listen.
+// SIGINT and SIGTERM stop it cleanly (exit 0). Exit 2: a usage error; 3: it
+// cannot listen, or its store cannot be opened (rule O1).
 #include "serve.hpp"
 
 #include <algorithm>
@@ -84,6 +85,7 @@
 #include "keyhook/receiving.hpp"
 #include "replay.hpp"
 #include "replay_store.hpp"
+#include "shared/cli.hpp"
 #include "shared/http_server.hpp"
 
 namespace webhook_receiver {
@@ -91,8 +93,9 @@ namespace {
 
 namespace hs = examples::http_server;
 
-constexpr int exit_ok = 0;
-constexpr int exit_usage = 2;
+constexpr int exit_ok = examples::cli::exit_ok;
+constexpr int exit_usage = examples::cli::exit_usage;
+constexpr int exit_failure = examples::cli::exit_failure;
 
 // Content codings are tokens compared without regard to ASCII case (RFC 9110).
 bool is_identity_coding(std::string_view coding) {
@@ -109,7 +112,8 @@ int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
                  "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | "
-                 "PATH] [--replay-scope NAME] [--pending-bound S]\n";
+                 "PATH] [--replay-scope NAME] [--pending-bound S]\n"
+              << "Run 'webhook_receiver --help' for every option.\n";
     return exit_usage;
 }
 
@@ -322,73 +326,60 @@ bool split_listen(std::string_view text, std::string& host, unsigned short& port
 }
 
 // A whole number from `min` to `max`, or nullopt.
-std::optional<long> whole_number(const char* text, long min, long max) {
+std::optional<long> whole_number(const std::string& text, long min, long max) {
     char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || n < min || n > max) return std::nullopt;
+    const long n = std::strtol(text.c_str(), &end, 10);
+    if (end == text.c_str() || *end != '\0' || n < min || n > max) return std::nullopt;
     return n;
+}
+
+// Seconds from `min` to `max`, or nullopt.
+std::optional<double> seconds(const std::string& text, double min, double max) {
+    char* end = nullptr;
+    const double s = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !(s >= min && s <= max)) return std::nullopt;
+    return s;
 }
 
 }  // namespace
 
-std::optional<int> run_listen_mode(int argc, char** argv) {
-    std::optional<std::string> listen;
-    std::string key_env = "KEYHOOK_RECEIVER_KEY";
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--listen" || arg.substr(0, 9) == "--listen=") {
-            if (arg == "--listen" && i + 1 == argc) return usage("--listen needs HOST:PORT");
-            listen = arg == "--listen" ? std::string(argv[++i]) : std::string(arg.substr(9));
-        }
-    }
-    if (!listen) return std::nullopt;
+int run_listen_mode(const listen_arguments& args) {
+    const std::optional<std::string> listen = args.listen;
+    const std::string& key_env = args.key_env;
     settings s;
     s.server.max_body_bytes = s.limits.max_bytes;
     s.server.threads = std::max(2U, std::thread::hardware_concurrency());
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--listen") {
-            ++i;
-        } else if (arg.substr(0, 9) == "--listen=") {
-        } else if (arg == "--key-env" && i + 1 < argc) {
-            key_env = argv[++i];
-        } else if ((arg == "--request-timeout" || arg == "--read-timeout") && i + 1 < argc) {
-            // --read-timeout: the older name, from when the limit was per read.
-            char* end = nullptr;
-            const double seconds = std::strtod(argv[++i], &end);
-            if (*end != '\0' || !(seconds >= 0.01 && seconds <= 3600))
-                return usage(std::string(arg) + ": expected seconds from 0.01 to 3600");
-            s.server.request_deadline = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-        } else if (arg == "--max-connections" && i + 1 < argc) {
-            const auto n = whole_number(argv[++i], 1, 100000);
-            if (!n) return usage("--max-connections: expected 1 to 100000");
-            s.server.max_connections = static_cast<std::size_t>(*n);
-        } else if (arg == "--threads" && i + 1 < argc) {
-            const auto n = whole_number(argv[++i], 1, 256);
-            if (!n) return usage("--threads: expected 1 to 256");
-            s.server.threads = static_cast<unsigned>(*n);
-        } else if (arg == "--store" && i + 1 < argc) {
-            std::string why;
-            s.store = examples::store::parse_store_address(argv[++i], examples::store::store_use::replay_ids, why);
-            if (!s.store) return usage(why);
-        } else if (arg == "--replay-scope" && i + 1 < argc) {
-            s.replay_scope = argv[++i];
-            const bool printable =
-                std::all_of(s.replay_scope.begin(), s.replay_scope.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-            if (s.replay_scope.empty() || s.replay_scope.size() > 128 || !printable)
-                return usage("--replay-scope: expected a name of 1 to 128 printable ASCII characters");
-        } else if (arg == "--pending-bound" && i + 1 < argc) {
-            char* end = nullptr;
-            const double seconds = std::strtod(argv[++i], &end);
-            if (*end != '\0' || !(seconds >= 0.1 && seconds <= 3600))
-                return usage("--pending-bound: expected seconds from 0.1 to 3600");
-            s.pending_bound = std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
-        } else {
-            return usage(
-                "--listen takes only --key-env NAME, --request-timeout S, --max-connections N, "
-                "--threads N, --store S, --replay-scope NAME and --pending-bound S, not " +
-                keyhook::quoted_input(arg));
-        }
+    if (args.request_timeout) {
+        const auto t = seconds(*args.request_timeout, 0.01, 3600);
+        if (!t) return usage(args.request_timeout_name + ": expected seconds from 0.01 to 3600");
+        s.server.request_deadline = std::chrono::milliseconds(static_cast<long long>(*t * 1000));
+    }
+    if (args.max_connections) {
+        const auto n = whole_number(*args.max_connections, 1, 100000);
+        if (!n) return usage("--max-connections: expected 1 to 100000");
+        s.server.max_connections = static_cast<std::size_t>(*n);
+    }
+    if (args.threads) {
+        const auto n = whole_number(*args.threads, 1, 256);
+        if (!n) return usage("--threads: expected 1 to 256");
+        s.server.threads = static_cast<unsigned>(*n);
+    }
+    if (args.store) {
+        std::string why;
+        s.store = examples::store::parse_store_address(*args.store, examples::store::store_use::replay_ids, why);
+        if (!s.store) return usage(why);
+    }
+    if (args.replay_scope) {
+        s.replay_scope = *args.replay_scope;
+        const bool printable =
+            std::all_of(s.replay_scope.begin(), s.replay_scope.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+        if (s.replay_scope.empty() || s.replay_scope.size() > 128 || !printable)
+            return usage("--replay-scope: expected a name of 1 to 128 printable ASCII characters");
+    }
+    if (args.pending_bound) {
+        const auto t = seconds(*args.pending_bound, 0.1, 3600);
+        if (!t) return usage("--pending-bound: expected seconds from 0.1 to 3600");
+        s.pending_bound = std::chrono::microseconds(static_cast<long long>(*t * 1e6));
     }
     if (!split_listen(*listen, s.host, s.port))
         return usage("--listen: expected HOST:PORT, got " + keyhook::quoted_input(*listen));
@@ -434,7 +425,7 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
             return usage(e.what());
         } catch (const std::exception& e) {
             std::cerr << "webhook_receiver: " << e.what() << std::endl;
-            return exit_usage;
+            return exit_failure;
         }
     } else {
         replays = std::make_unique<memory_replay_table>(keyhook::crypto::default_signature_tolerance, 65536);
@@ -446,7 +437,7 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
     const auto port = server.listen(s.host, s.port, why);
     if (!port) {
         std::cerr << "webhook_receiver: cannot listen on " << keyhook::quoted_input(*listen) << ": " << why << '\n';
-        return exit_usage;
+        return exit_failure;
     }
     std::cerr << "webhook_receiver: listening on " << s.host << ':' << *port << std::endl;
 
@@ -471,16 +462,10 @@ std::optional<int> run_listen_mode(int argc, char** argv) {
 
 namespace webhook_receiver {
 
-std::optional<int> run_listen_mode(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--listen" || arg.substr(0, 9) == "--listen=") {
-            std::cerr << "webhook_receiver: --listen is not available: this build has no Boost.Beast "
-                         "(Debian: libboost1.81-dev) or no keyhook::crypto (OpenSSL); reconfigure with them\n";
-            return 2;
-        }
-    }
-    return std::nullopt;
+int run_listen_mode(const listen_arguments&) {
+    std::cerr << "webhook_receiver: --listen is not available: this build has no Boost.Beast "
+                 "(Debian: libboost1.81-dev) or no keyhook::crypto (OpenSSL); reconfigure with them\n";
+    return 2;
 }
 
 }  // namespace webhook_receiver

@@ -79,10 +79,35 @@ TEST_CASE("options: errors name the option and never accept a guess", "[cli]") {
     CHECK(bad_now.error().path == "--now");
     CHECK(bad_now.error().code == keyhook::errc::invalid_value);
 
-    CHECK(parse_options({"--status", "Active"}).error().path == "--status");  // spelled as the command line says
+    CHECK(parse_options({"--status", "deleted"}).error().path == "--status");  // spelled as the command line says
     CHECK(parse_options({"--format", "csv"}).error().path == "--format");
     CHECK(parse_options({"--format"}).error().message == "needs a value");
     CHECK_FALSE(parse_options({"one.json", "two.json"}));
+}
+
+TEST_CASE("options: the values the spec spells with capitals are taken in any case", "[cli][O1]") {
+    CHECK(parse_options({"--status", "Active"}).value().status == status_choice::active);
+    CHECK(parse_options({"--status", "REVOKED"}).value().status == status_choice::revoked);
+    CHECK(parse_options({"--status=Expired"}).value().status == status_choice::expired);
+    CHECK(parse_options({"--format", "JSON"}).value().format == output_format::json);
+    // Other words are still refused, whatever their case.
+    CHECK_FALSE(parse_options({"--status", "Actives"}));
+    CHECK_FALSE(parse_options({"--status", "ACTIVE IN THE FUTURE"}));
+}
+
+TEST_CASE("options: --help and --version", "[cli][O1]") {
+    CHECK(parse_options({"--help"}).value().help);
+    CHECK(parse_options({"--version"}).value().version);
+    const auto help = run({"--help"});
+    CHECK(help.exit_code == key_audit::exit_ok);
+    CHECK(help.err.empty());
+    for (const char* option :
+         {"--now", "--since", "--status", "--format", "--url", "--tenant", "--page-size", "--timeout", "--version"})
+        CHECK(help.out.find(option) != std::string::npos);
+    CHECK(help.out.find("--timeout S (default 30)") != std::string::npos);
+    const auto version = run({"--version"});
+    CHECK(version.exit_code == key_audit::exit_ok);
+    CHECK(version.out.rfind("keyhook ", 0) == 0);
 }
 
 TEST_CASE("the bundled sample: every key's status and warning at the documented now", "[cli][S1][S2][W2][W3]") {

@@ -49,7 +49,8 @@ const apiKey = "interop-receiver-key-42";
   };
   const r = await run(deliver, ["--allow-local", "--time-scale", "0.001", "-"], { input: JSON.stringify(input) });
   server.close();
-  check(r.code === 0, `webhook_deliver exits 0 (got ${r.code}; stderr ${r.stderr.trim()})`);
+  // O1: exit 4, the "gone" webhook's delivery ended undelivered (disabled by its 410).
+  check(r.code === 4, `webhook_deliver exits 4 (got ${r.code}; stderr ${r.stderr.trim()})`);
   const lines = jsonLines(r.stdout);
   const of = (name) => lines.filter((l) => l.webhook === name);
 

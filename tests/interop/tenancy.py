@@ -216,7 +216,7 @@ def scenarios():
     Receiver.seen = []
     store = stores.new()
     status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-1")]))
-    check(status == 0 and [(a.get("tenant"), a["status"], a["outcome"]) for a in attempts] == [("globex", 410, "disabled")],
+    check(status == 4 and [(a.get("tenant"), a["status"], a["outcome"]) for a in attempts] == [("globex", 410, "disabled")],
           f"[H10] globex's endpoint answers 410: its delivery ends, disabled ({status}: {err.strip()}; {attempts})")
     disabled = [n for n in notices if n["type"] == "endpoint.disabled"]
     check(len(disabled) == 1 and disabled[0]["data"].get("tenant") == "globex"
@@ -228,7 +228,7 @@ def scenarios():
           f"[B6][H10] acme's crm-sync is not disabled by globex's 410: delivered ({status}: {err.strip()}; {attempts})")
     check([r for r, _, _ in Receiver.seen] == ["/gone", "/acme"], f"[B6] requests: {[r for r, _, _ in Receiver.seen]}")
     status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-2")]))
-    check(status == 0 and not attempts and [r for r, _, _ in Receiver.seen].count("/gone") == 1,
+    check(status == 4 and not attempts and [r for r, _, _ in Receiver.seen].count("/gone") == 1,
           f"[H10] globex's crm-sync stays disabled: its next delivery gets no attempt ({status}: {err.strip()}; {attempts})")
     rows = {(t, n): json.loads(s) for t, n, s in stores.sql(store, "SELECT tenant, name, state FROM keyhook_endpoints")}
     check(rows.get(("globex", "crm-sync"), {}).get("disabled") is True
