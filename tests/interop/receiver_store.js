@@ -204,8 +204,9 @@ async function refusals() {
         `[B6] --store mysql://...: exit 2 naming the forms (${scheme.code}; ${scheme.stderr.trim().split("\n").pop()})`);
   const closed = await run(program, ["--listen", "127.0.0.1:0", "--store", "postgresql://u:pw-4f9a@127.0.0.1:1/x"],
                            { env });
-  check(closed.code === 2 && /cannot connect to the PostgreSQL store/.test(closed.stderr) &&
-        !closed.stderr.includes("pw-4f9a"), `[B6] a PostgreSQL store that refuses: exit 2, the password not shown ` +
+  check(closed.code === 3 && /cannot connect to the PostgreSQL store/.test(closed.stderr) &&
+        !closed.stderr.includes("pw-4f9a"),
+        `[B6] [O1] a PostgreSQL store that refuses: exit 3 (a store failure), the password not shown ` +
         `(${closed.code})`);
 }
 
