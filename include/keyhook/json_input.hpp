@@ -46,6 +46,18 @@ struct json_limits {
 
 namespace detail {
 using json_element_call = result<std::size_t> (*)(void* each, nlohmann::json& element, std::size_t index);
+// nlohmann::json, named through a template parameter and the callable's
+// address through a template (each dependent), so that nlohmann::json need
+// be complete only where try_parse_json_each is used, not where this header
+// is included.
+template <class>
+struct json_for {
+    using type = nlohmann::json;
+};
+template <class F>
+void* callable_address(F& f) noexcept {
+    return const_cast<void*>(static_cast<const void*>(&f));
+}
 [[nodiscard]] KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text,
                                                                     std::string_view array_member, void* each,
                                                                     json_element_call call, const json_limits& limits);
@@ -64,15 +76,16 @@ using json_element_call = result<std::size_t> (*)(void* each, nlohmann::json& el
 // A document whose top level is not an object, or has no such array (absent,
 // or another type), is read as try_parse_json reads it; `each` is not called.
 template <class Each>
-[[nodiscard]] result<nlohmann::json> try_parse_json_each(std::string_view text, std::string_view array_member,
-                                                         Each&& each, const json_limits& limits = {}) {
+[[nodiscard]] result<typename detail::json_for<Each>::type> try_parse_json_each(std::string_view text,
+                                                                                std::string_view array_member,
+                                                                                Each&& each,
+                                                                                const json_limits& limits = {}) {
     using function = std::remove_reference_t<Each>;
     const detail::json_element_call call = [](void* f, nlohmann::json& element,
                                               std::size_t index) -> result<std::size_t> {
         return (*static_cast<function*>(f))(element, index);
     };
-    return detail::parse_json_each(text, array_member, const_cast<void*>(static_cast<const void*>(&each)), call,
-                                   limits);
+    return detail::parse_json_each(text, array_member, detail::callable_address(each), call, limits);
 }
 
 }  // namespace keyhook
