@@ -18,6 +18,7 @@
 #include "keyhook/ip_address.hpp"
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_policy.hpp"
+#include "keyhook/members.hpp"
 #include "keyhook/permissions.hpp"
 #include "keyhook/result.hpp"
 
@@ -87,67 +88,150 @@ struct route {
     keyhook::access_level access = keyhook::access_level::read;
 };
 
+// ---- the routes file's records, each described once by a member table
+// (keyhook/members.hpp): the reader (the first fault with its JSON path),
+// writer and equality come from the tables.
+
+// A non-empty string.
+struct name_form : keyhook::text_form {
+    static constexpr std::string_view expected = "a non-empty string";
+    static constexpr std::string_view list_expected = "an array of names";
+    static std::optional<keyhook::error> from_text(const std::string& text, std::string& out) {
+        if (text.empty()) return keyhook::error{keyhook::errc::invalid_value, {}, "expected a non-empty string"};
+        out = text;
+        return std::nullopt;
+    }
+};
+
+// An access level a route or grant may name: read, execute, write or admin.
+struct access_form {
+    static constexpr keyhook::form_kind kind = keyhook::form_kind::string;
+    static constexpr bool keeps_text = false;
+    static constexpr std::string_view expected = "a non-empty string";
+    static std::optional<keyhook::error> from_text(const std::string& text, keyhook::access_level& out) {
+        for (const auto l : {keyhook::access_level::read, keyhook::access_level::execute, keyhook::access_level::write,
+                             keyhook::access_level::admin})
+            if (keyhook::to_string(l) == text) {
+                out = l;
+                return std::nullopt;
+            }
+        return keyhook::error{
+            keyhook::errc::invalid_value, {}, "expected \"read\", \"execute\", \"write\" or \"admin\""};
+    }
+    static std::string write(keyhook::access_level l) { return std::string(keyhook::to_string(l)); }
+    static std::size_t heap_bytes(keyhook::access_level) noexcept { return 0; }
+};
+
+// A route as the file gives it: {"method", "prefix", "family", "access",
+// "folder"?, "service"?}; no other member.
+struct route_entry {
+    std::string method;
+    std::string prefix;
+    std::string family;
+    keyhook::access_level access = keyhook::access_level::read;
+    std::optional<std::string> folder;
+    std::optional<std::string> service;
+};
+
+// A grant of a group on a folder, a service or (without "folder") everything:
+// {"folder"?, "service"?, "level"}; no other member.
+struct access_entry {
+    std::optional<std::string> folder;
+    std::optional<std::string> service;
+    keyhook::access_level level = keyhook::access_level::read;
+};
+
+// A group: {"access": [access entries]?, "families": [names]?}; no other member.
+struct group_entry {
+    std::vector<access_entry> access;
+    std::vector<std::string> families;
+};
+
+// "service" needs "folder" (a route's or an access entry's).
+template <class Entry>
+std::optional<keyhook::error> service_needs_folder(const Entry& e, const std::string& path) {
+    if (e.service && !e.folder)
+        return keyhook::error{keyhook::errc::invalid_value, keyhook::json_path_member(path, "service"),
+                              "a service needs its folder"};
+    return std::nullopt;
+}
+
+}  // namespace gateway
+
+template <>
+struct keyhook::members_of<gateway::route_entry> {
+    using r = gateway::route_entry;
+    static constexpr bool closed = true;
+    static constexpr auto rows = std::make_tuple(row<gateway::name_form>("method", &r::method, presence::required),
+                                                 row<gateway::name_form>("prefix", &r::prefix, presence::required),
+                                                 row<gateway::name_form>("family", &r::family, presence::required),
+                                                 row<gateway::access_form>("access", &r::access, presence::required),
+                                                 row<gateway::name_form>("folder", &r::folder, presence::omitted),
+                                                 row<gateway::name_form>("service", &r::service, presence::omitted));
+    static std::optional<keyhook::error> check(const r& e, const std::string& path) {
+        if (e.prefix.front() != '/')
+            return keyhook::error{keyhook::errc::invalid_value, keyhook::json_path_member(path, "prefix"),
+                                  "expected a path starting with '/'"};
+        return gateway::service_needs_folder(e, path);
+    }
+};
+static_assert(keyhook::members_complete<gateway::route_entry>());
+
+template <>
+struct keyhook::members_of<gateway::access_entry> {
+    using a = gateway::access_entry;
+    static constexpr bool closed = true;
+    static constexpr auto rows = std::make_tuple(row<gateway::name_form>("folder", &a::folder, presence::omitted),
+                                                 row<gateway::name_form>("service", &a::service, presence::omitted),
+                                                 row<gateway::access_form>("level", &a::level, presence::required));
+    static std::optional<keyhook::error> check(const a& e, const std::string& path) {
+        return gateway::service_needs_folder(e, path);
+    }
+};
+static_assert(keyhook::members_complete<gateway::access_entry>());
+
+template <>
+struct keyhook::members_of<gateway::group_entry> {
+    using g = gateway::group_entry;
+    static constexpr bool closed = true;
+    static constexpr auto rows =
+        std::make_tuple(row<list_form<record_form<gateway::access_entry>>>("access", &g::access, presence::omitted),
+                        row<list_form<gateway::name_form>>("families", &g::families, presence::omitted));
+};
+static_assert(keyhook::members_complete<gateway::group_entry>());
+
+namespace gateway {
+
+// The strict reader's limits for the routes file: 1 MiB, 8 levels.
+inline keyhook::result<nlohmann::json> parse_routes_file(std::string_view text) {
+    return keyhook::try_parse_json(text, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
+}
+
+// The resource an entry names: a service of a folder, a folder, or all.
+template <class Entry>
+keyhook::resource resource_of(const Entry& e) {
+    if (e.service) return keyhook::resource::service(*e.folder, *e.service);
+    if (e.folder) return keyhook::resource::folder(*e.folder);
+    return keyhook::resource::all();
+}
+
 // Reads {"routes": [{"method", "prefix", "family", "access", "folder"?, "service"?}]}.
 // A route without "folder" covers all resources; "service" needs "folder".
 // Errors name the member, e.g. routes[2].access.
 inline keyhook::result<std::vector<route>> parse_routes(std::string_view text) {
-    auto doc = keyhook::try_parse_json(text, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
+    auto doc = parse_routes_file(text);
     if (!doc) return doc.error();
-    const auto bad = [](std::string path, std::string why) {
-        return keyhook::error{keyhook::errc::invalid_value, std::move(path), std::move(why)};
-    };
-    if (!doc->is_object() || !doc->contains("routes") || !(*doc)["routes"].is_array())
-        return bad("routes", "expected an object with an array \"routes\"");
+    const auto list = doc->is_object() ? doc->find("routes") : doc->end();
+    if (!doc->is_object() || list == doc->end())
+        return keyhook::error{keyhook::errc::invalid_value, "routes", "expected an object with an array \"routes\""};
+    std::vector<route_entry> entries;
+    if (auto e = keyhook::list_form<keyhook::record_form<route_entry>>::read(*list, "routes", entries)) return *e;
     std::vector<route> out;
-    const auto& list = (*doc)["routes"];
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto& r = list[i];
-        const std::string at = "routes[" + std::to_string(i) + "]";
-        if (!r.is_object()) return bad(at, "expected an object");
-        const auto text_member = [&](const char* name, bool required) -> keyhook::result<std::optional<std::string>> {
-            if (!r.contains(name)) {
-                if (required) return keyhook::error{keyhook::errc::missing_member, at + "." + name, "is required"};
-                return std::optional<std::string>();
-            }
-            if (!r[name].is_string() || r[name].get_ref<const std::string&>().empty())
-                return bad(at + "." + name, "expected a non-empty string");
-            return std::optional<std::string>(r[name].get<std::string>());
-        };
-        route out_route;
-        for (const auto& [name, target] : {std::pair<const char*, std::string*>{"method", &out_route.method},
-                                           std::pair<const char*, std::string*>{"prefix", &out_route.prefix}}) {
-            auto v = text_member(name, true);
-            if (!v) return v.error();
-            *target = **v;
-        }
-        if (out_route.prefix.front() != '/') return bad(at + ".prefix", "expected a path starting with '/'");
-        for (auto& c : out_route.method)
+    for (auto& e : entries) {
+        for (auto& c : e.method)
             if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-        auto family = text_member("family", true);
-        if (!family) return family.error();
-        out_route.family = keyhook::api_family(**family);
-        auto access = text_member("access", true);
-        if (!access) return access.error();
-        std::optional<keyhook::access_level> level;
-        for (const auto l : {keyhook::access_level::read, keyhook::access_level::execute, keyhook::access_level::write,
-                             keyhook::access_level::admin})
-            if (keyhook::to_string(l) == **access) level = l;
-        if (!level) return bad(at + ".access", "expected \"read\", \"execute\", \"write\" or \"admin\"");
-        out_route.access = *level;
-        auto folder = text_member("folder", false);
-        if (!folder) return folder.error();
-        auto service = text_member("service", false);
-        if (!service) return service.error();
-        if (*service && !*folder) return bad(at + ".service", "a service needs its folder");
-        if (*service)
-            out_route.resource = keyhook::resource::service(**folder, **service);
-        else if (*folder)
-            out_route.resource = keyhook::resource::folder(**folder);
-        for (const auto& item : r.items())
-            if (item.key() != "method" && item.key() != "prefix" && item.key() != "family" && item.key() != "access" &&
-                item.key() != "folder" && item.key() != "service")
-                return bad(at + "." + item.key(), "is not a member of a route");
-        out.push_back(std::move(out_route));
+        out.push_back(route{std::move(e.method), std::move(e.prefix), keyhook::api_family(std::move(e.family)),
+                            resource_of(e), e.access});
     }
     return out;
 }
@@ -159,62 +243,19 @@ inline keyhook::result<std::vector<route>> parse_routes(std::string_view text) {
 // folders and services. Without "groups" no group grants anything (every
 // known key gets 403). Errors name the member, e.g. groups["user:pf"].access[0].level.
 inline keyhook::result<keyhook::permission_policy> parse_groups(std::string_view text) {
-    auto doc = keyhook::try_parse_json(text, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
+    auto doc = parse_routes_file(text);
     if (!doc) return doc.error();
-    const auto bad = [](std::string path, std::string why) {
-        return keyhook::error{keyhook::errc::invalid_value, std::move(path), std::move(why)};
-    };
     keyhook::permission_policy policy;
     if (!doc->is_object() || !doc->contains("groups")) return policy;
     const auto& groups = (*doc)["groups"];
-    if (!groups.is_object()) return bad("groups", "expected an object from group name to grant");
-    for (const auto& g : groups.items()) {
-        const std::string at = "groups[\"" + g.key() + "\"]";
-        if (!g.value().is_object()) return bad(at, "expected an object");
+    if (!groups.is_object())
+        return keyhook::error{keyhook::errc::invalid_value, "groups", "expected an object from group name to grant"};
+    for (auto g = groups.begin(); g != groups.end(); ++g) {
+        auto entry = keyhook::try_read_record<group_entry>(g.value(), "groups[\"" + g.key() + "\"]");
+        if (!entry) return entry.error();
         keyhook::group_grant grant;
-        for (const auto& member : g.value().items()) {
-            if (member.key() == "access") {
-                if (!member.value().is_array()) return bad(at + ".access", "expected an array");
-                std::size_t i = 0;
-                for (const auto& a : member.value()) {
-                    const std::string where = at + ".access[" + std::to_string(i++) + "]";
-                    if (!a.is_object()) return bad(where, "expected an object");
-                    std::string folder, service, level_text;
-                    for (const auto& f : a.items()) {
-                        std::string* target = f.key() == "folder"    ? &folder
-                                              : f.key() == "service" ? &service
-                                              : f.key() == "level"   ? &level_text
-                                                                     : nullptr;
-                        if (!target) return bad(where + "." + f.key(), "is not a member of an access entry");
-                        if (!f.value().is_string() || f.value().get_ref<const std::string&>().empty())
-                            return bad(where + "." + f.key(), "expected a non-empty string");
-                        *target = f.value().get<std::string>();
-                    }
-                    std::optional<keyhook::access_level> level;
-                    for (const auto l : {keyhook::access_level::read, keyhook::access_level::execute,
-                                         keyhook::access_level::write, keyhook::access_level::admin})
-                        if (keyhook::to_string(l) == level_text) level = l;
-                    if (!level) return bad(where + ".level", "expected \"read\", \"execute\", \"write\" or \"admin\"");
-                    if (!service.empty() && folder.empty())
-                        return bad(where + ".service", "a service needs its folder");
-                    const auto r = !service.empty()  ? keyhook::resource::service(folder, service)
-                                   : !folder.empty() ? keyhook::resource::folder(folder)
-                                                     : keyhook::resource::all();
-                    grant.access[r] = *level;
-                }
-            } else if (member.key() == "families") {
-                if (!member.value().is_array()) return bad(at + ".families", "expected an array of names");
-                std::size_t i = 0;
-                for (const auto& f : member.value()) {
-                    if (!f.is_string() || f.get_ref<const std::string&>().empty())
-                        return bad(at + ".families[" + std::to_string(i) + "]", "expected a non-empty string");
-                    grant.families.insert(keyhook::api_family(f.get<std::string>()));
-                    ++i;
-                }
-            } else {
-                return bad(at + "." + member.key(), "is not a member of a group (\"access\", \"families\")");
-            }
-        }
+        for (const auto& a : entry->access) grant.access[resource_of(a)] = a.level;
+        for (auto& f : entry->families) grant.families.insert(keyhook::api_family(std::move(f)));
         policy.groups[g.key()] = std::move(grant);
     }
     return policy;

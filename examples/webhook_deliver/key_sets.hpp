@@ -11,6 +11,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -18,11 +20,12 @@
 #include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/key_rotation.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
-#include "keyhook/detail/json_members.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/error.hpp"
-#include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
+#include "keyhook/json_input.hpp"
+#include "keyhook/members.hpp"
+#include "keyhook/result.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
 
@@ -30,39 +33,36 @@ namespace deliver {
 
 using key_sets = std::map<std::string, keyhook::crypto::signing_key_set>;
 
-// The key set of one webhook object at `path` ("webhooks[2]"), if it has one.
-// Errors name the path ("webhooks[2].signingKeys.oldKeys[0].expiresAt") and
-// the reason, never a key's text.
-inline keyhook::result<std::optional<keyhook::crypto::signing_key_set>> key_set_of(const nlohmann::json& webhook,
-                                                                                   const std::string& path) {
-    namespace kd = keyhook::detail;
-    const auto* keys = kd::json_member(webhook, "signingKeys");
-    if (!keys) return std::optional<keyhook::crypto::signing_key_set>{};
-    const auto base = kd::path_member(path, "signingKeys");
-    if (kd::json_member(webhook, "signingSecret"))
-        return keyhook::error{keyhook::errc::invalid_value, base, "give signingSecret or signingKeys, not both"};
-    if (!keys->is_object()) return kd::wrong_type(base, "a key set object", *keys);
-    // The loader reads the stored text; held as a secret so it is wiped after.
-    const keyhook::secret text(keys->dump(), keyhook::secret_kind::signing_key);
-    auto set = keyhook::crypto::try_load_signing_key_set(text.reveal());
-    if (!set) {
-        const auto& e = set.error();
-        return keyhook::error{e.code, e.path.empty() ? base : base + "." + e.path, e.message};
+// A key set as a member of a record (the webhook's "signingKeys"). Read by
+// keyhook's loader of the stored form; errors name the path
+// ("webhooks[2].signingKeys.oldKeys[0].expiresAt") and the reason, never a
+// key's text. Written in the stored form for a store's copy
+// (keyhook::reveal_secrets), else masked (keyhook::crypto::to_json).
+struct key_set_form {
+    static constexpr keyhook::form_kind kind = keyhook::form_kind::value;
+    static constexpr std::string_view expected = "a key set object";
+    template <class Json>
+    static std::optional<keyhook::error> read(const Json& v, const std::string& path,
+                                              std::optional<keyhook::crypto::signing_key_set>& out) {
+        if (!v.is_object()) return keyhook::wrong_type(path, expected, v);
+        // The loader reads the stored text; held as a secret so it is wiped after.
+        const keyhook::secret text(v.dump(), keyhook::secret_kind::signing_key);
+        auto set = keyhook::crypto::try_load_signing_key_set(text.reveal());
+        if (!set) {
+            const auto& e = set.error();
+            return keyhook::error{e.code, e.path.empty() ? path : path + "." + e.path, e.message};
+        }
+        out.emplace(std::move(*set));
+        return std::nullopt;
     }
-    return std::optional<keyhook::crypto::signing_key_set>(std::move(*set));
-}
-
-// Every key set of the input's "webhooks" array, by webhook name.
-inline keyhook::result<key_sets> key_sets_of(const nlohmann::json& webhooks) {
-    key_sets out;
-    if (!webhooks.is_array()) return out;  // the dispatch reader reported it
-    for (std::size_t i = 0; i < webhooks.size(); ++i) {
-        auto set = key_set_of(webhooks[i], keyhook::detail::path_index("webhooks", i));
-        if (!set) return set.error();
-        if (*set) out.emplace(webhooks[i].at("name").get<std::string>(), std::move(**set));
+    template <class Json, class Ctx>
+    static void write(Json& slot, const keyhook::crypto::signing_key_set& in, const Ctx&) {
+        if constexpr (std::is_same_v<Ctx, keyhook::reveal_secrets>)
+            slot = keyhook::parse_json(keyhook::crypto::store_signing_key_set(in).reveal());
+        else
+            keyhook::crypto::to_json(slot, in);
     }
-    return out;
-}
+};
 
 // `request` (unsigned when its webhook has a key set) signed with `set`'s keys
 // valid at `keys_at` (expired old keys dropped), with `signed_at` as the

@@ -12,7 +12,7 @@
 // Reads the INPUT of webhook_dispatch (a tenant, its webhooks, one event; not
 // webhook_dispatch's output) from
 // FILE, or from standard input when FILE is "-" or absent, with three
-// additions (examples/shared/dispatch_input.hpp, key_sets.hpp):
+// additions (delivery_input.hpp):
 //   "events": [{"after": seconds, "event": {...}}, ...] instead of "event":
 //     several events, each dispatched that long into the run (on the run's
 //     timeline, see --time-scale);
@@ -112,6 +112,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attempt.hpp"
+#include "delivery_input.hpp"
 #include "key_sets.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
@@ -323,14 +324,9 @@ int main(int argc, char** argv) {
         const auto text = examples::read_input_text(file, {});
         if (!text) return usage_error("cannot read " + keyhook::quoted_input(*file, 256));
         const std::string source = examples::input_name(file);
-        auto input = examples::parse_delivery_input(*text, clock.now(), policy);
+        auto input = deliver::parse_delivery_input(*text, clock.now(), policy);
         if (!input) {
             std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
-            return exit_invalid;
-        }
-        // B5: every key set read now (the worker reads them again from the stored settings).
-        if (auto keys = deliver::key_sets_of(keyhook::parse_json(*text).at("webhooks")); !keys) {
-            std::cerr << "webhook_deliver: " << source << ": " << keys.error() << '\n';
             return exit_invalid;
         }
         keyhook::dispatch_options options;
@@ -364,7 +360,7 @@ int main(int argc, char** argv) {
             for (const auto& d : *signed_requests)
                 states.push_back(keyhook::make_delivery_state(d.outbound, clock.now() + ev.after));
         }
-        settings = deliver::webhook_settings_of(*text);
+        settings = deliver::stored_settings_of(*input);
         tenant = input->settings.tenant.name;
     }
 

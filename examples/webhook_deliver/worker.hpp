@@ -34,6 +34,7 @@
 #include <openssl/crypto.h>
 
 #include "attempt.hpp"
+#include "delivery_input.hpp"
 #include "key_sets.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/signed_dispatch.hpp"
@@ -47,15 +48,6 @@
 #include "shared/dispatch_input.hpp"
 
 namespace deliver {
-
-// Each webhook's JSON as configured, by name, from the input document
-// (already read and validated by parse_dispatch_input).
-inline std::vector<std::pair<std::string, std::string>> webhook_settings_of(const std::string& text) {
-    std::vector<std::pair<std::string, std::string>> out;
-    const auto document = keyhook::parse_json(text);
-    for (const auto& w : document.at("webhooks")) out.emplace_back(w.at("name").get<std::string>(), w.dump());
-    return out;
-}
 
 // H12's key for the ids of what is enqueued: KEYHOOK_DELIVERY_ID_KEY (32 hex
 // digits) when set, which every producer of the host must share; else the
@@ -133,22 +125,14 @@ inline std::optional<stored_webhook> read_webhook(examples::store::delivery_stor
                                                   const examples::store::webhook_key& key, const work_options& o) {
     const auto row = store.webhook(key);
     if (!row) return std::nullopt;
-    const std::string where = "the stored settings of " + webhook_text(key);
-    auto json = keyhook::try_parse_json(row->settings);
-    auto shape = json ? keyhook::try_webhook_from_json(*json) : keyhook::result<keyhook::webhook>(json.error());
-    auto valid = shape ? keyhook::try_validate_webhook(*shape, o.policy)
-                       : keyhook::result<keyhook::validated_webhook>(shape.error());
+    auto stored = try_read_stored_settings(row->settings);
+    auto valid = stored ? keyhook::try_validate_webhook(stored->config, o.policy)
+                        : keyhook::result<keyhook::validated_webhook>(stored.error());
     if (!valid) {
-        std::cerr << "webhook_deliver: " << where << ": " << valid.error() << '\n';
+        std::cerr << "webhook_deliver: the stored settings of " << webhook_text(key) << ": " << valid.error() << '\n';
         return std::nullopt;
     }
-    auto rate = examples::try_max_per_second(*json, "");
-    auto keys = key_set_of(*json, "");
-    if (!rate || !keys) {
-        std::cerr << "webhook_deliver: " << where << ": " << (rate ? keys.error() : rate.error()) << '\n';
-        return std::nullopt;
-    }
-    return stored_webhook{std::move(*valid), *rate, std::move(*keys), row->disabled};
+    return stored_webhook{std::move(*valid), stored->max_per_second, std::move(stored->key_set), row->disabled};
 }
 
 // H10, H11: the webhook's one endpoint_state as stored (a fresh one when it has none).

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -42,6 +43,50 @@ struct json_limits {
                                                                    const json_limits& limits = {});
 
 [[nodiscard]] KEYHOOK_INLINE nlohmann::json parse_json(std::string_view text, const json_limits& limits = {});
+
+namespace detail {
+using json_element_call = result<std::size_t> (*)(void* each, nlohmann::json& element, std::size_t index);
+// nlohmann::json, named through a template parameter and the callable's
+// address through a template (each dependent), so that nlohmann::json need
+// be complete only where try_parse_json_each is used, not where this header
+// is included.
+template <class>
+struct json_for {
+    using type = nlohmann::json;
+};
+template <class F>
+void* callable_address(F& f) noexcept {
+    return const_cast<void*>(static_cast<const void*>(&f));
+}
+[[nodiscard]] KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text,
+                                                                    std::string_view array_member, void* each,
+                                                                    json_element_call call, const json_limits& limits);
+}  // namespace detail
+
+// Reads one JSON document as try_parse_json does, except for one array: the
+// member `array_member` of the top-level object. Each of its elements is
+// handed to each(element, index) (element a nlohmann::json&, which `each` may
+// move from) as soon as it is read, and then dropped; the DOM returned holds
+// that member as an empty array. `each` returns the bytes it keeps for the
+// element (0 when it keeps nothing), or an error, which ends the reading and
+// is returned as it is. J3 then bounds what is held at each moment: the DOM
+// read so far, the element being read, and what `each` said it keeps, against
+// memory_factor x the text's bytes plus memory_allowance. J1, J2, the depth
+// limit and the errors' paths are try_parse_json's ("events[3696].event.x").
+// A document whose top level is not an object, or has no such array (absent,
+// or another type), is read as try_parse_json reads it; `each` is not called.
+template <class Each>
+[[nodiscard]] result<typename detail::json_for<Each>::type> try_parse_json_each(std::string_view text,
+                                                                                std::string_view array_member,
+                                                                                Each&& each,
+                                                                                const json_limits& limits = {}) {
+    using function = std::remove_reference_t<Each>;
+    const detail::json_element_call call = [](void* f, nlohmann::json& element,
+                                              std::size_t index) -> result<std::size_t> {
+        return (*static_cast<function*>(f))(element, index);
+    };
+    return detail::parse_json_each(text, array_member, detail::callable_address(each), call, limits);
+}
 
 }  // namespace keyhook
 

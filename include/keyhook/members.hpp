@@ -37,10 +37,21 @@
 // named_enum_form<E> (spelt by keyhook::detail::enum_names<E>),
 // record_form<R> (a nested record by its own table), list_form<Elem, Max>,
 // null_refused<Form>, and a form of the record's own (a struct with kind,
-// expected, read and write); the rows row, derived_row, group, part, and
-// row(...).only_when(pred, reason); the hooks closed, check and canonical in
-// members_of<R>; the contexts no_context and reveal_secrets. The record must
-// be an aggregate of at most 64 members.
+// expected, read and write); the rows row, derived_row, group, part,
+// spread<Form> and row(...).only_when(pred, reason); the hooks closed, check
+// and canonical in members_of<R>; the contexts no_context and reveal_secrets.
+// The record must be an aggregate of at most 64 members.
+//
+// A form of one's own words its faults as keyhook's readers do with
+// wrong_type(path, expected, json) ("expected a string, got number"),
+// missing_member_error(path) and timestamp_error(path, text). A member that
+// is a record with a reader and writer of its own (one of keyhook's, such as
+// a webhook) is a form whose read calls that reader; spread<Form>(&R::m)
+// puts its members beside the record's own in one JSON object (Form
+// provides `names`, read_in(object, path, T&) and write_in(object, const T&),
+// each taking the context as a last parameter when it asks for it). A
+// form's write may take reveal_secrets to write a store's copy (see
+// keyhook::to_store_json) and nothing else for every other writer.
 //
 // Templates on the JSON type (any type with nlohmann::json's interface); the
 // caller includes <nlohmann/json.hpp>. No definitions to compile: nothing
@@ -80,9 +91,15 @@ using detail::derived_row;
 using detail::group;
 using detail::part;
 using detail::row;
+using detail::spread;
 
 using detail::no_context;
 using detail::reveal_secrets;
+
+// The wording of keyhook's readers, for a form of one's own.
+using detail::missing_member_error;
+using detail::timestamp_error;
+using detail::wrong_type;
 
 using detail::members_complete;
 using detail::members_equal;

@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -139,4 +141,74 @@ TEST_CASE("try_parse_json: reads what nlohmann reads, and parse_json throws", "[
     CHECK(*r == nlohmann::json::parse(text));
     CHECK(keyhook::parse_json(text) == nlohmann::json::parse(text));
     CHECK_THROWS_AS(keyhook::parse_json(R"({"a":1,"a":2})"), keyhook::exception);
+}
+
+TEST_CASE("try_parse_json_each: one top-level array's elements handed over one at a time", "[J1][J3][json_input]") {
+    std::vector<std::string> seen;
+    std::vector<std::size_t> indexes;
+    const auto keep = [&](nlohmann::json& element, std::size_t i) -> keyhook::result<std::size_t> {
+        seen.push_back(element.dump());
+        indexes.push_back(i);
+        return std::size_t{0};
+    };
+    const auto doc = keyhook::try_parse_json_each(
+        R"({"a": [1], "events": [1, "x", {"b": [2]}, [], null], "z": {"events": [3]}})", "events", keep);
+    REQUIRE(doc);
+    CHECK(seen == std::vector<std::string>{"1", "\"x\"", R"({"b":[2]})", "[]", "null"});
+    CHECK(indexes == std::vector<std::size_t>{0, 1, 2, 3, 4});
+    // The DOM holds the rest, the streamed array empty; a nested "events" is not streamed.
+    CHECK(doc->dump() == R"({"a":[1],"events":[],"z":{"events":[3]}})");
+
+    // Not an array, or not at the top level: read as try_parse_json reads it, nothing handed over.
+    seen.clear();
+    for (const char* text : {R"({"events": {"x": [1]}})", R"({"events": 3})", R"([{"events": [1]}])", R"({})"}) {
+        INFO(text);
+        CHECK(keyhook::try_parse_json_each(text, "events", keep).value() == try_parse_json(text).value());
+    }
+    CHECK(seen.empty());
+
+    // The callback's error ends the reading, as it is; J1 and J2 inside an element name its path.
+    const auto refuse = [](nlohmann::json&, std::size_t i) -> keyhook::result<std::size_t> {
+        if (i == 1) return keyhook::error{errc::invalid_value, "events[1]", "not this one"};
+        return std::size_t{0};
+    };
+    const auto stopped = keyhook::try_parse_json_each(R"({"events": [1, 2, 3]})", "events", refuse);
+    REQUIRE_FALSE(stopped);
+    CHECK(stopped.error() == keyhook::error{errc::invalid_value, "events[1]", "not this one"});
+    const auto repeated = keyhook::try_parse_json_each(R"({"events": [{}, {"a": 1, "a": 2}]})", "events", keep);
+    REQUIRE_FALSE(repeated);
+    CHECK(repeated.error().code == errc::duplicate_member);
+    CHECK(repeated.error().path == "events[1].a");
+    // J1 for the streamed member itself: named twice, the second is refused.
+    CHECK(keyhook::try_parse_json_each(R"({"events": [], "events": []})", "events", keep).error().code ==
+          errc::duplicate_member);
+}
+
+TEST_CASE("try_parse_json_each: J3 counts what the callback keeps, not the dropped elements", "[J3][json_input]") {
+    // 200,000 small objects: as one DOM, more than 4 times the text; streamed, each is dropped.
+    std::string text = R"({"events": [)";
+    for (int i = 0; i < 200000; ++i) text += i == 0 ? R"({"a":0})" : R"(,{"a":0})";
+    text += "]}";
+    CHECK(error_of(text).code == errc::limit_exceeded);
+    std::size_t count = 0;
+    const auto drop = [&](nlohmann::json&, std::size_t) -> keyhook::result<std::size_t> {
+        ++count;
+        return std::size_t{0};
+    };
+    CHECK(keyhook::try_parse_json_each(text, "events", drop));
+    CHECK(count == 200000);
+    // What the callback says it keeps counts: 64 bytes an element passes 4 bytes a byte of 7-byte elements.
+    count = 0;
+    const auto hold = [&](nlohmann::json&, std::size_t) -> keyhook::result<std::size_t> {
+        ++count;
+        return std::size_t{64};
+    };
+    const auto held = keyhook::try_parse_json_each(text, "events", hold);
+    REQUIRE_FALSE(held);
+    CHECK(held.error().code == errc::limit_exceeded);
+    CHECK(held.error().message == "the document would take more than 4 times its size in memory (rule J3)");
+    CHECK(count < 200000);
+    // And 20 bytes an element (under 4 x 8 bytes of text each) passes.
+    const auto little = [](nlohmann::json&, std::size_t) -> keyhook::result<std::size_t> { return std::size_t{20}; };
+    CHECK(keyhook::try_parse_json_each(text, "events", little));
 }

@@ -777,7 +777,8 @@ constexpr part_row<Record, T, std::tuple<Row...>> part(T Record::*ptr, const std
 // A member read and written by Form from the record's own JSON object, under
 // the names Form::names (for a value the JSON spreads over several members,
 // such as an attempt's "outcome" and "status"). Form provides
-// read_in(object, path, T&) and write_in(object, const T&).
+// read_in(object, path, T&) and write_in(object, const T&), each with the
+// context as a last parameter when it asks for it (as the other forms do).
 template <class Form, class Record, class T>
 struct inline_row {
     static constexpr std::size_t members = 1;
@@ -897,14 +898,35 @@ void append_names(const part_row<Record, T, Rows>& r, std::string& list) {
     append_rows_names(r.rows, list);
 }
 
+template <class Form, class Json, class T, class Ctx, class = void>
+struct reads_in_with_context : std::false_type {};
+template <class Form, class Json, class T, class Ctx>
+struct reads_in_with_context<
+    Form, Json, T, Ctx,
+    std::void_t<decltype(Form::read_in(std::declval<const Json&>(), std::declval<const std::string&>(),
+                                       std::declval<T&>(), std::declval<const Ctx&>()))>> : std::true_type {};
+template <class Form, class Json, class T, class Ctx, class = void>
+struct writes_in_with_context : std::false_type {};
+template <class Form, class Json, class T, class Ctx>
+struct writes_in_with_context<
+    Form, Json, T, Ctx,
+    std::void_t<decltype(Form::write_in(std::declval<Json&>(), std::declval<const T&>(), std::declval<const Ctx&>()))>>
+    : std::true_type {};
+
 template <class Form, class Record, class T, class Json, class Ctx>
 std::optional<error> read_row(const inline_row<Form, Record, T>& r, const Json& j, const std::string& path, Record& out,
-                              const Ctx&) {
-    return Form::read_in(j, path, out.*(r.ptr));
+                              const Ctx& ctx) {
+    if constexpr (reads_in_with_context<Form, Json, T, Ctx>::value)
+        return Form::read_in(j, path, out.*(r.ptr), ctx);
+    else
+        return Form::read_in(j, path, out.*(r.ptr));
 }
 template <class Form, class Record, class T, class Json, class Ctx>
-void write_row(const inline_row<Form, Record, T>& r, Json& j, const Record& in, const Ctx&) {
-    Form::write_in(j, in.*(r.ptr));
+void write_row(const inline_row<Form, Record, T>& r, Json& j, const Record& in, const Ctx& ctx) {
+    if constexpr (writes_in_with_context<Form, Json, T, Ctx>::value)
+        Form::write_in(j, in.*(r.ptr), ctx);
+    else
+        Form::write_in(j, in.*(r.ptr));
 }
 template <class Form, class Record, class T>
 bool row_equal(const inline_row<Form, Record, T>& r, const Record& a, const Record& b) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,14 @@ public:
     json_dom_builder(const json_limits& limits, std::size_t input_bytes)
         : limits_(limits), budget_(budget_of(limits, input_bytes)) {}
 
+    // The elements of the top-level object's array `member` go to `call` one
+    // at a time (try_parse_json_each), each dropped once handed over.
+    void stream(std::string_view member, void* each, json_element_call call) {
+        stream_member_ = member;
+        each_ = each;
+        call_ = call;
+    }
+
     bool null() { return put(json(nullptr)); }
     bool boolean(bool v) { return put(json(v)); }
     bool number_integer(number_integer_t v) { return put(json(v)); }
@@ -50,6 +59,7 @@ public:
     bool key(string_t& k) {
         if (!position_.key(k)) return fail(limit_error("member names longer than 4 GiB"));
         auto& members = *stack_.back()->get_ptr<json::object_t*>();
+        if (call_ && stack_.size() == 1) stream_key_ = k == stream_member_;
         // A map node: three pointers and a colour, the name, the value.
         used_ += 32 + sizeof(std::string) + sizeof(json);
         if (k.capacity() > 15) used_ += k.capacity() + 1;
@@ -104,12 +114,18 @@ private:
             root_ = std::move(v);
             return &root_;
         }
+        json& parent = *stack_.back();
+        if (&parent == stream_array_) {
+            // An element of the streamed array: held apart until it is
+            // complete, then destroyed on its own (hand_over).
+            element_ = std::move(v);
+            return &element_;
+        }
         // nlohmann's destructor flattens a DOM onto a stack of values grown by
         // doubling, while the DOM is still held. That stack holds at most what
         // the open containers hold together at some point of the parse.
         ++counts_.back();
         if (++open_values_ > max_open_values_) max_open_values_ = open_values_;
-        json& parent = *stack_.back();
         if (parent.is_array()) {
             auto& elements = *parent.get_ptr<json::array_t*>();
             const std::size_t before = elements.capacity();
@@ -123,8 +139,21 @@ private:
     }
 
     bool put(json&& v) {
-        place(std::move(v));
+        const json* at = place(std::move(v));
         position_.value_done();
+        if (at == &element_) return hand_over();
+        return check_budget();
+    }
+
+    // The element of the streamed array just completed goes to `each`; what
+    // it took in memory is given back, and what `each` keeps is counted.
+    bool hand_over() {
+        auto kept = call_(each_, element_, elements_++);
+        element_ = json();
+        if (!kept) return fail(std::move(kept.error()));
+        const std::size_t cap = std::numeric_limits<std::size_t>::max();
+        used_ = *kept > cap - element_base_ ? cap : element_base_ + *kept;
+        element_base_ = used_;
         return check_budget();
     }
 
@@ -132,6 +161,8 @@ private:
         if (!position_.open(object, limits_.max_depth))
             return fail(limit_error("nested deeper than " + std::to_string(limits_.max_depth) + " levels"));
         json* c = nullptr;
+        const bool streamed = !object && stream_key_ && stack_.size() == 1;
+        stream_key_ = false;
         if (object) {
             used_ += sizeof(json::object_t);
             c = place(json(json::value_t::object));
@@ -139,17 +170,24 @@ private:
             used_ += sizeof(json::array_t);
             c = place(json(json::value_t::array));
         }
+        if (streamed) {
+            stream_array_ = c;
+            element_base_ = used_;
+        }
         stack_.push_back(c);
         counts_.push_back(0);
         return check_budget();
     }
 
     bool close() {
+        const json* closed = stack_.back();
         stack_.pop_back();
         open_values_ -= counts_.back();
         counts_.pop_back();
         // Repeated names were refused as they came (the map is the set).
         (void)position_.close(false);
+        if (closed == stream_array_) stream_array_ = nullptr;
+        if (closed == &element_) return hand_over();
         return true;
     }
 
@@ -168,11 +206,24 @@ private:
     json* slot_ = nullptr;  // the member whose name was read last
     json_position position_;
     std::optional<error> error_;
+    // try_parse_json_each: the member streamed, whether the name just read
+    // at the top level is it, its array once open, the element being read.
+    std::string_view stream_member_;
+    void* each_ = nullptr;
+    json_element_call call_ = nullptr;
+    bool stream_key_ = false;
+    const json* stream_array_ = nullptr;
+    json element_;
+    std::size_t element_base_ = 0;  // used_ when the element began
+    std::size_t elements_ = 0;
 };
 
 }  // namespace detail
 
-KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text, const json_limits& limits) {
+namespace detail {
+
+KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text, std::string_view array_member, void* each,
+                                                      json_element_call call, const json_limits& limits) {
     if (text.size() > limits.max_bytes)
         return error{errc::limit_exceeded,
                      {},
@@ -180,16 +231,22 @@ KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text, cons
                          std::to_string(limits.max_bytes)};
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL.
-    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
-        return detail::nul_byte_error(nul);
-    detail::json_dom_builder builder(limits, text.size());
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) return nul_byte_error(nul);
+    json_dom_builder builder(limits, text.size());
+    if (call) builder.stream(array_member, each, call);
     try {
-        detail::run_json_parser(text, builder);
+        run_json_parser(text, builder);
     } catch (const nlohmann::json::exception& ex) {
         // sax_parse reports through parse_error; a second net only.
-        builder.fail(detail::json_syntax_error(0, ex.what()));
+        builder.fail(json_syntax_error(0, ex.what()));
     }
     return builder.finish();
+}
+
+}  // namespace detail
+
+KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text, const json_limits& limits) {
+    return detail::parse_json_each(text, {}, nullptr, nullptr, limits);
 }
 
 KEYHOOK_INLINE nlohmann::json parse_json(std::string_view text, const json_limits& limits) {
