@@ -14,6 +14,11 @@
 //   key_admin --store FILE delete --id ID --confirm
 //   key_admin --store FILE list [--tenant T] [--format json|table]
 //
+// The command line is read by CLI11 under rule O1 (examples/shared/cli.hpp):
+// --help lists every command's options with their defaults, --version, and
+// usage errors name the flag. --format and --refill take their words in any
+// case.
+//
 // Peppers come from KEYHOOK_PEPPERS ("id:base64 ...", the first is current),
 // an own key from the variable --own-key-env names: never from the command
 // line, which other users of the machine can read. create and rotate print
@@ -21,8 +26,13 @@
 // shown; the store receives its digest. update prints {"id", "before",
 // "after"}: the key's status before and after (K6). A Revoked key is updated
 // only with --reactivate, and --reactivate is refused on any other key: a
-// description edit must never bring a revoked key back by accident. Exit 0,
-// 1 on an error (the store then unchanged), 2 on misuse.
+// description edit must never bring a revoked key back by accident.
+//
+// Exit status (rule O1): 0 done; 1 bad input: a store whose content does not
+// read, an --id no key has, a change the rules refuse (the store then
+// unchanged); 2 usage error, KEYHOOK_PEPPERS or --own-key-env's variable
+// missing or malformed included; 3 the store's file cannot be opened, locked,
+// read or written (or the platform's random source failed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,12 +52,16 @@
 #include "keyhook/key_policy.hpp"
 #include "keyhook/lifecycle.hpp"
 #include "keyhook/status.hpp"
+#include "shared/cli.hpp"
 #include "shared/key_store.hpp"
 #include "shared/store_opener.hpp"
 
 namespace {
 
-constexpr const char* usage_text =
+namespace cli = examples::cli;
+
+const cli::program program{
+    "key_admin",
     "usage: key_admin --store FILE create|deactivate|update|rotate|delete|list [options]\n"
     "  create     --tenant T --name N --from TIME --until TIME [--description D] [--group G]...\n"
     "             [--shared] [--own-key-env VAR] [--allow CIDR]... [--rate N/SECONDS] [--burst N]\n"
@@ -56,14 +71,18 @@ constexpr const char* usage_text =
     "             [--allow CIDR]... [--rate N/SECONDS] [--burst N] [--credits N] [--refill ...]\n"
     "  rotate     --id ID [--handover]\n"
     "  delete     --id ID --confirm\n"
-    "  list       [--tenant T] [--format json|table]\n"
-    "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file (see docs/embedding.md)\n"
-    "environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (create, rotate)\n";
+    "  list       [--tenant T] [--format json|table]",
+    ""};
 
-struct usage_error {
-    std::string why;
-};
+constexpr const char* description =
+    "Keeps API keys at rest (K11) with their policies, in the JSON-lines store key_gateway serves.\n"
+    "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file (see docs/embedding.md).\n"
+    "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (create, rotate; the first is current).\n"
+    "create and rotate print {\"id\", \"key\", \"masked\", \"warnings\"}: the only time the key is shown.";
 
+using usage_error = cli::usage_error;
+
+// The options of the command given, as text (checked by the commands).
 struct options {
     std::string store, command;
     std::map<std::string, std::vector<std::string>> values;  // option -> values in order
@@ -80,44 +99,119 @@ struct options {
     [[nodiscard]] bool flag(const std::string& name) const { return flags.count(name) != 0; }
 };
 
-options parse_arguments(int argc, char** argv) {
-    static const std::map<std::string, bool> known = {
-        // name -> takes a value
-        {"--store", true},   {"--tenant", true},    {"--name", true},     {"--description", true}, {"--group", true},
-        {"--from", true},    {"--until", true},     {"--allow", true},    {"--rate", true},        {"--burst", true},
-        {"--credits", true}, {"--refill", true},    {"--id", true},       {"--own-key-env", true}, {"--format", true},
-        {"--shared", false}, {"--handover", false}, {"--confirm", false}, {"--reactivate", false}};
-    static const std::vector<std::string> repeatable = {"--group", "--allow"};
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i];
-        if (arg.rfind("--", 0) != 0) {
-            // Not quoted: a key pasted onto the command line must not be echoed.
-            if (!o.command.empty()) throw usage_error{"unexpected argument at position " + std::to_string(i)};
-            o.command = arg;
-            continue;
-        }
-        std::optional<std::string> inline_value;
-        if (const auto eq = arg.find('='); eq != std::string::npos) {
-            inline_value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
-        }
-        const auto it = known.find(arg);
-        if (it == known.end()) throw usage_error{"unknown option \"" + arg + "\""};
-        if (!it->second) {
-            if (inline_value) throw usage_error{arg + ": takes no value"};
-            o.flags[arg] = true;
-            continue;
-        }
-        if (!inline_value && i + 1 >= argc) throw usage_error{arg + ": needs a value"};
-        auto& list = o.values[arg];
-        if (!list.empty() && std::find(repeatable.begin(), repeatable.end(), arg) == repeatable.end())
-            throw usage_error{arg + ": given twice"};
-        list.push_back(inline_value ? *inline_value : std::string(argv[++i]));
+// The command line as CLI11 reads it: every option of every command, each
+// value as text.
+struct command_line {
+    CLI::App app;
+    std::string store;
+    // The repeatable options' values, one vector per command that takes them.
+    std::map<std::string, std::vector<std::string>> repeated;
+
+    command_line() {
+        cli::configure(app, program, description);
+        app.add_option("--store", store, "jsonl:PATH or a plain PATH: the JSON-lines key file")
+            ->type_name("FILE")
+            ->required();
+        app.require_subcommand(0, 1);  // none: reported by parse() below, naming the commands
+
+        auto* create = app.add_subcommand("create", "create a key; prints it once, with its id and masked form");
+        create->add_option("--tenant", "the tenant the key belongs to")->type_name("T")->required();
+        create->add_option("--name", "the key's name (K3)")->type_name("N")->required();
+        create->add_option("--from", "activeFrom, a timestamp (rule T1)")->type_name("TIME")->required();
+        create->add_option("--until", "expireAt, a timestamp after --from (rule T1)")->type_name("TIME")->required();
+        create->add_option("--description", "the key's description")->type_name("D")->default_str("none");
+        repeatable(create, "--group", "G", "a group the key grants (repeat for more)", "none");
+        create->add_flag("--shared", "the tenant is a shared one (else restricted)")->default_str("restricted");
+        create->add_option("--own-key-env", "take the key from this environment variable instead of generating it")
+            ->type_name("VAR")
+            ->default_str("a generated key");
+        policy_options(create, "none");
+
+        auto* deactivate = app.add_subcommand("deactivate", "revoke a key (K6): it stays in the store, Revoked");
+        deactivate->add_option("--id", "the key's id")->type_name("ID")->required();
+
+        auto* update =
+            app.add_subcommand("update", "change a key; prints its status before and after (K6); unchanged by default");
+        update->add_option("--id", "the key's id")->type_name("ID")->required();
+        update->add_flag("--reactivate", "required to update a Revoked key, refused on any other")->default_str("off");
+        update->add_option("--name", "a new name")->type_name("N")->default_str("unchanged");
+        update->add_option("--description", "a new description")->type_name("D")->default_str("unchanged");
+        update->add_option("--from", "a new activeFrom (rule T1)")->type_name("T")->default_str("unchanged");
+        update->add_option("--until", "a new expireAt (rule T1)")->type_name("T")->default_str("unchanged");
+        repeatable(update, "--group", "G", "the key's groups, all of them (repeat for more)", "unchanged");
+        policy_options(update, "unchanged");
+
+        auto* rotate = app.add_subcommand("rotate", "a new key for an old one (K7); prints it once");
+        rotate->add_option("--id", "the old key's id")->type_name("ID")->required();
+        rotate->add_flag("--handover", "the new key starts at the old one's expireAt")
+            ->default_str("off: the new key starts now");
+
+        auto* remove = app.add_subcommand("delete", "remove a key from the store (K8)");
+        remove->add_option("--id", "the key's id")->type_name("ID")->required();
+        remove->add_flag("--confirm", "confirms the deletion (K8)")->required();
+
+        auto* list = app.add_subcommand("list", "print the keys (spec 4.1's records), status as of now");
+        list->add_option("--tenant", "only this tenant's keys")->type_name("T")->default_str("every tenant");
+        list->add_option("--format", "table for people, json (the list call's envelope) for programs; any case")
+            ->type_name("json|table")
+            ->default_str("table");
     }
-    if (const auto* s = o.one("--store")) o.store = *s;
-    if (o.store.empty()) throw usage_error{"--store FILE is required"};
-    if (o.command.empty()) throw usage_error{"no command"};
+
+    void repeatable(CLI::App* command, const std::string& name, const std::string& value, const std::string& what,
+                    const std::string& otherwise) {
+        command->add_option(name, repeated[command->get_name() + name], what)
+            ->type_name(value)
+            ->default_str(otherwise)
+            ->allow_extra_args(false);  // one value each time it is given, never the next argument
+    }
+
+    // --allow, --rate, --burst, --credits, --refill (create and update).
+    void policy_options(CLI::App* command, const std::string& otherwise) {
+        const bool update = otherwise == "unchanged";
+        repeatable(command, "--allow", "CIDR", "an address range the key may be used from (repeat for more)",
+                   update ? otherwise : "any address");
+        command->add_option("--rate", "at most N calls per SECONDS (K13)")
+            ->type_name("N/SECONDS")
+            ->default_str(update ? otherwise : "no limit");
+        command->add_option("--burst", "calls allowed at once, with --rate (at least 1)")
+            ->type_name("N")
+            ->default_str(update ? otherwise : "N of --rate");
+        command->add_option("--credits", "the key's credits (K14); an update starts them afresh")
+            ->type_name("N")
+            ->default_str(update ? otherwise : "unlimited");
+        command->add_option("--refill", "refill --credits daily or on day D of each month; any case")
+            ->type_name("daily|monthly:D")
+            ->default_str(update ? otherwise : "never");
+    }
+};
+
+// Reads the command line. Returns the options, or the exit status after
+// --help, --version or a usage error.
+std::variant<options, int> parse_arguments(int argc, char** argv) {
+    command_line cl;
+    const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+    auto r = cli::parse_arguments(cl.app, program, args);
+    if (r.what == cli::parse_result::usage_error && cl.app.get_subcommands().empty() &&
+        r.why.rfind("unexpected argument at position ", 0) == 0)
+        // Not quoted: a key pasted onto the command line must not be echoed.
+        r.why = "unknown command at position " + r.why.substr(32) +
+                " (the commands: create, deactivate, update, rotate, delete, list)";
+    if (r.what == cli::parse_result::go_on && cl.app.get_subcommands().empty())
+        r = {cli::parse_result::usage_error,
+             "a command is required: create, deactivate, update, rotate, delete or list"};
+    if (const auto status = cli::finish(cl.app, program, r)) return *status;
+    options o;
+    o.store = cl.store;
+    const CLI::App* command = cl.app.get_subcommands().front();
+    o.command = command->get_name();
+    for (const CLI::Option* opt : command->get_options()) {
+        if (opt->count() == 0) continue;
+        const std::string name = opt->get_name();
+        if (opt->get_expected_max() == 0)  // a flag
+            o.flags[name] = true;
+        else
+            o.values[name] = opt->results();
+    }
     return o;
 }
 
@@ -170,11 +264,12 @@ bool apply_policy_options(const options& o, keyhook::key_policy& p) {
         if (!p.limited_credits) throw usage_error{"--refill needs --credits"};
         keyhook::credit_refill r;
         r.amount = p.initial_credits;
-        if (*refill == "daily") {
+        const std::string word = cli::lower(*refill);  // O1: any case
+        if (word == "daily") {
             r.period = keyhook::refill_period::daily;
-        } else if (refill->rfind("monthly:", 0) == 0) {
+        } else if (word.rfind("monthly:", 0) == 0) {
             r.period = keyhook::refill_period::monthly;
-            const auto day = count_option("--refill", refill->substr(8));
+            const auto day = count_option("--refill", word.substr(8));
             if (day < 1 || day > 31) throw usage_error{"--refill: the day is 1 to 31"};
             r.day = static_cast<unsigned>(day);
         } else {
@@ -187,16 +282,14 @@ bool apply_policy_options(const options& o, keyhook::key_policy& p) {
     return credits != nullptr;
 }
 
+// KEYHOOK_PEPPERS is configuration, as the command line is: missing or
+// malformed, a usage error (O1). The message names the pepper by its
+// position, never its bytes.
 keyhook::crypto::pepper_set peppers_from_environment() {
     const char* text = std::getenv("KEYHOOK_PEPPERS");
     auto set = key_store::parse_peppers(text ? text : "");
-    if (!set) throw set.error();
+    if (!set) throw usage_error{keyhook::escape_text(set.error().path + ": " + set.error().message)};
     return *set;
-}
-
-void require(const options& o, std::initializer_list<const char*> names) {
-    for (const char* n : names)
-        if (!o.one(n)) throw usage_error{std::string(o.command) + " needs " + n};
 }
 
 // The one line create and rotate print: the key shown once.
@@ -240,7 +333,6 @@ void or_fail(const keyhook::result<void>& r) {
 }
 
 void create(const options& o, key_store::key_store& store) {
-    require(o, {"--tenant", "--name", "--from", "--until"});
     const auto peppers = peppers_from_environment();
     keyhook::key_request request;
     request.name = *o.one("--name");
@@ -274,7 +366,6 @@ void create(const options& o, key_store::key_store& store) {
 }
 
 void deactivate(const options& o, key_store::key_store& store) {
-    require(o, {"--id"});
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         auto& e = find_entry(entries, *o.one("--id"));
         e.record = keyhook::deactivate_key(e.record, now());
@@ -283,7 +374,6 @@ void deactivate(const options& o, key_store::key_store& store) {
 }
 
 void update(const options& o, key_store::key_store& store) {
-    require(o, {"--id"});
     keyhook::key_update change;
     if (const auto* v = o.one("--name")) change.name = *v;
     if (const auto* v = o.one("--description")) change.description = *v;
@@ -323,7 +413,6 @@ void update(const options& o, key_store::key_store& store) {
 }
 
 void rotate(const options& o, key_store::key_store& store) {
-    require(o, {"--id"});
     const auto peppers = peppers_from_environment();
     std::optional<keyhook::secret> key;
     key_store::entry fresh;
@@ -348,9 +437,9 @@ void rotate(const options& o, key_store::key_store& store) {
 }
 
 void remove(const options& o, key_store::key_store& store) {
-    require(o, {"--id"});
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         const auto& e = find_entry(entries, *o.one("--id"));
+        // K8: the command line requires --confirm (a usage error without it, naming the flag).
         const auto receipt = value_or_fail(
             keyhook::try_delete_key(e.record, o.flag("--confirm") ? keyhook::deletion_confirmation::confirmed
                                                                   : keyhook::deletion_confirmation::not_confirmed));
@@ -363,8 +452,9 @@ void remove(const options& o, key_store::key_store& store) {
 
 // The records as spec 4.1's list call returns them, status as of now.
 void list(const options& o, key_store::key_store& store) {
-    const auto format = o.one("--format") ? *o.one("--format") : std::string("table");
-    if (format != "json" && format != "table") throw usage_error{"--format: expected json or table"};
+    const auto format = o.one("--format") ? cli::lower(*o.one("--format")) : std::string("table");  // O1: any case
+    if (format != "json" && format != "table")
+        throw usage_error{"--format: expected json or table, got " + keyhook::quoted_input(*o.one("--format"))};
     const auto entries = value_or_fail(store.read());
     const auto at = now();
     std::vector<keyhook::api_key> records;
@@ -387,11 +477,20 @@ void list(const options& o, key_store::key_store& store) {
     for (const auto& r : records) std::cout << r << '\n';
 }
 
+// O1: a failure of the store's file system (or of the platform's random
+// source) is 3; anything else refused, the input's, 1.
+int failed(const keyhook::error& e) {
+    std::cerr << "key_admin: " << e << '\n';
+    return key_store::is_platform_failure(e) ? cli::exit_failure : cli::exit_bad_input;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    const auto parsed = parse_arguments(argc, argv);
+    if (const int* status = std::get_if<int>(&parsed)) return *status;
+    const auto& o = std::get<options>(parsed);
     try {
-        const auto o = parse_arguments(argc, argv);
         std::string why;
         const auto address = examples::store::parse_store_address(o.store, examples::store::store_use::keys, why);
         if (!address) throw usage_error{why};
@@ -407,22 +506,17 @@ int main(int argc, char** argv) {
             rotate(o, store);
         else if (o.command == "delete")
             remove(o, store);
-        else if (o.command == "list")
-            list(o, store);
         else
-            throw usage_error{"unknown command (not quoted: it might be a key)"};
-        return 0;
+            list(o, store);
+        return cli::exit_ok;
     } catch (const usage_error& e) {
-        std::cerr << "key_admin: " << e.why << '\n' << usage_text;
-        return 2;
+        return cli::usage_failure(program, e.why);
     } catch (const failure& f) {
-        std::cerr << "key_admin: " << f.error << '\n';
-        return 1;
+        return failed(f.error);
     } catch (const keyhook::error& e) {
-        std::cerr << "key_admin: " << e << '\n';
-        return 1;
+        return failed(e);
     } catch (const std::exception& e) {
-        std::cerr << "key_admin: " << e.what() << '\n';
-        return 1;
+        std::cerr << "key_admin: " << keyhook::escape_text(e.what()) << '\n';
+        return cli::exit_failure;
     }
 }

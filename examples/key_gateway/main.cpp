@@ -5,7 +5,9 @@
 //               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
 //
 // --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
-// which refuses any other form, naming the accepted ones: exit 2).
+// which refuses any other form, naming the accepted ones: exit 2). The
+// command line is read by CLI11 under rule O1 (examples/shared/cli.hpp):
+// --help, --version, usage errors naming the flag; --proxy in any case.
 // --trusted-proxy is required (K16): without it every call would come from
 // an untrusted address, and nginx's auth_request subrequest
 // (GET /.key_gateway, from nginx's address) would be judged instead of the
@@ -27,6 +29,13 @@
 // the gateway answering from what it holds for --stale-for seconds (default
 // 5) after the last good read; then every call is refused with 503 until the
 // store reads again. Such failures are logged at most once a second.
+//
+// Exit status (rule O1): 0 stopped by SIGINT or SIGTERM with the usage
+// written back; 1 bad input: the routes file missing or malformed, or a store
+// whose content is refused at start; 2 usage error, KEYHOOK_PEPPERS missing
+// or malformed included; 3 the store's file cannot be read at start, the
+// address cannot be listened on, or the usage could not be written back at
+// shutdown.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -49,22 +58,31 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "forward_auth.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/stored_key.hpp"
+#include "shared/cli.hpp"
 #include "shared/http_server.hpp"
 #include "shared/key_store.hpp"
 #include "shared/store_opener.hpp"
 
 namespace {
 
-constexpr const char* usage_text =
-    "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik "
-    "--trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
-    "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file key_admin writes\n"
-    "environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current)\n";
+namespace cli = examples::cli;
+
+const cli::program program{"key_gateway",
+                           "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik\n"
+                           "                   --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]",
+                           ""};
+
+constexpr const char* description =
+    "Forward authentication (K16) for nginx's auth_request and Traefik's ForwardAuth, over the key\n"
+    "store key_admin writes; the store is read again when it changes and on SIGHUP, and usage is\n"
+    "written back at most once a second and on SIGINT or SIGTERM.\n"
+    "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current).";
 
 struct settings {
     std::string host;
@@ -89,39 +107,61 @@ std::string seconds_text(std::chrono::milliseconds d) {
     return out + " s";
 }
 
-struct usage_error {
-    std::string why;
-};
+using usage_error = cli::usage_error;
 
-settings parse_arguments(int argc, char** argv) {
+// Reads the command line (CLI11, rule O1). The settings, or the exit status
+// after --help, --version or a usage error.
+std::variant<settings, int> parse_arguments(int argc, char** argv) {
+    CLI::App app;
+    cli::configure(app, program, description);
+    std::string listen, store, proxy, stale_for;
+    std::vector<std::string> trusted;
     settings s;
-    bool have_proxy = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (i + 1 >= argc) throw usage_error{"unknown option or missing value: \"" + arg + "\""};
-        const std::string value = argv[++i];
-        if (arg == "--listen") {
-            const auto colon = value.rfind(':');
-            if (colon == std::string::npos || colon + 1 == value.size() ||
-                value.find_first_not_of("0123456789", colon + 1) != std::string::npos || value.size() - colon > 6)
-                throw usage_error{"--listen: expected HOST:PORT"};
-            const auto port = std::stoul(value.substr(colon + 1));
-            if (port > 65535) throw usage_error{"--listen: the port is at most 65535"};
-            s.host = value.substr(0, colon);
-            s.port = static_cast<unsigned short>(port);
-        } else if (arg == "--store") {
-            std::string why;
-            auto address = examples::store::parse_store_address(value, examples::store::store_use::keys, why);
-            if (!address) throw usage_error{why};
-            s.store = std::move(*address);
-        } else if (arg == "--routes") {
-            s.routes = value;
-        } else if (arg == "--proxy") {
-            if (value != "nginx" && value != "traefik") throw usage_error{"--proxy: expected nginx or traefik"};
-            s.proxy = value == "nginx" ? gateway::proxy_kind::nginx : gateway::proxy_kind::traefik;
-            have_proxy = true;
-        } else if (arg == "--stale-for") {
+    app.add_option("--listen", listen, "serve HTTP on HOST:PORT (port 0: any free port, printed)")
+        ->type_name("HOST:PORT")
+        ->required();
+    app.add_option("--store", store, "jsonl:PATH or a plain PATH: the JSON-lines key file key_admin writes")
+        ->type_name("FILE")
+        ->required();
+    app.add_option("--routes", s.routes, "the routes and permission groups (JSON; see docs/embedding.md)")
+        ->type_name("FILE")
+        ->required();
+    app.add_option("--proxy", proxy, "the proxy in front: how it passes the original call; any case")
+        ->type_name("nginx|traefik")
+        ->required();
+    app.add_option("--trusted-proxy", trusted,
+                   "the proxy's address range, whose forwarded headers are read (repeat for more); required (K16)")
+        ->type_name("CIDR")
+        ->allow_extra_args(false);  // one value each time it is given
+    app.add_option("--stale-for", stale_for,
+                   "answer from what the gateway holds this long after the store last read (K17), 0 to 3600, "
+                   "at most 3 decimals; then 503")
+        ->type_name("SECONDS")
+        ->default_str("5");
+    if (const auto status = cli::parse(app, program, argc, argv)) return *status;
+    try {
+        const auto colon = listen.rfind(':');
+        if (colon == std::string::npos || colon + 1 == listen.size() ||
+            listen.find_first_not_of("0123456789", colon + 1) != std::string::npos || listen.size() - colon > 6)
+            throw usage_error{"--listen: expected HOST:PORT"};
+        const auto port = std::stoul(listen.substr(colon + 1));
+        if (port > 65535) throw usage_error{"--listen: the port is at most 65535"};
+        s.host = listen.substr(0, colon);
+        s.port = static_cast<unsigned short>(port);
+
+        std::string why;
+        auto address = examples::store::parse_store_address(store, examples::store::store_use::keys, why);
+        if (!address) throw usage_error{why};
+        s.store = std::move(*address);
+
+        const std::string proxy_word = cli::lower(proxy);  // O1: any case
+        if (proxy_word != "nginx" && proxy_word != "traefik")
+            throw usage_error{"--proxy: expected nginx or traefik, got " + keyhook::quoted_input(proxy)};
+        s.proxy = proxy_word == "nginx" ? gateway::proxy_kind::nginx : gateway::proxy_kind::traefik;
+
+        if (app.get_option("--stale-for")->count() > 0) {
             // Seconds, with up to three decimals: 0 to 3600.
+            const auto& value = stale_for;
             const auto dot = value.find('.');
             const auto whole = value.substr(0, dot);
             const auto frac = dot == std::string::npos ? std::string() : value.substr(dot + 1);
@@ -132,22 +172,21 @@ settings parse_arguments(int argc, char** argv) {
             const long ms = std::stol(whole) * 1000 + (frac.empty() ? 0 : std::stol((frac + "00").substr(0, 3)));
             if (ms > 3600 * 1000) throw usage_error{"--stale-for: at most 3600 seconds"};
             s.stale_for = std::chrono::milliseconds{ms};
-        } else if (arg == "--trusted-proxy") {
+        }
+        for (const auto& value : trusted) {
             auto r = keyhook::try_parse_address_range(value);
             if (!r) throw usage_error{"--trusted-proxy: " + r.error().message};
             s.trusted.push_back(*r);
-        } else {
-            throw usage_error{"unknown option \"" + arg + "\""};
         }
+        // K16: fail closed. Without a trusted proxy no forwarded header is read,
+        // so every call would be judged as the proxy's own subrequest.
+        if (s.trusted.empty())
+            throw usage_error{
+                "--proxy needs --trusted-proxy CIDR (the proxy's address): without it the gateway would "
+                "judge the proxy's own subrequest instead of the call it asks about"};
+    } catch (const usage_error& e) {
+        return cli::usage_failure(program, e.why);
     }
-    if (s.host.empty() || s.store.target.empty() || s.routes.empty() || !have_proxy)
-        throw usage_error{"--listen, --store, --routes and --proxy are required"};
-    // K16: fail closed. Without a trusted proxy no forwarded header is read,
-    // so every call would be judged as the proxy's own subrequest.
-    if (s.trusted.empty())
-        throw usage_error{
-            "--proxy needs --trusted-proxy CIDR (the proxy's address): without it the gateway would "
-            "judge the proxy's own subrequest instead of the call it asks about"};
     return s;
 }
 
@@ -341,9 +380,9 @@ public:
             heard();
             return true;
         }
-        if (!stamp) return read_failed(stamp.error().what());
+        if (!stamp) return read_failed(stamp.error());
         auto snap = store_->read_snapshot();
-        if (!snap) return read_failed(snap.error().what());
+        if (!snap) return read_failed(snap.error());
         install(build(snap->entries), {}, {});
         seen_ = snap->stamp;
         heard();
@@ -426,6 +465,10 @@ public:
         return true;
     }
 
+    // Whether the last failed read was the file system's (O1: exit 3 at
+    // start), not the store's content (exit 1).
+    bool last_read_failure_was_platform() const { return last_read_failure_was_platform_; }
+
     // K17: the stale period is over and a refusal starts (logged once, from the store's thread).
     void note_staleness() {
         if (stale() && !stale_logged_) {
@@ -464,8 +507,9 @@ private:
         stale_logged_ = false;
     }
 
-    bool read_failed(const std::string& why) {
-        read_log_.failed(why);
+    bool read_failed(const keyhook::error& e) {
+        last_read_failure_was_platform_ = key_store::is_platform_failure(e);
+        read_log_.failed(e.what());
         note_staleness();
         return false;
     }
@@ -660,6 +704,7 @@ private:
     key_store::file_stamp seen_;
     bool loaded_ = false;
     bool stale_logged_ = false;
+    bool last_read_failure_was_platform_ = false;
     failure_log read_log_{"the store could not be read"};
     failure_log write_log_{"usage not written back"};
     // Both: when the store was last read or written (steady clock ticks).
@@ -678,11 +723,17 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    const auto parsed = parse_arguments(argc, argv);
+    if (const int* status = std::get_if<int>(&parsed)) return *status;
+    const auto& s = std::get<settings>(parsed);
     try {
-        auto s = parse_arguments(argc, argv);
+        // KEYHOOK_PEPPERS is configuration, as the command line is: a usage error (O1).
         const char* pepper_text = std::getenv("KEYHOOK_PEPPERS");
         auto peppers = key_store::parse_peppers(pepper_text ? pepper_text : "");
-        if (!peppers) throw peppers.error();
+        if (!peppers)
+            return cli::usage_failure(program,
+                                      keyhook::escape_text(peppers.error().path + ": " + peppers.error().message));
+        // The routes file is input: missing or malformed, exit 1.
         const auto routes_text = read_file(s.routes);
         auto routes = gateway::parse_routes(routes_text);
         if (!routes)
@@ -701,7 +752,9 @@ int main(int argc, char** argv) {
         pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
         gateway_state state(s, std::move(*peppers), std::move(*routes), std::move(*groups));
-        if (!state.check(true)) return 1;  // a store that does not read is not served
+        // A store that does not read is not served: 3 when its file cannot
+        // be read, 1 when what it holds is refused.
+        if (!state.check(true)) return state.last_read_failure_was_platform() ? cli::exit_failure : cli::exit_bad_input;
 
         examples::http_server::options o;
         o.threads = 2;
@@ -712,7 +765,7 @@ int main(int argc, char** argv) {
         const auto port = server.listen(s.host, s.port, error);
         if (!port) {
             log("cannot listen: " + error);
-            return 1;
+            return cli::exit_failure;
         }
         std::cout << "key_gateway: listening on " << s.host << ":" << *port << std::endl;
         std::thread serving([&server] { server.run(); });
@@ -735,15 +788,12 @@ int main(int argc, char** argv) {
         serving.join();
         const bool written = state.write_back(true);
         log(written ? "stopped; usage written back" : "stopped; the usage could not be written back");
-        return written ? 0 : 1;
-    } catch (const usage_error& e) {
-        std::cerr << "key_gateway: " << e.why << '\n' << usage_text;
-        return 2;
+        return written ? cli::exit_ok : cli::exit_failure;
     } catch (const keyhook::error& e) {
         std::cerr << "key_gateway: " << e << '\n';
-        return 1;
+        return key_store::is_platform_failure(e) ? cli::exit_failure : cli::exit_bad_input;
     } catch (const std::exception& e) {
-        std::cerr << "key_gateway: " << e.what() << '\n';
-        return 1;
+        std::cerr << "key_gateway: " << keyhook::escape_text(e.what()) << '\n';
+        return cli::exit_failure;
     }
 }

@@ -94,11 +94,19 @@ class formatter : public CLI::Formatter {
 public:
     explicit formatter(std::string usage) : usage_(std::move(usage)) { column_width(34); }
 
+    // A command's usage line names the program and its required options:
+    // "usage: key_admin --store FILE create [options]".
     std::string make_usage(const CLI::App* app, std::string name) const override {
         if (app->get_parent() == nullptr) return usage_ + "\n";
-        return "usage: " + name + " [options]\n";
+        const CLI::App* root = app;
+        while (root->get_parent() != nullptr) root = root->get_parent();
+        std::string out = "usage: " + root->get_name();
+        for (const CLI::Option* opt : root->get_options())
+            if (opt->get_required()) out += " " + opt->get_name() + " " + opt->get_type_name();
+        return out + " " + (name.empty() ? app->get_name() : name) + " [options]\n";
     }
 
+    // The whole program's help, or one command's (PROGRAM COMMAND --help).
     std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
         if (mode == CLI::AppFormatMode::Sub) return make_expanded(app);
         std::string out = make_usage(app, name);
@@ -107,7 +115,11 @@ public:
         out += make_positionals(app);
         out += make_groups(app, mode);
         out += make_subcommands(app, mode);
-        out += "\n" + make_footer(app);
+        const CLI::App* root = app;
+        while (root->get_parent() != nullptr) root = root->get_parent();
+        if (root != app)
+            out += "\nThe options of " + root->get_name() + " itself: '" + root->get_name() + " --help'.\n";
+        out += "\n" + make_footer(root);
         return out;
     }
 
@@ -150,8 +162,30 @@ inline std::string option_of(const std::string& message) {
     return colon == std::string::npos ? std::string() : message.substr(0, colon);
 }
 
+// The option named `name` and the command (or program) that has it, among
+// `app` and the commands given.
+inline std::pair<const CLI::App*, const CLI::Option*> find_option(const CLI::App& app, const std::string& name) {
+    if (const CLI::Option* opt = app.get_option_no_throw(name)) return {&app, opt};
+    for (const CLI::App* sub : app.get_subcommands())
+        if (auto found = find_option(*sub, name); found.second != nullptr) return found;
+    return {nullptr, nullptr};
+}
+
+// "--store is required" -> "--store FILE is required"; a command's:
+// "delete: --confirm is required".
+inline std::string required_option(const CLI::App& app, const std::string& message) {
+    const auto end = message.find(" is required");
+    if (message.rfind("-", 0) != 0 || end == std::string::npos) return std::string();
+    const std::string name = message.substr(0, end);
+    const auto [owner, opt] = find_option(app, name);
+    if (opt == nullptr) return std::string();
+    std::string out = owner->get_parent() != nullptr ? owner->get_name() + ": " + name : name;
+    if (opt->get_expected_max() != 0 && !opt->get_type_name().empty()) out += " " + opt->get_type_name();
+    return out + " is required";
+}
+
 // The usage error of CLI11's exception, in the programs' words.
-inline std::string why(const CLI::ParseError& e) {
+inline std::string why(const CLI::App& app, const CLI::ParseError& e) {
     const std::string message = e.what();
     if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
         const std::string name = option_of(message);
@@ -162,6 +196,7 @@ inline std::string why(const CLI::ParseError& e) {
     }
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
         if (message.find("subcommand") != std::string::npos) return "a command is required";
+        if (auto option = required_option(app, message); !option.empty()) return option;
     }
     return keyhook::escape_text(message);  // P1: it may quote an argument
 }
@@ -174,6 +209,35 @@ struct parse_result {
     std::string why;  // for usage_error: the message, naming the option at fault
 };
 
+namespace detail {
+
+// The first argument `app` did not expect, reported: an unknown option by
+// its name, anything else by its position only. Nothing when there is none.
+inline std::optional<parse_result> unexpected(const CLI::App& app, const program& p,
+                                              const std::vector<std::string>& args) {
+    auto extras = app.remaining(true);
+    // CLI11 keeps the "--" that ends the options among them.
+    extras.erase(std::remove(extras.begin(), extras.end(), "--"), extras.end());
+    if (extras.empty()) return std::nullopt;
+    const std::string& first = extras.front();
+    if (first.size() > 1 && first[0] == '-') {
+        // The option's name only: "--own-key=VALUE" must not show VALUE.
+        return parse_result{parse_result::usage_error,
+                            "unknown option " + keyhook::quoted_input(first.substr(0, first.find('=')))};
+    }
+    std::size_t position = 0;
+    for (std::size_t i = 0; i < args.size(); ++i)
+        if (args[i] == first) {
+            position = i + 1;
+            break;
+        }
+    return parse_result{parse_result::usage_error,
+                        (p.extra_argument.empty() ? std::string() : p.extra_argument + ": ") +
+                            "unexpected argument at position " + std::to_string(position)};
+}
+
+}  // namespace detail
+
 // Parses `args` (the arguments after the program's name) into `app`.
 inline parse_result parse_arguments(CLI::App& app, const program& p, const std::vector<std::string>& args) {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
@@ -185,44 +249,47 @@ inline parse_result parse_arguments(CLI::App& app, const program& p, const std::
         return {parse_result::help, {}};
     } catch (const CLI::CallForVersion&) {
         return {parse_result::version, {}};
+    } catch (const CLI::RequiredError& e) {
+        // Checked once every argument is read: an unknown option among them
+        // is the first thing to say ("--tenat" explains the missing "--tenant").
+        if (auto other = detail::unexpected(app, p, args)) return *other;
+        return {parse_result::usage_error, detail::why(app, e)};
     } catch (const CLI::ParseError& e) {
-        return {parse_result::usage_error, detail::why(e)};
+        return {parse_result::usage_error, detail::why(app, e)};
     }
-    auto extras = app.remaining(true);
-    // CLI11 keeps the "--" that ends the options among them.
-    extras.erase(std::remove(extras.begin(), extras.end(), "--"), extras.end());
-    if (extras.empty()) return {};
-    const std::string& first = extras.front();
-    if (first.size() > 1 && first[0] == '-') {
-        // The option's name only: "--own-key=VALUE" must not show VALUE.
-        return {parse_result::usage_error, "unknown option " + keyhook::quoted_input(first.substr(0, first.find('=')))};
-    }
-    std::size_t position = 0;
-    for (std::size_t i = 0; i < args.size(); ++i)
-        if (args[i] == first) {
-            position = i + 1;
-            break;
-        }
-    return {parse_result::usage_error, (p.extra_argument.empty() ? std::string() : p.extra_argument + ": ") +
-                                           "unexpected argument at position " + std::to_string(position)};
+    if (auto other = detail::unexpected(app, p, args)) return *other;
+    return {};
 }
 
 // --help's text: every option of every subcommand.
 inline std::string help_text(const CLI::App& app) { return app.help("", CLI::AppFormatMode::All); }
+
+// The command whose --help was asked for: the last one given
+// ("key_admin create --help" shows create's), else the program.
+inline const CLI::App& help_target(const CLI::App& app) {
+    const CLI::App* at = &app;
+    for (auto given = at->get_subcommands(); !given.empty(); given = at->get_subcommands()) at = given.back();
+    return *at;
+}
+
+// What parse_arguments found, done: --help or --version printed (status 0),
+// a usage error reported (status 2), or nullopt when the program goes on.
+inline std::optional<int> finish(const CLI::App& app, const program& p, const parse_result& r) {
+    switch (r.what) {
+        case parse_result::go_on: return std::nullopt;
+        case parse_result::help: std::cout << help_text(help_target(app)); return exit_ok;
+        case parse_result::version: std::cout << version_text << '\n'; return exit_ok;
+        case parse_result::usage_error: break;
+    }
+    return usage_failure(p, r.why);
+}
 
 // Parses argv into `app`. Returns nullopt when the program goes on, or the
 // exit status after printing --help or --version (status 0) or a usage error
 // (status 2).
 inline std::optional<int> parse(CLI::App& app, const program& p, int argc, char** argv) {
     const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
-    const auto r = parse_arguments(app, p, args);
-    switch (r.what) {
-        case parse_result::go_on: return std::nullopt;
-        case parse_result::help: std::cout << help_text(app); return exit_ok;
-        case parse_result::version: std::cout << version_text << '\n'; return exit_ok;
-        case parse_result::usage_error: break;
-    }
-    return usage_failure(p, r.why);
+    return finish(app, p, parse_arguments(app, p, args));
 }
 
 // A program that takes no options but --help and --version: returns nullopt

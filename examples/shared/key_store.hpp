@@ -48,6 +48,14 @@
 
 namespace key_store {
 
+// Whether a store's error is its platform's: the file (or its lock, or its
+// temporary file) could not be opened, locked, read, written, flushed or
+// renamed. Such errors have the code errc::host_failure, which keyhook also
+// gives a failed host callable (a random source); every other error is the
+// store's content or the change refused. The programs exit 3 on the first
+// kind and 1 on the second (rule O1).
+inline bool is_platform_failure(const keyhook::error& e) noexcept { return e.code == keyhook::errc::host_failure; }
+
 struct entry {
     std::string tenant;
     keyhook::api_key record;
@@ -633,8 +641,9 @@ private:
         bool busy_ = false;
     };
 
+    // The file system failed (see is_platform_failure).
     static keyhook::error io_error(const std::string& path, const char* what) {
-        return keyhook::error{keyhook::errc::invalid_value, path, std::string(what) + ": " + std::strerror(errno)};
+        return keyhook::error{keyhook::errc::host_failure, path, std::string(what) + ": " + std::strerror(errno)};
     }
 
     keyhook::result<version> read_unlocked() {

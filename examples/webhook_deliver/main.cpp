@@ -91,7 +91,8 @@
 // Exit status (rule O1): 0 once every delivery has ended delivered, 4 once
 // every delivery has ended and one or more of this run's did not reach its
 // endpoint (gave up, or ended by its webhook's disabling; a --work worker
-// counts the deliveries it worked), 1 invalid input, 2 usage error (a --store
+// counts the deliveries it worked), 1 invalid input (an input FILE that cannot
+// be read included), 2 usage error (a --store
 // this build has no library for included), 3 the store failed (or libcurl
 // could not start).
 #include <algorithm>
@@ -322,7 +323,10 @@ int main(int argc, char** argv) {
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
         const auto text = examples::read_input_text(file, {});
-        if (!text) return usage_error("cannot read " + keyhook::quoted_input(*file, 256));
+        if (!text) {  // O1: input that cannot be had is bad input, as input that does not parse
+            std::cerr << "webhook_deliver: cannot read " << keyhook::quoted_input(*file, 256) << '\n';
+            return exit_invalid;
+        }
         const std::string source = examples::input_name(file);
         auto input = deliver::parse_delivery_input(*text, clock.now(), policy);
         if (!input) {

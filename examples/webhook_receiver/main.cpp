@@ -17,8 +17,9 @@
 //
 // Prints the accepted notification, or the refusal with the HTTP status a
 // server would answer. Exit status (rule O1): 0 accepted, 1 refused or invalid
-// input, 2 usage error (bad arguments, unreadable file, no expected key); with
-// --listen (serve.cpp) 3 when it cannot listen or open its store.
+// input (a REQUEST file that cannot be read included), 2 usage error (bad
+// arguments, no expected key); with --listen (serve.cpp) 3 when it cannot
+// listen or open its store.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -212,7 +213,10 @@ int main(int argc, char** argv) {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
         std::ifstream in(path, std::ios::binary);
-        if (!in) return usage("cannot read " + keyhook::quoted_input(path, 256));
+        if (!in) {  // O1: input that cannot be had is bad input, as input that does not parse
+            std::cerr << "webhook_receiver: cannot read " << keyhook::quoted_input(path, 256) << '\n';
+            return exit_refused;
+        }
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
 

@@ -78,3 +78,30 @@ if(Python3_Interpreter_FOUND)
         endif()
     endforeach()
 endif()
+
+# [O1] Every program's command-line conventions (tests/cli/conventions.py):
+# --help on standard output naming every option with its default, --version
+# exactly "keyhook X.Y.Z", an unknown option a usage error (exit 2) naming it;
+# key_admin's commands' own help, usage errors naming flags, the store's
+# failures (3) told from its content (1); word-valued options in any case.
+# The README snippets under examples/readme take no arguments: not programs here.
+if(Python3_Interpreter_FOUND)
+    foreach(_program key_audit webhook_dispatch webhook_deliver webhook_receiver key_admin key_gateway expiry_poll
+                     key_lifecycle signing)
+        if(TARGET ${_program})
+            add_test(NAME cli.conventions.${_program}
+                COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/conventions.py" ${_program} $<TARGET_FILE:${_program}>
+                        "${PROJECT_SOURCE_DIR}/include/keyhook/version.hpp")
+            set_tests_properties(cli.conventions.${_program} PROPERTIES LABELS "cli;O1" TIMEOUT 120)
+        endif()
+    endforeach()
+endif()
+
+# [O1] README.md's webhook pipeline, run word for word (tests/cli/readme_pipeline.py):
+# webhook_deliver reads webhook_dispatch's input, not its output.
+if(Python3_Interpreter_FOUND AND TARGET webhook_dispatch AND TARGET webhook_deliver AND TARGET webhook_receiver)
+    add_test(NAME cli.readme_pipeline
+        COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/readme_pipeline.py" "${PROJECT_SOURCE_DIR}/README.md"
+                $<TARGET_FILE:webhook_dispatch> $<TARGET_FILE:webhook_deliver> $<TARGET_FILE:webhook_receiver>)
+    set_tests_properties(cli.readme_pipeline PROPERTIES LABELS "cli;O1" TIMEOUT 120)
+endif()

@@ -20,11 +20,15 @@
 # decisions kept outside the repository, adds a check that its ids and the
 # entries are the same set.
 #
-# A rule id is a family letter (T S W M K L H B J P), then 1 or 2 digits, the
+# A rule id is a family letter (T S W M K L H B J P O), then 1 or 2 digits, the
 # first not 0, with no letter, digit or underscore on either side. So "H264",
 # "P2P", "B2B", "SHA256", "0xB1", "\xB1" and "T0001" are not ids; every
 # token of that shape in the scanned files is one (checked when this was
 # written), and a new token of that shape that is no rule must be reworded.
+# One exception: a token that a "-" starts, itself after any character but a
+# letter, a digit, "_" or "-" (a space, a quote, a bracket), is a command-line flag (the compiler's "-O2" and
+# "-O3"), not a citation. A range "K1-K5" still cites K5 (a letter or digit
+# precedes its "-"), and so does a tag "[O1]".
 cmake_minimum_required(VERSION 3.21)
 if(NOT SOURCE_DIR)
     message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository> [-DRULES=<file>] [-DDECISIONS=<file>] -P ${CMAKE_CURRENT_LIST_FILE}")
@@ -33,7 +37,8 @@ if(NOT RULES)
     set(RULES "${SOURCE_DIR}/docs/rules.md")
 endif()
 set(_docs "${SOURCE_DIR}/docs")
-set(_id "[TSWMKLHBJP][1-9][0-9]?")
+set(_letters "TSWMKLHBJPO")
+set(_id "[${_letters}][1-9][0-9]?")
 set(_marker "(planned: not implemented yet)")
 set(_errors)
 
@@ -177,7 +182,7 @@ set(_tagged)
 set(_catch_tagged)
 foreach(_f IN LISTS _files)
     file(READ "${_f}" _raw)
-    if(NOT _raw MATCHES "[TSWMKLHBJP][1-9]")
+    if(NOT _raw MATCHES "[${_letters}][1-9]")
         continue()
     endif()
     file(RELATIVE_PATH _rel "${SOURCE_DIR}" "${_f}")
@@ -185,6 +190,8 @@ foreach(_f IN LISTS _files)
     # of a word is doubled, so that one match's closing boundary never takes
     # the next match's opening one ("K1,K2").
     string(REGEX REPLACE "[][;\\\\]" " " _t " ${_raw} ")
+    # A flag "-O2": "_" after its "-" makes the id's left side a word character.
+    string(REGEX REPLACE "([^A-Za-z0-9_-])-([${_letters}][1-9])" "\\1-_\\2" _t "${_t}")
     string(REGEX REPLACE "([^A-Za-z0-9_])" "\\1\\1" _t "${_t}")
     string(REGEX MATCHALL "[^A-Za-z0-9_]${_id}[^A-Za-z0-9_]" _found "${_t}")
     foreach(_m IN LISTS _found)

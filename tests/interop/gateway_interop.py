@@ -247,7 +247,7 @@ check(status(dropped["key"]), 403, "and stays refused (the gateway's write-back 
 # key_admin's other changes, seen while the gateway runs.
 check(status(own["key"]), 200, "an own key authorizes")
 check(status(deleted["key"]), 200, "a key used before key_admin deletes it")
-admin("delete", "--id", deleted["id"], expect=1)
+admin("delete", "--id", deleted["id"], expect=2)  # O1: a usage error naming --confirm
 check(status(deleted["key"]), 200, "delete without --confirm changes nothing", "K8")
 admin("delete", "--id", deleted["id"], "--confirm")
 check(wait_until(lambda: status(deleted["key"]) == 401), True, "a deleted key is unknown", "K8")

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Rule O1, run against one program as users run it: the command-line
+conventions every program under examples/ keeps (examples/shared/cli.hpp).
+
+  --help         standard output, exit 0, nothing on standard error; it starts
+                 with the usage line and names every option the program has
+                 (the lists below, kept by hand from each program's header
+                 comment and docs), with "(default ...)" for those that have
+                 one; key_admin: each command's own --help as well
+  --version      exactly "keyhook X.Y.Z\\n", X.Y.Z from include/keyhook/version.hpp
+  unknown option exit 2, the option named on standard error, nothing on
+                 standard output; also after a command (key_admin)
+  any case       word-valued options take their words in any case
+                 (key_admin --format, --refill; key_gateway --proxy)
+
+Every check prints "ok" or "FAIL" with its rule; the exit status is the
+number of failures (capped). Each run of a program is bounded by BOUND.
+    conventions.py PROGRAM_NAME PATH/TO/PROGRAM PATH/TO/version.hpp"""
+import base64, json, os, re, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from waits import BOUND  # noqa: E402
+
+NAME, PROGRAM, VERSION_HPP = sys.argv[1:4]
+failures = 0
+PEPPERS = "p1:" + base64.b64encode(b"a" * 32).decode()
+
+# Every option of each program, as its documentation lists them; True where
+# --help must show a default.
+OPTIONS = {
+    "key_audit": {"--now": True, "--since": False, "--status": True, "--format": True, "--url": False,
+                  "--tenant": False, "--page-size": True, "--timeout": True},
+    "webhook_dispatch": {"--now": True, "--delivery-id-key": True, "--allow-local": False},
+    "webhook_deliver": {"--allow-local": False, "--time-scale": True, "--timeout": True, "--resolve": False,
+                        "--store": True, "--work": False, "--until-empty": False, "--lease": True, "--list": False},
+    "webhook_receiver": {"--key-env": True, "--listen": False, "--request-timeout": True, "--read-timeout": False,
+                         "--max-connections": True, "--threads": True, "--store": True, "--replay-scope": True,
+                         "--pending-bound": True},
+    "key_admin": {"--store": False},
+    "key_gateway": {"--listen": False, "--store": False, "--routes": False, "--proxy": False,
+                    "--trusted-proxy": False, "--stale-for": True},
+    "expiry_poll": {},
+    "key_lifecycle": {},
+    "signing": {},
+}
+# key_admin's commands and their options (True: --help shows a default).
+POLICY = {"--allow": True, "--rate": True, "--burst": True, "--credits": True, "--refill": True}
+COMMANDS = {
+    "create": {"--tenant": False, "--name": False, "--from": False, "--until": False, "--description": True,
+               "--group": True, "--shared": True, "--own-key-env": True, **POLICY},
+    "deactivate": {"--id": False},
+    "update": {"--id": False, "--reactivate": True, "--name": True, "--description": True, "--from": True,
+               "--until": True, "--group": True, **POLICY},
+    "rotate": {"--id": False, "--handover": True},
+    "delete": {"--id": False, "--confirm": False},
+    "list": {"--tenant": True, "--format": True},
+}
+
+
+def check(ok, what, detail=""):
+    global failures
+    failures += not ok
+    print(("ok   " if ok else "FAIL ") + f"[O1] {NAME}: {what}" + ("" if ok else f": {detail!r}"), flush=True)
+    return ok
+
+
+def run(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("KEYHOOK_")}
+    e.update(env or {})
+    return subprocess.run([PROGRAM, *args], capture_output=True, text=True, timeout=BOUND, env=e,
+                          stdin=subprocess.DEVNULL)
+
+
+def option_line(help_text, option):
+    """The help line that lists `option` (its first, at the start of an entry)."""
+    for line in help_text.splitlines():
+        if re.match(r"\s*" + re.escape(option) + r"(\s|$)", line):
+            return line
+    return None
+
+
+def check_help(args, usage_start, options, what):
+    r = run(*args)
+    check(r.returncode == 0, f"{what}: exit 0", (r.returncode, r.stderr))
+    check(r.stderr == "", f"{what}: nothing on standard error", r.stderr)
+    check(re.match(usage_start, r.stdout) is not None, f"{what}: starts with the usage line", r.stdout[:200])
+    for option, has_default in options.items():
+        line = option_line(r.stdout, option)
+        if not check(line is not None, f"{what} lists {option}", r.stdout):
+            continue
+        if has_default:
+            check("(default " in line, f"{what}: {option} with its default", line)
+    return r.stdout
+
+
+def version():
+    text = open(VERSION_HPP).read()
+    parts = [re.search(rf"#define KEYHOOK_VERSION_{p} (\d+)", text).group(1) for p in ("MAJOR", "MINOR", "PATCH")]
+    return "keyhook " + ".".join(parts)
+
+
+# --help
+# The usage line names the program (webhook_receiver's after the variable it reads).
+help_text = check_help(["--help"], rf"usage: (\S+=\S+ )?{NAME}\b", OPTIONS[NAME], "--help")
+if NAME == "key_admin":
+    for command, options in COMMANDS.items():
+        # The whole program's help names every command's options too.
+        check(re.search(rf"^\s*{command}\b", help_text, re.M) is not None, f"--help names the command {command}",
+              help_text)
+        for option in options:
+            check(option in help_text, f"--help names {command}'s {option}")
+        check_help([command, "--help"], rf"usage: key_admin --store FILE {command} ", options, f"{command} --help")
+
+# --version
+r = run("--version")
+check(r.returncode == 0 and r.stdout == version() + "\n" and r.stderr == "",
+      f"--version prints exactly {version()!r}, exit 0", (r.returncode, r.stdout, r.stderr))
+
+# An unknown option.
+unknown = [["--no-such-option"], ["--no-such-option=secret-value"]]
+if NAME == "key_admin":
+    unknown.append(["--store", "x.jsonl", "list", "--no-such-option"])
+for args in unknown:
+    r = run(*args)
+    check(r.returncode == 2, f"{' '.join(args)}: exit 2", (r.returncode, r.stderr))
+    check(r.stdout == "", f"{' '.join(args)}: nothing on standard output", r.stdout)
+    check(f'unknown option "--no-such-option"' in r.stderr, f"{' '.join(args)}: names the option", r.stderr)
+    check("secret-value" not in r.stderr, f"{' '.join(args)}: does not echo the value", r.stderr)
+    check(re.search(rf"\nusage: (\S+=\S+ )?{NAME}\b", r.stderr) is not None,
+          f"{' '.join(args)}: the usage line on standard error", r.stderr)
+
+# Usage errors name flags, never C++ names.
+if NAME == "key_admin":
+    with tempfile.TemporaryDirectory() as work:
+        store = os.path.join(work, "keys.jsonl")
+        r = run("--store", store, "delete", "--id", "7d07d425-8c75-4e14-99ea-db7ed05a30e2")
+        check(r.returncode == 2 and "delete: --confirm is required" in r.stderr and "::" not in r.stderr,
+              "delete without --confirm: a usage error naming --confirm", (r.returncode, r.stderr))
+        r = run("--store", store, "create", "--tenant", "acme", "--name", "n", "--from", "2026-01-01T00:00:00Z",
+                env={"KEYHOOK_PEPPERS": PEPPERS})
+        check(r.returncode == 2 and "create: --until TIME is required" in r.stderr,
+              "create without --until: names the flag and its value", (r.returncode, r.stderr))
+        r = run("list", "--format", "json")
+        check(r.returncode == 2 and "--store FILE is required" in r.stderr, "no --store: names it", r.stderr)
+        r = run("--store", store)
+        check(r.returncode == 2 and "a command is required" in r.stderr, "no command: says so", r.stderr)
+        r = run("--store", store, "frobnicate-0123456789")
+        check(r.returncode == 2 and "unknown command at position 3" in r.stderr and "frobnicate" not in r.stderr,
+              "an unknown command: by its position, not quoted", r.stderr)
+        r = run("--store", store, "list", "--format", "json", "--format", "table")
+        check(r.returncode == 2 and "--format: given more than once" in r.stderr, "an option given twice",
+              r.stderr)
+
+        # Any case: --format JSON, --refill DAILY and Monthly:3.
+        r = run("--store", store, "list", "--format", "JSON")
+        check(r.returncode == 0 and json.loads(r.stdout or "{}").get("status") == "success",
+              "list --format JSON: taken in any case", (r.returncode, r.stdout, r.stderr))
+        r = run("--store", store, "list", "--format", "yaml")
+        check(r.returncode == 2 and "--format: expected json or table" in r.stderr, "--format yaml: refused",
+              r.stderr)
+        for refill in ("DAILY", "Monthly:3"):
+            r = run("--store", store, "create", "--tenant", "acme", "--name", f"refill {refill}", "--from",
+                    "2026-01-01T00:00:00Z", "--until", "2099-01-01T00:00:00Z", "--group", "user:pf", "--credits",
+                    "5", "--refill", refill, env={"KEYHOOK_PEPPERS": PEPPERS})
+            check(r.returncode == 0, f"create --refill {refill}: taken in any case", (r.returncode, r.stderr))
+        r = run("--store", store, "list", "--format", "json")
+        refills = sorted(json.dumps(k.get("policy", {}).get("refill")) for k in
+                         json.loads(r.stdout or '{"data": {"result": []}}')["data"]["result"])
+        check(r.returncode == 0 and len(refills) == 2, "both keys stored", (r.returncode, r.stdout, r.stderr))
+        # O1's exit statuses: the store's file system failing is 3, its content 1.
+        os.mkdir(os.path.join(work, "dir.jsonl"))
+        r = run("--store", os.path.join(work, "dir.jsonl"), "list")
+        check(r.returncode == 3, "a store that cannot be read (a directory): exit 3", (r.returncode, r.stderr))
+        bad = os.path.join(work, "bad.jsonl")
+        with open(bad, "w") as f:
+            f.write("{not json\n")
+        r = run("--store", bad, "list")
+        check(r.returncode == 1, "a store whose content does not read: exit 1", (r.returncode, r.stderr))
+        r = run("--store", store, "deactivate", "--id", "7d07d425-8c75-4e14-99ea-db7ed05a30e2")
+        check(r.returncode == 1 and "--id" in r.stderr, "an --id no key has: exit 1", (r.returncode, r.stderr))
+
+if NAME == "key_gateway":
+    with tempfile.TemporaryDirectory() as work:
+        base = ["--listen", "127.0.0.1:0", "--store", os.path.join(work, "keys.jsonl"), "--routes",
+                os.path.join(work, "no-routes.json"), "--trusted-proxy", "127.0.0.1/32"]
+        env = {"KEYHOOK_PEPPERS": PEPPERS}
+        # --proxy in any case: taken, so the program goes on to the routes file (missing: bad input, 1).
+        for proxy in ("NGINX", "Traefik"):
+            r = run(*base, "--proxy", proxy, env=env)
+            check(r.returncode == 1 and "no-routes.json" in r.stderr,
+                  f"--proxy {proxy}: taken in any case (then the missing routes file: exit 1)",
+                  (r.returncode, r.stderr))
+        r = run(*base, "--proxy", "haproxy", env=env)
+        check(r.returncode == 2 and "--proxy: expected nginx or traefik" in r.stderr, "--proxy haproxy: refused",
+              (r.returncode, r.stderr))
+        r = run(*base, "--proxy", "nginx")
+        check(r.returncode == 2 and "KEYHOOK_PEPPERS" in r.stderr, "no KEYHOOK_PEPPERS: a usage error (2)",
+              (r.returncode, r.stderr))
+        r = run("--store", "keys.jsonl", "--routes", "r.json", "--proxy", "nginx", "--trusted-proxy", "::1/128")
+        check(r.returncode == 2 and "--listen HOST:PORT is required" in r.stderr, "no --listen: names it",
+              (r.returncode, r.stderr))
+
+sys.exit(min(failures, 100))
