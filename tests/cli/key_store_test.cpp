@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -151,6 +152,18 @@ TEST_CASE("K16: a line the earlier writer wrote reads back and is written again 
     const auto again = key_store::parse_line(written, "keys.jsonl:1");
     REQUIRE(again);
     CHECK(key_store::to_line(*again).dump() == written);
+}
+
+TEST_CASE("K16: the line's table names every member of the record it spreads", "[K16][key_store]") {
+    // The line is closed: a member api_key gains must be named in
+    // key_store::api_key_form too, or every line would be refused.
+    test_support::seeded_random random{12};
+    const nlohmann::json record = make_key(random).entry.record;
+    std::set<std::string> names;
+    for (const auto name : key_store::api_key_form::names) names.emplace(name);
+    CHECK(names.size() == std::size(key_store::api_key_form::names));
+    for (auto it = record.begin(); it != record.end(); ++it) CHECK(names.count(it.key()) == 1);
+    CHECK(names.size() == record.size());
 }
 
 TEST_CASE("K11: the store holds the digest, never the key", "[K11][K16][key_store]") {
