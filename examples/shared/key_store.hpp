@@ -44,6 +44,7 @@
 #include "keyhook/json_input.hpp"
 #include "keyhook/key_policy.hpp"
 #include "keyhook/key_policy_json.hpp"
+#include "keyhook/members.hpp"
 #include "keyhook/secret.hpp"
 
 namespace key_store {
@@ -89,75 +90,142 @@ inline keyhook::result<keyhook::crypto::pepper_set> parse_peppers(std::string_vi
     return set;
 }
 
-// One line's JSON: the record's members, then tenant, storedKey, policy, usage.
+// ---- one line, described once by the member table of `entry`
+// (keyhook/members.hpp): the record's members (spread beside the others),
+// then tenant, storedKey, policy, usage. The table is closed: a member it does
+// not name is refused (a misspelt "policy" would drop a key's limits). JSON
+// objects keep their members sorted, so a line's bytes are the same whatever
+// the table's order.
+
+// The api_key record's members, by keyhook's reader and writer, beside the
+// line's own.
+struct api_key_form {
+    static constexpr std::string_view names[] = {
+        keyhook::member::id,          keyhook::member::user_id,     keyhook::member::name,
+        keyhook::member::description, keyhook::member::masked,      keyhook::member::status,
+        keyhook::member::type,        keyhook::member::groups,      keyhook::member::created_at,
+        keyhook::member::created_by,  keyhook::member::updated_at,  keyhook::member::active_from,
+        keyhook::member::expire_at,   keyhook::member::last_used_at};
+    template <class Json>
+    static std::optional<keyhook::error> read_in(const Json& j, const std::string& path, keyhook::api_key& out) {
+        auto record = keyhook::try_api_key_from_json<Json>(j, path);
+        if (!record) return record.error();
+        out = std::move(*record);
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write_in(Json& j, const keyhook::api_key& in) {
+        Json record = in;
+        for (auto it = record.begin(); it != record.end(); ++it) j[it.key()] = std::move(it.value());
+    }
+};
+
+// A non-empty string (the tenant).
+struct name_form : keyhook::text_form {
+    static constexpr std::string_view expected = "a non-empty string";
+    static std::optional<keyhook::error> from_text(const std::string& text, std::string& out) {
+        if (text.empty()) return keyhook::error{keyhook::errc::invalid_value, {}, "expected a non-empty string"};
+        out = text;
+        return std::nullopt;
+    }
+};
+
+// storedKey (K11): a stored digest keyhook::crypto can read, kept as written
+// (a legacy form stays until rewritten). The digest is never quoted.
+struct stored_key_form : name_form {
+    static std::optional<keyhook::error> from_text(const std::string& text, std::string& out) {
+        if (auto e = name_form::from_text(text, out)) return e;
+        if (auto digest = keyhook::crypto::try_parse_stored_digest(text); !digest) return digest.error();
+        return std::nullopt;
+    }
+};
+
+// The key's policy (K12 to K14) by keyhook's reader, then what no single
+// member says (key_policy_problems), under the same path.
+struct policy_form {
+    static constexpr keyhook::form_kind kind = keyhook::form_kind::value;
+    static constexpr std::string_view expected = "an object";
+    template <class Json>
+    static std::optional<keyhook::error> read(const Json& v, const std::string& path, keyhook::key_policy& out) {
+        auto policy = keyhook::try_key_policy_from_json<Json>(v, path);
+        if (!policy) return policy.error();
+        const auto problems = keyhook::key_policy_problems(*policy);
+        if (!problems.empty()) {
+            auto first = problems.front();
+            first.path = path + "." + first.path;
+            return first;
+        }
+        out = std::move(*policy);
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const keyhook::key_policy& in) {
+        slot = in;
+    }
+};
+
+// The usage the file keeps: credits and their last refill. The record's
+// lastUsedAt says the last use once; rate states are the gateway's, in memory.
+struct usage_form {
+    static constexpr keyhook::form_kind kind = keyhook::form_kind::value;
+    static constexpr std::string_view expected = "an object";
+    template <class Json>
+    static std::optional<keyhook::error> read(const Json& v, const std::string& path, keyhook::key_usage& out) {
+        auto usage = keyhook::try_key_usage_from_json<Json>(v, path);
+        if (!usage) return usage.error();
+        if (usage->rate.tat || usage->last_used_at)
+            return keyhook::error{keyhook::errc::invalid_value, path,
+                                  "rateTat and lastUsedAt are not kept here (see the record's lastUsedAt)"};
+        out = *usage;
+        return std::nullopt;
+    }
+    template <class Json>
+    static void write(Json& slot, const keyhook::key_usage& in) {
+        slot = in;
+        slot.erase("lastUsedAt");
+        slot.erase("rateTat");
+    }
+};
+
+}  // namespace key_store
+
+// A missing or null policy is none; a missing or null usage is the policy's
+// fresh one, derived by parse_line (it depends on the members read before).
+template <>
+struct keyhook::members_of<key_store::entry> {
+    using e = key_store::entry;
+    static constexpr bool closed = true;
+    static constexpr auto rows =
+        std::make_tuple(spread<key_store::api_key_form>(&e::record),
+                        row<key_store::name_form>("tenant", &e::tenant, presence::required),
+                        row<key_store::stored_key_form>("storedKey", &e::stored_key, presence::required),
+                        row<key_store::policy_form>("policy", &e::policy, presence::optional),
+                        row<key_store::usage_form>("usage", &e::usage, presence::optional));
+};
+static_assert(keyhook::members_complete<key_store::entry>());
+
+namespace key_store {
+
+// One line's JSON, as the table writes it.
 inline nlohmann::json to_line(const entry& e) {
-    nlohmann::json j = e.record;
-    j["tenant"] = e.tenant;
-    j["storedKey"] = e.stored_key;
-    j["policy"] = e.policy;
-    nlohmann::json usage = e.usage;
-    usage.erase("lastUsedAt");  // the record's lastUsedAt says it once
-    usage.erase("rateTat");     // rate states are the gateway's, in memory
-    j["usage"] = std::move(usage);
+    nlohmann::json j;
+    keyhook::write_record(j, e);
     return j;
 }
 
 // Reads one line. `where` ("FILE:LINE") starts every error's path, followed
-// by the member's JSON path.
+// by the member's JSON path ("(line)" for the line itself).
 inline keyhook::result<entry> parse_line(std::string_view line, const std::string& where) {
-    using keyhook::errc;
-    const auto at = [&where](std::string_view path) { return where + ": " + std::string(path); };
-    const auto fail = [&](const keyhook::error& e) {
-        return keyhook::error{e.code, at(e.path.empty() ? "(line)" : e.path), e.message};
+    const auto fail = [&where](const keyhook::error& e) {
+        return keyhook::error{e.code, where + ": " + (e.path.empty() ? std::string("(line)") : e.path), e.message};
     };
     auto doc = keyhook::try_parse_json(line, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
     if (!doc) return fail(doc.error());
-    const auto& j = *doc;
-    if (!j.is_object()) return keyhook::error{errc::wrong_type, at("(line)"), "expected a JSON object"};
-    // A misspelt member must not pass unnoticed (a misspelt "policy" would drop a key's limits).
-    static const std::set<std::string, std::less<>> known = {
-        "id",       "userId",     "name",      "description", "masked",    "status",
-        "type",     "groups",     "createdAt", "createdBy",   "updatedAt", "activeFrom",
-        "expireAt", "lastUsedAt", "tenant",    "storedKey",   "policy",    "usage"};
-    for (auto it = j.begin(); it != j.end(); ++it)
-        if (!known.count(it.key()))
-            return keyhook::error{errc::invalid_value, at(it.key()), "is not a member of a stored key"};
-    entry e;
-    auto record = keyhook::try_api_key_from_json(j, "");
-    if (!record) return fail(record.error());
-    e.record = std::move(*record);
-    for (const char* name : {"tenant", "storedKey"}) {
-        const auto m = j.find(name);
-        if (m == j.end()) return keyhook::error{errc::missing_member, at(name), "is required"};
-        if (!m->is_string() || m->get_ref<const std::string&>().empty())
-            return keyhook::error{errc::wrong_type, at(name), "expected a non-empty string"};
-    }
-    e.tenant = j["tenant"].get<std::string>();
-    e.stored_key = j["storedKey"].get<std::string>();
-    if (auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key, "storedKey"); !digest)
-        return fail(digest.error());
-    if (const auto p = j.find("policy"); p != j.end() && !p->is_null()) {
-        auto policy = keyhook::try_key_policy_from_json(*p, "policy");
-        if (!policy) return fail(policy.error());
-        const auto problems = keyhook::key_policy_problems(*policy);
-        if (!problems.empty()) {
-            auto first = problems.front();
-            first.path = "policy." + first.path;
-            return fail(first);
-        }
-        e.policy = std::move(*policy);
-    }
-    if (const auto u = j.find("usage"); u != j.end() && !u->is_null()) {
-        auto usage = keyhook::try_key_usage_from_json(*u, "usage");
-        if (!usage) return fail(usage.error());
-        if (usage->rate.tat || usage->last_used_at)
-            return keyhook::error{errc::invalid_value, at("usage"),
-                                  "rateTat and lastUsedAt are not kept here (see the record's lastUsedAt)"};
-        e.usage = *usage;
-    } else {
-        e.usage = keyhook::key_usage::fresh(e.policy, e.record.created_at.value_or(e.record.active_from));
-    }
-    e.usage.last_used_at = e.record.last_used_at;
+    auto e = keyhook::try_read_record<entry>(*doc);
+    if (!e) return fail(e.error());
+    if (const auto u = doc->find("usage"); u == doc->end() || u->is_null())
+        e->usage = keyhook::key_usage::fresh(e->policy, e->record.created_at.value_or(e->record.active_from));
+    e->usage.last_used_at = e->record.last_used_at;
     return e;
 }
 
