@@ -14,7 +14,7 @@ using keyhook::result;
 
 namespace {
 
-const error bad{errc::invalid_value, "data.id", "expected a UUID"};
+const error uuid_error{errc::invalid_value, "data.id", "expected a UUID"};
 
 template <class T>
 std::string printed(const result<T>& r) {
@@ -37,10 +37,10 @@ TEST_CASE("result: a value or an error, as std::expected", "[result]") {
     REQUIRE(ok.value() == 42);
     REQUIRE(*ok == 42);
 
-    const result<int> failed = bad;
+    const result<int> failed = uuid_error;
     REQUIRE_FALSE(failed.has_value());
     REQUIRE_FALSE(static_cast<bool>(failed));
-    REQUIRE(failed.error() == bad);
+    REQUIRE(failed.error() == uuid_error);
 
     static_assert(std::is_same_v<result<int>::value_type, int>);
     static_assert(std::is_same_v<result<int>::error_type, error>);
@@ -48,12 +48,12 @@ TEST_CASE("result: a value or an error, as std::expected", "[result]") {
 }
 
 TEST_CASE("result: value() on an error throws keyhook::exception carrying that error", "[result]") {
-    result<std::string> failed = bad;
+    result<std::string> failed = uuid_error;
     try {
         (void)failed.value();
         FAIL("value() did not throw");
     } catch (const keyhook::exception& e) {
-        REQUIRE(e.error() == bad);
+        REQUIRE(e.error() == uuid_error);
         REQUIRE(std::string(e.what()) == "[keyhook.invalid_value] data.id: expected a UUID");
     }
     REQUIRE_THROWS_AS(std::move(failed).value(), keyhook::exception);
@@ -76,10 +76,10 @@ TEST_CASE("result: operator-> and moving the value out", "[result]") {
 
 TEST_CASE("result: value_or gives the value, or the fallback on an error", "[result]") {
     REQUIRE(result<int>(3).value_or(9) == 3);
-    REQUIRE(result<int>(bad).value_or(9) == 9);
+    REQUIRE(result<int>(uuid_error).value_or(9) == 9);
     result<std::string> s = std::string("kept");
     REQUIRE(std::move(s).value_or("fallback") == "kept");
-    REQUIRE(result<std::string>(bad).value_or("fallback") == "fallback");
+    REQUIRE(result<std::string>(uuid_error).value_or("fallback") == "fallback");
 }
 
 TEST_CASE("result: and_then chains calls that can fail; the first error passes through", "[result]") {
@@ -89,12 +89,12 @@ TEST_CASE("result: and_then chains calls that can fail; the first error passes t
     REQUIRE(odd.error().path == "n");
 
     int calls = 0;
-    const auto skipped = result<int>(bad).and_then([&](int n) {
+    const auto skipped = result<int>(uuid_error).and_then([&](int n) {
         ++calls;
         return half(n);
     });
     REQUIRE(calls == 0);
-    REQUIRE(skipped.error() == bad);
+    REQUIRE(skipped.error() == uuid_error);
 
     // To another value type.
     const auto text = result<int>(5).and_then([](int n) { return result<std::string>(std::to_string(n)); });
@@ -104,25 +104,25 @@ TEST_CASE("result: and_then chains calls that can fail; the first error passes t
 TEST_CASE("result: transform maps the value, transform_error the error", "[result]") {
     const auto doubled = result<int>(21).transform([](int n) { return n * 2; });
     REQUIRE(doubled.value() == 42);
-    const auto as_text = result<int>(bad).transform([](int n) { return std::to_string(n); });
+    const auto as_text = result<int>(uuid_error).transform([](int n) { return std::to_string(n); });
     static_assert(std::is_same_v<std::decay_t<decltype(as_text)>, result<std::string>>);
-    REQUIRE(as_text.error() == bad);
+    REQUIRE(as_text.error() == uuid_error);
 
     int seen = 0;
     const result<void> nothing = result<int>(4).transform([&](int n) { seen = n; });
     REQUIRE(nothing.has_value());
     REQUIRE(seen == 4);
 
-    const auto prefixed = result<int>(bad).transform_error([](error e) {
+    const auto prefixed = result<int>(uuid_error).transform_error([](error e) {
         e.path = "outer." + e.path;
         return e;
     });
     REQUIRE(prefixed.error().path == "outer.data.id");
-    REQUIRE(result<int>(1).transform_error([](error) { return bad; }).value() == 1);
+    REQUIRE(result<int>(1).transform_error([](error) { return uuid_error; }).value() == 1);
 }
 
 TEST_CASE("result: or_else recovers from an error; a value passes through", "[result]") {
-    const auto recovered = result<int>(bad).or_else(
+    const auto recovered = result<int>(uuid_error).or_else(
         [](const error& e) { return e.code == errc::invalid_value ? result<int>(0) : result<int>(e); });
     REQUIRE(recovered.value() == 0);
     int calls = 0;
@@ -132,7 +132,7 @@ TEST_CASE("result: or_else recovers from an error; a value passes through", "[re
     });
     REQUIRE(kept.value() == 5);
     REQUIRE(calls == 0);
-    const auto moved = result<std::string>(bad).or_else([](error&& e) { return result<std::string>(e.path); });
+    const auto moved = result<std::string>(uuid_error).or_else([](error&& e) { return result<std::string>(e.path); });
     REQUIRE(moved.value() == "data.id");
 }
 
@@ -140,17 +140,17 @@ TEST_CASE("result<void>: success by default, an error otherwise", "[result]") {
     const result<void> ok;
     REQUIRE(ok.has_value());
     REQUIRE_NOTHROW(ok.value());
-    const result<void> failed = bad;
+    const result<void> failed = uuid_error;
     REQUIRE_FALSE(failed);
-    REQUIRE(failed.error() == bad);
+    REQUIRE(failed.error() == uuid_error);
     try {
         failed.value();
         FAIL("value() did not throw");
     } catch (const keyhook::exception& e) {
-        REQUIRE(e.error() == bad);
+        REQUIRE(e.error() == uuid_error);
     }
     REQUIRE(ok.and_then([] { return result<int>(1); }).value() == 1);
-    REQUIRE(failed.and_then([] { return result<int>(1); }).error() == bad);
+    REQUIRE(failed.and_then([] { return result<int>(1); }).error() == uuid_error);
     REQUIRE(ok.transform([] { return 2; }).value() == 2);
     REQUIRE(failed.or_else([](const error&) { return result<void>(); }).has_value());
     REQUIRE(failed
@@ -167,16 +167,16 @@ TEST_CASE("result<void>: success by default, an error otherwise", "[result]") {
 TEST_CASE("result: == compares the value or the error", "[result]") {
     REQUIRE(result<int>(1) == result<int>(1));
     REQUIRE(result<int>(1) != result<int>(2));
-    REQUIRE(result<int>(bad) == result<int>(bad));
-    REQUIRE(result<int>(bad) != result<int>(1));
-    REQUIRE(result<int>(bad) != result<int>(error{errc::invalid_value, "data.id", "other"}));
+    REQUIRE(result<int>(uuid_error) == result<int>(uuid_error));
+    REQUIRE(result<int>(uuid_error) != result<int>(1));
+    REQUIRE(result<int>(uuid_error) != result<int>(error{errc::invalid_value, "data.id", "other"}));
 }
 
 TEST_CASE("result: printing shows the value or the error", "[result][P1]") {
     REQUIRE(printed(result<int>(42)) == "42");
-    REQUIRE(printed(result<int>(bad)) == "[keyhook.invalid_value] data.id: expected a UUID");
+    REQUIRE(printed(result<int>(uuid_error)) == "[keyhook.invalid_value] data.id: expected a UUID");
     REQUIRE(printed(result<void>()) == "ok");
-    REQUIRE(printed(result<void>(bad)) == "[keyhook.invalid_value] data.id: expected a UUID");
+    REQUIRE(printed(result<void>(uuid_error)) == "[keyhook.invalid_value] data.id: expected a UUID");
 }
 
 TEST_CASE("result: printed text is quoted and escaped (P1); ordinary text is unchanged", "[result][P1]") {
@@ -190,6 +190,6 @@ TEST_CASE("result: printed text is quoted and escaped (P1); ordinary text is unc
     // A forged error line in a value cannot pass for an error: it is quoted.
     REQUIRE(printed(result<std::string>(std::string("[keyhook.unauthorized] x"))) == "\"[keyhook.unauthorized] x\"");
     // An error's path and message are escaped as well.
-    REQUIRE(printed(result<int>(error{errc::invalid_value, "a\nb", "bad\x1b"})) ==
-            R"([keyhook.invalid_value] a\x0ab: bad\x1b)");
+    REQUIRE(printed(result<int>(error{errc::invalid_value, "a\nb", "uuid_error\x1b"})) ==
+            R"([keyhook.invalid_value] a\x0ab: uuid_error\x1b)");
 }
