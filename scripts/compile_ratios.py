@@ -41,9 +41,10 @@ GUARDS = {
 # until it is (what was measured when the row was added, plus the spread in
 # docs/testing.md). A row leaves this table when it passes its guard.
 NOT_YET = {
-    # The webhook configuration's member tables cost this row about 5 %
-    # (docs/performance.md); CI measured 3.62 with them, inside the hold.
-    "umbrella header-only": 4.0,
+    # 4.0 before the webhook configuration's member tables, which cost this
+    # row about 5 % (docs/performance.md); with them CI read 3.62 and 3.93,
+    # too near 4.0 for a bound that must not flake.
+    "umbrella header-only": 4.3,
     "umbrella compiled": 0.70,
     "keyhook/crypto/key_rotation.hpp header-only": 2.8,
     "keyhook/delivery_state.hpp header-only": 2.6,
