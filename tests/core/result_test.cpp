@@ -122,8 +122,9 @@ TEST_CASE("result: transform maps the value, transform_error the error", "[resul
 }
 
 TEST_CASE("result: or_else recovers from an error; a value passes through", "[result]") {
-    const auto recovered = result<int>(uuid_error).or_else(
-        [](const error& e) { return e.code == errc::invalid_value ? result<int>(0) : result<int>(e); });
+    const auto recovered = result<int>(uuid_error).or_else([](const error& e) {
+        return e.code == errc::invalid_value ? result<int>(0) : result<int>(e);
+    });
     REQUIRE(recovered.value() == 0);
     int calls = 0;
     const auto kept = result<int>(5).or_else([&](const error&) {
