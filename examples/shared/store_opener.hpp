@@ -95,6 +95,19 @@ inline std::optional<std::string_view> scheme_of(std::string_view text) {
     return std::nullopt;
 }
 
+// True when `text` starts like libpq's keyword form (`host=db password=x`):
+// a name, optional spaces, '='. Such a string may hold a password, and read
+// as a plain path it would silently open a new file of that name.
+inline bool looks_like_keyword_string(std::string_view text) {
+    std::size_t i = 0;
+    while (i < text.size() && text[i] == ' ') ++i;
+    const auto name_start = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    if (i == name_start) return false;
+    while (i < text.size() && text[i] == ' ') ++i;
+    return i < text.size() && text[i] == '=';
+}
+
 inline std::string lower(std::string_view s) {
     std::string out(s);
     for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -180,6 +193,13 @@ inline std::optional<store_address> parse_store_address(std::string_view text, s
     if (!scheme) {
         if (text.empty()) {
             why = "--store needs a value: expected " + forms;
+            return std::nullopt;
+        }
+        if (opener_detail::looks_like_keyword_string(text)) {
+            why =
+                "--store: a libpq keyword string (NAME=VALUE ...) is not an address; write "
+                "postgresql://[USER@]HOST[:PORT]/DATABASE, or ./PATH for a file whose name holds '='; expected " +
+                forms;
             return std::nullopt;
         }
         a.kind = use == store_use::keys ? backend::jsonl : backend::sqlite;

@@ -109,6 +109,23 @@ TEST_CASE("Store opener: empty and malformed addresses are usage errors", "[B6]"
     CHECK(parse("postgresql://", store_use::deliveries).address);
 }
 
+TEST_CASE("Store opener: a libpq keyword string is refused without quoting it; ./PATH still opens such a file",
+          "[B6][K18]") {
+    for (const auto use : {store_use::deliveries, store_use::replay_ids, store_use::keys}) {
+        for (const std::string text : {"host=db password=hunter2", "dbname=hooks", " user = app password=hunter2"}) {
+            const auto p = parse(text, use);
+            CHECK_FALSE(p.address);
+            CHECK_THAT(p.why, Catch::Contains("libpq keyword string") && Catch::Contains("postgresql://"));
+            CHECK_THAT(p.why, !Catch::Contains("hunter2") && !Catch::Contains("db password"));
+        }
+        // The other side: a name without '=' after it, '=' later in a path, and ./ before a name holding '='.
+        CHECK(parse("store.db", use).address);
+        CHECK(parse("data/a=b.db", use).address);
+        CHECK(parse("./host=db", use).address);
+        CHECK(parse("=x", use).address);
+    }
+}
+
 TEST_CASE("Store opener: a PostgreSQL address is shown without its password or secret parameters", "[B6][K18]") {
     using examples::store::redact_postgres_uri;
     bool password = false;
