@@ -8,31 +8,52 @@
 //             [--allow CIDR]... [--rate N/SECONDS] [--burst N]
 //             [--credits N] [--refill daily|monthly:D]
 //   key_admin --store FILE deactivate --id ID
-//   key_admin --store FILE update --id ID [--reactivate] [--name N] [--description D] [--from T] [--until T]
-//             [--group G]... [--allow CIDR]... [--rate N/SECONDS] [--burst N] [--credits N] [--refill ...]
+//   key_admin --store FILE update --id ID [--reactivate] [--name N] [--description D] [--from TIME]
+//             [--until TIME] [--group G]... [--allow CIDR]... [--rate N/SECONDS] [--burst N]
+//             [--credits N] [--refill ...]
 //   key_admin --store FILE rotate --id ID [--handover]
 //   key_admin --store FILE delete --id ID --confirm
-//   key_admin --store FILE list [--tenant T] [--format json|table]
+//   key_admin --store FILE list [--tenant T] [--format table|json]
+//   key_admin --store FILE show --id ID [--format table|json]
 //
 // The command line is read by CLI11 under rule O1 (examples/shared/cli.hpp):
 // --help lists every command's options with their defaults, --version, and
 // usage errors name the flag. --format and --refill take their words in any
-// case.
+// case. --from takes now, a date YYYY-MM-DD (00:00:00Z of that day) or a
+// timestamp (T1); --until the same, or +N with a unit d, h, m or s counted
+// from --from when given, else from now (examples/shared/time_option.hpp).
 //
 // Peppers come from KEYHOOK_PEPPERS ("id:base64 ...", the first is current),
 // an own key from the variable --own-key-env names: never from the command
 // line, which other users of the machine can read. create and rotate print
 // one JSON line {"id", "key", "masked", "warnings"}: the only time the key is
-// shown; the store receives its digest. update prints {"id", "before",
-// "after"}: the key's status before and after (K6). A Revoked key is updated
-// only with --reactivate, and --reactivate is refused on any other key: a
-// description edit must never bring a revoked key back by accident.
+// shown; the store receives its digest.
 //
-// Exit status (rule O1): 0 done; 1 bad input: a store whose content does not
-// read, an --id no key has, a change the rules refuse (the store then
-// unchanged); 2 usage error, KEYHOOK_PEPPERS or --own-key-env's variable
-// missing or malformed included; 3 the store's file cannot be opened, locked,
-// read or written (or the platform's random source failed).
+// What the other commands print (docs/embedding.md, key_admin), never a key
+// or a digest, text from the store escaped (P1), statuses as of now (S1, S3):
+//   list    a table, one header row and one row per key: ID, STATUS, TENANT,
+//           NAME, MASKED KEY (M1), PERIOD (UTC) FROM/UNTIL ("-" for an open
+//           end), RATE LIMIT (100/60s), ALLOWLIST, CREDITS LEFT ("-":
+//           unlimited), LAST USED (UTC) ("never"), instants to the second;
+//           --format json: one JSON array, an object per key (the record of
+//           spec 2.1 with its status as of now, tenant, policy, usage)
+//   show    one key as "label: value" lines, instants exact (T4); --format
+//           json: that key's object
+//   deactivate, update, delete: what changed, on standard output:
+//           "deactivated key ID: status Active -> Revoked", "updated key ID:
+//           status BEFORE -> AFTER" and a line "  label: old -> new" per field
+//           changed (K6: before and after), "deleted key ID (...)".
+// A Revoked key is updated only with --reactivate, and --reactivate is
+// refused on any other key: a description edit must never bring a revoked
+// key back by accident.
+//
+// Messages name the command line's flags (--until, --confirm), never the
+// library's names (rule O1). Exit status (rule O1): 0 done; 1 bad input: a
+// store whose content does not read, an --id no key has, a change the rules
+// refuse (the store then unchanged); 2 usage error, KEYHOOK_PEPPERS or
+// --own-key-env's variable missing or malformed included; 3 the store's file
+// cannot be opened, locked, read or written (or the platform's random source
+// failed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +62,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -50,35 +72,44 @@
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/stored_key.hpp"
 #include "keyhook/key_policy.hpp"
+#include "keyhook/key_policy_json.hpp"
 #include "keyhook/lifecycle.hpp"
+#include "keyhook/secret.hpp"
 #include "keyhook/status.hpp"
 #include "shared/cli.hpp"
 #include "shared/key_store.hpp"
 #include "shared/store_opener.hpp"
+#include "shared/text_table.hpp"
+#include "shared/time_option.hpp"
 
 namespace {
 
 namespace cli = examples::cli;
+namespace view = examples::text;
 
 const cli::program program{
     "key_admin",
-    "usage: key_admin --store FILE create|deactivate|update|rotate|delete|list [options]\n"
+    "usage: key_admin --store FILE create|deactivate|update|rotate|delete|list|show [options]\n"
     "  create     --tenant T --name N --from TIME --until TIME [--description D] [--group G]...\n"
     "             [--shared] [--own-key-env VAR] [--allow CIDR]... [--rate N/SECONDS] [--burst N]\n"
     "             [--credits N] [--refill daily|monthly:D]\n"
     "  deactivate --id ID\n"
-    "  update     --id ID [--reactivate] [--name N] [--description D] [--from T] [--until T] [--group G]...\n"
-    "             [--allow CIDR]... [--rate N/SECONDS] [--burst N] [--credits N] [--refill ...]\n"
+    "  update     --id ID [--reactivate] [--name N] [--description D] [--from TIME] [--until TIME]\n"
+    "             [--group G]... [--allow CIDR]... [--rate N/SECONDS] [--burst N] [--credits N] [--refill ...]\n"
     "  rotate     --id ID [--handover]\n"
     "  delete     --id ID --confirm\n"
-    "  list       [--tenant T] [--format json|table]",
+    "  list       [--tenant T] [--format table|json]\n"
+    "  show       --id ID [--format table|json]\n"
+    "TIME: now, YYYY-MM-DD (00:00:00Z), a timestamp (2026-12-01T09:30:00Z); --until also +N with\n"
+    "a unit d, h, m or s (+30d, +12h), counted from --from when given, else from now",
     ""};
 
 constexpr const char* description =
     "Keeps API keys at rest (K11) with their policies, in the JSON-lines store key_gateway serves.\n"
     "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file (see docs/embedding.md).\n"
     "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (create, rotate; the first is current).\n"
-    "create and rotate print {\"id\", \"key\", \"masked\", \"warnings\"}: the only time the key is shown.";
+    "create and rotate print {\"id\", \"key\", \"masked\", \"warnings\"}: the only time the key is shown.\n"
+    "deactivate, update and delete print what changed; list and show print keys (never a key or a digest).";
 
 using usage_error = cli::usage_error;
 
@@ -99,6 +130,11 @@ struct options {
     [[nodiscard]] bool flag(const std::string& name) const { return flags.count(name) != 0; }
 };
 
+const std::string from_help = std::string("activeFrom: ") + cli::time_forms;
+const std::string until_help = "expireAt: as --from, or +N d|h|m|s after --from (+30d)";
+const std::string update_from_help = std::string("a new activeFrom: ") + cli::time_forms;
+const std::string update_until_help = "a new expireAt: as --from, or +N d|h|m|s after --from if given, else after now";
+
 // The command line as CLI11 reads it: every option of every command, each
 // value as text.
 struct command_line {
@@ -117,8 +153,8 @@ struct command_line {
         auto* create = app.add_subcommand("create", "create a key; prints it once, with its id and masked form");
         create->add_option("--tenant", "the tenant the key belongs to")->type_name("T")->required();
         create->add_option("--name", "the key's name (K3)")->type_name("N")->required();
-        create->add_option("--from", "activeFrom, a timestamp (rule T1)")->type_name("TIME")->required();
-        create->add_option("--until", "expireAt, a timestamp after --from (rule T1)")->type_name("TIME")->required();
+        create->add_option("--from")->description(from_help)->type_name("TIME")->required();
+        create->add_option("--until")->description(until_help)->type_name("TIME")->required();
         create->add_option("--description", "the key's description")->type_name("D")->default_str("none");
         repeatable(create, "--group", "G", "a group the key grants (repeat for more)", "none");
         create->add_flag("--shared", "the tenant is a shared one (else restricted)")->default_str("restricted");
@@ -127,17 +163,20 @@ struct command_line {
             ->default_str("a generated key");
         policy_options(create, "none");
 
-        auto* deactivate = app.add_subcommand("deactivate", "revoke a key (K6): it stays in the store, Revoked");
+        auto* deactivate =
+            app.add_subcommand("deactivate", "revoke a key (K6): it stays in the store, Revoked; prints the change");
         deactivate->add_option("--id", "the key's id")->type_name("ID")->required();
 
-        auto* update =
-            app.add_subcommand("update", "change a key; prints its status before and after (K6); unchanged by default");
+        auto* update = app.add_subcommand(
+            "update", "change a key; prints its status before and after (K6) and each field changed");
         update->add_option("--id", "the key's id")->type_name("ID")->required();
         update->add_flag("--reactivate", "required to update a Revoked key, refused on any other")->default_str("off");
         update->add_option("--name", "a new name")->type_name("N")->default_str("unchanged");
-        update->add_option("--description", "a new description")->type_name("D")->default_str("unchanged");
-        update->add_option("--from", "a new activeFrom (rule T1)")->type_name("T")->default_str("unchanged");
-        update->add_option("--until", "a new expireAt (rule T1)")->type_name("T")->default_str("unchanged");
+        update->add_option("--description", "a new description (empty: none)")
+            ->type_name("D")
+            ->default_str("unchanged");
+        update->add_option("--from")->description(update_from_help)->type_name("TIME")->default_str("unchanged");
+        update->add_option("--until")->description(update_until_help)->type_name("TIME")->default_str("unchanged");
         repeatable(update, "--group", "G", "the key's groups, all of them (repeat for more)", "unchanged");
         policy_options(update, "unchanged");
 
@@ -146,14 +185,23 @@ struct command_line {
         rotate->add_flag("--handover", "the new key starts at the old one's expireAt")
             ->default_str("off: the new key starts now");
 
-        auto* remove = app.add_subcommand("delete", "remove a key from the store (K8)");
+        auto* remove = app.add_subcommand("delete", "remove a key from the store (K8); prints what was deleted");
         remove->add_option("--id", "the key's id")->type_name("ID")->required();
-        remove->add_flag("--confirm", "confirms the deletion (K8)")->required();
+        remove->add_flag("--confirm", "confirms the deletion, which cannot be undone (K8)")->required();
 
-        auto* list = app.add_subcommand("list", "print the keys (spec 4.1's records), status as of now");
+        auto* list = app.add_subcommand("list", "print the keys, status as of now: a table, or JSON");
         list->add_option("--tenant", "only this tenant's keys")->type_name("T")->default_str("every tenant");
-        list->add_option("--format", "table for people, json (the list call's envelope) for programs; any case")
-            ->type_name("json|table")
+        format_option(list, "one array, an object per key");
+
+        auto* show = app.add_subcommand("show", "print one key, status as of now: label: value lines, or JSON");
+        show->add_option("--id", "the key's id")->type_name("ID")->required();
+        format_option(show, "the key's object");
+    }
+
+    static void format_option(CLI::App* command, const std::string& json) {
+        command->add_option("--format")
+            ->description("table for people, json for programs (" + json + "); any case")
+            ->type_name("table|json")
             ->default_str("table");
     }
 
@@ -195,10 +243,10 @@ std::variant<options, int> parse_arguments(int argc, char** argv) {
         r.why.rfind("unexpected argument at position ", 0) == 0)
         // Not quoted: a key pasted onto the command line must not be echoed.
         r.why = "unknown command at position " + r.why.substr(32) +
-                " (the commands: create, deactivate, update, rotate, delete, list)";
+                " (the commands: create, deactivate, update, rotate, delete, list, show)";
     if (r.what == cli::parse_result::go_on && cl.app.get_subcommands().empty())
         r = {cli::parse_result::usage_error,
-             "a command is required: create, deactivate, update, rotate, delete or list"};
+             "a command is required: create, deactivate, update, rotate, delete, list or show"};
     if (const auto status = cli::finish(cl.app, program, r)) return *status;
     options o;
     o.store = cl.store;
@@ -215,17 +263,78 @@ std::variant<options, int> parse_arguments(int argc, char** argv) {
     return o;
 }
 
-keyhook::timestamp now() { return keyhook::to_timestamp(std::chrono::system_clock::now()); }
+keyhook::timestamp clock_now() { return keyhook::to_timestamp(std::chrono::system_clock::now()); }
 
-keyhook::timestamp time_option(const options& o, const std::string& name) {
-    auto t = keyhook::try_parse_timestamp(*o.one(name));
-    if (!t) throw usage_error{name + ": " + t.error().message};
-    return *t;
+// A change the rules refuse, or an --id no key has (exit 1): each problem
+// names the flag it is about.
+struct refusal {
+    std::vector<std::pair<std::string, std::string>> problems;  // flag, why
+};
+
+refusal refused(std::string flag, std::string why) { return refusal{{{std::move(flag), std::move(why)}}}; }
+
+// The library's member names in a message, in the command line's words.
+std::string in_flag_words(std::string message) {
+    static const std::pair<const char*, const char*> words[] = {{"activeFrom", "the period's start"},
+                                                                {"expireAt", "the period's end"}};
+    for (const auto& [from, to] : words)
+        for (auto at = message.find(from); at != std::string::npos; at = message.find(from, at))
+            message.replace(at, std::string_view(from).size(), to);
+    // "repeats groups[0] \"user:pf\"" -> "repeats an earlier --group \"user:pf\"".
+    for (auto at = message.find("groups["); at != std::string::npos; at = message.find("groups[", at)) {
+        const auto end = message.find(']', at);
+        if (end == std::string::npos) break;
+        message.replace(at, end + 1 - at, "an earlier --group");
+    }
+    return message;
+}
+
+// K3's problems (the library's paths: name, description, activeFrom,
+// expireAt, groups[i]) under the flags that set them.
+refusal in_flags(const std::vector<keyhook::error>& problems) {
+    static const std::pair<const char*, const char*> flags[] = {{"name", "--name"},
+                                                                {"description", "--description"},
+                                                                {"activeFrom", "--from"},
+                                                                {"expireAt", "--until"},
+                                                                {"groups", "--group"}};
+    refusal out;
+    for (const auto& e : problems) {
+        std::string flag = e.path;
+        for (const auto& [path, name] : flags)
+            if (e.path.rfind(path, 0) == 0) flag = name;
+        out.problems.emplace_back(flag, in_flag_words(e.message));
+    }
+    return out;
+}
+
+// Options whose values are read as time (examples/shared/time_option.hpp):
+// --from, and --until counted from --from when it is given, else from now.
+struct period_options {
+    std::optional<keyhook::timestamp> from, until;
+};
+
+period_options time_options(const options& o, keyhook::timestamp now) {
+    period_options p;
+    if (const auto* from = o.one("--from")) p.from = cli::time_option("--from", *from, now);
+    if (const auto* until = o.one("--until")) p.until = cli::time_option("--until", *until, now, p.from.value_or(now));
+    return p;
+}
+
+// K3's order of the period, said with the flags: `from` and `until` are the
+// period a change leaves, `given` what the command line set.
+void check_period(keyhook::timestamp from, keyhook::timestamp until, const period_options& given) {
+    if (from < until) return;
+    if (given.until)
+        throw refused("--until", keyhook::format_timestamp(until) + " is not after the period's start " +
+                                     keyhook::format_timestamp(from) +
+                                     (given.from ? " (--from)" : " (the key's, unchanged)"));
+    throw refused("--from", keyhook::format_timestamp(from) + " is not before the period's end " +
+                                keyhook::format_timestamp(until) + " (the key's, unchanged)");
 }
 
 std::uint64_t count_option(const std::string& name, const std::string& text) {
     if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
-        throw usage_error{name + ": expected a whole number, got \"" + text + "\""};
+        throw usage_error{name + ": expected a whole number, got " + keyhook::quoted_input(text)};
     return std::stoull(text);
 }
 
@@ -242,10 +351,12 @@ bool apply_policy_options(const options& o, keyhook::key_policy& p) {
     }
     if (const auto* rate = o.one("--rate")) {
         const auto slash = rate->find('/');
-        if (slash == std::string::npos) throw usage_error{"--rate: expected N/SECONDS, got \"" + *rate + "\""};
+        if (slash == std::string::npos)
+            throw usage_error{"--rate: expected N/SECONDS, got " + keyhook::quoted_input(*rate)};
         keyhook::rate_limit l;
         l.limit = count_option("--rate", rate->substr(0, slash));
         const auto seconds = count_option("--rate", rate->substr(slash + 1));
+        if (seconds == 0) throw usage_error{"--rate: the period must be at least 1 second"};
         if (seconds > 100ULL * 366 * 24 * 3600) throw usage_error{"--rate: the period is longer than 100 years"};
         l.period = std::chrono::seconds{static_cast<long long>(seconds)};
         p.rate = l;
@@ -273,12 +384,20 @@ bool apply_policy_options(const options& o, keyhook::key_policy& p) {
             if (day < 1 || day > 31) throw usage_error{"--refill: the day is 1 to 31"};
             r.day = static_cast<unsigned>(day);
         } else {
-            throw usage_error{"--refill: expected daily or monthly:D, got \"" + *refill + "\""};
+            throw usage_error{"--refill: expected daily or monthly:D, got " + keyhook::quoted_input(*refill)};
         }
         p.refill = r;
     }
+    // The library's paths (rate.limit, rate.period, rate.burst, refill.day), as flags.
     const auto problems = keyhook::key_policy_problems(p);
-    if (!problems.empty()) throw usage_error{"policy: " + problems.front().path + ": " + problems.front().message};
+    if (!problems.empty()) {
+        const auto& first = problems.front();
+        const std::string flag = first.path == "rate.burst"           ? "--burst"
+                                 : first.path.rfind("rate", 0) == 0   ? "--rate"
+                                 : first.path.rfind("refill", 0) == 0 ? "--refill"
+                                                                      : "--credits";
+        throw usage_error{flag + ": " + first.message};
+    }
     return credits != nullptr;
 }
 
@@ -286,8 +405,8 @@ bool apply_policy_options(const options& o, keyhook::key_policy& p) {
 // malformed, a usage error (O1). The message names the pepper by its
 // position, never its bytes.
 keyhook::crypto::pepper_set peppers_from_environment() {
-    const char* text = std::getenv("KEYHOOK_PEPPERS");
-    auto set = key_store::parse_peppers(text ? text : "");
+    const char* value = std::getenv("KEYHOOK_PEPPERS");
+    auto set = key_store::parse_peppers(value ? value : "");
     if (!set) throw usage_error{keyhook::escape_text(set.error().path + ": " + set.error().message)};
     return *set;
 }
@@ -301,7 +420,8 @@ void print_new_key(const keyhook::api_key& record, const keyhook::secret& key,
     out["masked"] = record.masked.value_or("");
     out["warnings"] = nlohmann::json::array();
     for (const auto& w : warnings) out["warnings"].push_back({{"path", w.path}, {"message", w.message}});
-    std::cout << out.dump() << std::endl;
+    std::cout << keyhook::escape_json_text(out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+              << std::endl;
 }
 
 struct failure {
@@ -316,10 +436,14 @@ void change_store(key_store::key_store& store, Change&& change) {
     if (!r) throw failure{r.error()};
 }
 
-key_store::entry& find_entry(std::vector<key_store::entry>& entries, const std::string& id) {
+// The id as output shows it (P1: an id read from the store may hold anything).
+std::string shown_id(const keyhook::key_id& id) { return keyhook::escape_text(id.str()); }
+
+template <class Entries>
+auto& find_entry(Entries& entries, const std::string& id) {
     for (auto& e : entries)
         if (e.record.id.str() == id) return e;
-    throw failure{keyhook::error{keyhook::errc::invalid_value, "--id", "no key in the store has this id"}};
+    throw refused("--id", "no key in the store has the id " + keyhook::quoted_input(id));
 }
 
 template <class T>
@@ -332,23 +456,164 @@ void or_fail(const keyhook::result<void>& r) {
     if (!r) throw failure{r.error()};
 }
 
-void create(const options& o, key_store::key_store& store) {
+// ---- How a key is shown: the same fields in list, show and update's changes.
+
+// "2026-12-01T09:30:00Z": the table's instants, to the second (rounded down).
+std::string to_second(keyhook::timestamp t) { return keyhook::format_timestamp(t).substr(0, 19) + "Z"; }
+
+enum class precision { second, exact };
+
+std::string instant(keyhook::timestamp t, precision p) {
+    return p == precision::second ? to_second(t) : keyhook::format_timestamp(t);
+}
+
+// T3: the customary "never expires" end, and the first instant there is.
+const keyhook::timestamp open_end = keyhook::parse_timestamp("9999-12-31T23:59:59Z");
+
+// "FROM/UNTIL" (ISO 8601's interval form), "-" for an open end.
+std::string period_text(const keyhook::api_key& k, precision p) {
+    const std::string from = k.active_from <= keyhook::min_timestamp ? "-" : instant(k.active_from, p);
+    const std::string until = k.expire_at >= open_end ? "-" : instant(k.expire_at, p);
+    return from + "/" + until;
+}
+
+// "100/60s", "100/60s (burst 20)" when the burst is not the limit, "-" for none.
+std::string rate_text(const std::optional<keyhook::rate_limit>& rate) {
+    if (!rate) return "-";
+    const auto us = rate->period.count();
+    std::string out = std::to_string(rate->limit) + "/" +
+                      (us % 1000000 == 0 ? std::to_string(us / 1000000) + "s" : std::to_string(us) + "us");
+    if (rate->effective_burst() != rate->limit) out += " (burst " + std::to_string(rate->effective_burst()) + ")";
+    return out;
+}
+
+std::string allowlist_text(const std::vector<keyhook::address_range>& ranges) {
+    if (ranges.empty()) return "-";
+    std::string out;
+    for (const auto& r : ranges) out += (out.empty() ? "" : ",") + keyhook::to_string(r);
+    return out;
+}
+
+// K14: the credits left as of `now`, refills due by then applied (a cost of
+// 0 spends nothing); nullopt for unlimited.
+std::optional<std::uint64_t> credits_left(const key_store::entry& e, keyhook::timestamp now) {
+    if (!e.policy.limited_credits) return std::nullopt;
+    return keyhook::spend_credits(e.policy.refill, e.usage.credits, 0, now).state.remaining;
+}
+
+std::string credits_text(const key_store::entry& e, keyhook::timestamp now) {
+    const auto left = credits_left(e, now);
+    return left ? std::to_string(*left) : "-";
+}
+
+std::string refill_text(const keyhook::key_policy& p) {
+    if (!p.limited_credits || !p.refill) return "-";
+    const std::string to = " to " + std::to_string(p.refill->amount);
+    if (p.refill->period == keyhook::refill_period::daily) return "daily" + to;
+    return "monthly on day " + std::to_string(p.refill->day) + to;
+}
+
+std::string masked_text(const keyhook::api_key& k) {
+    return k.masked ? keyhook::escape_text(keyhook::mask_key(*k.masked)) : "-";  // P2: masked again
+}
+
+std::string last_used_text(const keyhook::api_key& k, precision p) {
+    return k.last_used_at ? instant(*k.last_used_at, p) : "never";
+}
+
+// One field of a key: as show prints it, and as update's changes print it
+// (text from the store quoted there, so "a -> b" cannot be misread).
+struct field {
+    std::string label, shown, quoted;
+};
+
+field plain(std::string label, std::string value) { return {std::move(label), value, value}; }
+
+field text_field(std::string label, const std::optional<std::string>& value) {
+    if (!value) return plain(std::move(label), "-");
+    return {std::move(label), keyhook::escape_text(*value), keyhook::quoted_input(*value, value->size())};
+}
+
+std::string groups_text(const std::vector<std::string>& groups) {
+    std::string out;
+    for (const auto& g : groups) out += (out.empty() ? "" : ",") + keyhook::escape_text(g);
+    return out.empty() ? "-" : out;
+}
+
+// Every field of a key, as of `now`, in show's order.
+std::vector<field> fields_of(const key_store::entry& e, keyhook::timestamp now) {
+    const auto& k = e.record;
+    return {plain("id", shown_id(k.id)),
+            text_field("tenant", e.tenant),
+            text_field("name", k.name),
+            text_field("description", k.description),
+            plain("status", std::string(keyhook::to_string(keyhook::status_at(k, now)))),
+            plain("masked key", masked_text(k)),
+            plain("groups", groups_text(k.groups)),
+            plain("period", period_text(k, precision::exact)),
+            plain("rate limit", rate_text(e.policy.rate)),
+            plain("allowlist", allowlist_text(e.policy.addresses)),
+            plain("credits left", credits_text(e, now)),
+            plain("refill", refill_text(e.policy)),
+            plain("last used", last_used_text(k, precision::exact)),
+            plain("created", k.created_at ? keyhook::format_timestamp(*k.created_at) : "-"),
+            plain("updated", k.updated_at ? keyhook::format_timestamp(*k.updated_at) : "-")};
+}
+
+// The JSON of one key: the record of spec 2.1 (masked again, P2) with its
+// status as of `now`, then tenant, policy (K12 to K14, as the store keeps
+// it) and usage (credits left as of now, null when unlimited; lastUsedAt).
+// Never the stored digest, never a key.
+nlohmann::ordered_json key_json(const key_store::entry& e, keyhook::timestamp now) {
+    nlohmann::ordered_json j = e.record;
+    j["status"] = std::string(keyhook::to_string(keyhook::status_at(e.record, now)));
+    j["tenant"] = e.tenant;
+    j["policy"] = e.policy;
+    nlohmann::ordered_json usage;
+    if (const auto left = credits_left(e, now))
+        usage["creditsLeft"] = *left;
+    else
+        usage["creditsLeft"] = nullptr;
+    if (e.record.last_used_at)
+        usage["lastUsedAt"] = keyhook::format_timestamp(*e.record.last_used_at);
+    else
+        usage["lastUsedAt"] = nullptr;
+    j["usage"] = std::move(usage);
+    return j;
+}
+
+// P1 for JSON: nlohmann's dump leaves DEL, C1 and bidirectional controls raw.
+std::string json_text(const nlohmann::ordered_json& j) {
+    return keyhook::escape_json_text(j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+// ---- The commands.
+
+void create(const options& o, key_store::key_store& store, keyhook::timestamp at) {
     const auto peppers = peppers_from_environment();
+    const auto period = time_options(o, at);
     keyhook::key_request request;
     request.name = *o.one("--name");
     if (const auto* d = o.one("--description")) request.description = *d;
-    request.active_from = time_option(o, "--from");
-    request.expire_at = time_option(o, "--until");
+    request.active_from = *period.from;
+    request.expire_at = *period.until;
     if (const auto* groups = o.all("--group")) request.groups = *groups;
     if (const auto* variable = o.one("--own-key-env")) {
         const char* own = std::getenv(variable->c_str());
-        if (!own) throw usage_error{"--own-key-env: the variable " + *variable + " is not set"};
+        if (!own) throw usage_error{"--own-key-env: the variable " + keyhook::escape_text(*variable) + " is not set"};
         request.method = keyhook::own_key{keyhook::secret(own)};
+        // K2: the key is configuration, as the variable's name is (O1: a usage
+        // error). The problems say what is wrong, never the key.
+        const auto problems = keyhook::own_key_problems(keyhook::secret(own));
+        if (!problems.empty())
+            throw usage_error{"--own-key-env: the key in " + keyhook::escape_text(*variable) + ": " +
+                              problems.front().message};
     }
     key_store::entry e;
     e.tenant = *o.one("--tenant");
     apply_policy_options(o, e.policy);
-    const auto at = now();
+    check_period(request.active_from, request.expire_at, period);
+    if (auto problems = keyhook::key_request_problems(request); !problems.empty()) throw in_flags(problems);
     auto created = value_or_fail(keyhook::try_create_key(
         request, o.flag("--shared") ? keyhook::tenant_kind::shared : keyhook::tenant_kind::restricted,
         keyhook::crypto::openssl_random{}, at));
@@ -357,75 +622,102 @@ void create(const options& o, key_store::key_store& store) {
     e.stored_key =
         value_or_fail(value_or_fail(keyhook::crypto::try_compute_stored_digest(peppers, *key)).try_store_form());
     e.usage = keyhook::key_usage::fresh(e.policy, at);
+    const bool own = o.one("--own-key-env") != nullptr;
     change_store(store, [&](std::vector<key_store::entry>& entries) {
-        or_fail(key_store::check_key_is_new(entries, peppers, *key));  // K18
+        const auto is_new = key_store::check_key_is_new(entries, peppers, *key);  // K18
+        if (!is_new && own) throw refused("--own-key-env", is_new.error().message);
+        or_fail(is_new);
         entries.push_back(e);
         return true;
     });
     print_new_key(e.record, *key, created.warnings);
 }
 
-void deactivate(const options& o, key_store::key_store& store) {
+void deactivate(const options& o, key_store::key_store& store, keyhook::timestamp at) {
+    keyhook::key_status before{}, after{};
+    std::string id;
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         auto& e = find_entry(entries, *o.one("--id"));
-        e.record = keyhook::deactivate_key(e.record, now());
+        id = shown_id(e.record.id);
+        before = keyhook::status_at(e.record, at);
+        if (e.record.status == keyhook::key_status::revoked) return false;  // K6: nothing to write
+        e.record = keyhook::deactivate_key(e.record, at);
+        after = keyhook::status_at(e.record, at);
         return true;
     });
+    if (before == keyhook::key_status::revoked)
+        std::cout << "key " << id << " is already Revoked: nothing changed\n";
+    else
+        std::cout << "deactivated key " << id << ": status " << keyhook::to_string(before) << " -> "
+                  << keyhook::to_string(after) << '\n';
 }
 
-void update(const options& o, key_store::key_store& store) {
+void update(const options& o, key_store::key_store& store, keyhook::timestamp at) {
+    const auto period = time_options(o, at);
     keyhook::key_update change;
     if (const auto* v = o.one("--name")) change.name = *v;
     if (const auto* v = o.one("--description")) change.description = *v;
-    if (o.one("--from")) change.active_from = time_option(o, "--from");
-    if (o.one("--until")) change.expire_at = time_option(o, "--until");
+    change.active_from = period.from;
+    change.expire_at = period.until;
     if (const auto* v = o.all("--group")) change.groups = *v;
     const bool reactivate = o.flag("--reactivate");
     keyhook::key_update_report report;
+    std::vector<field> old_fields, new_fields;
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         auto& e = find_entry(entries, *o.one("--id"));
-        const auto at = now();
         auto policy = e.policy;
         const bool credits_set = apply_policy_options(o, policy);
+        check_period(change.active_from.value_or(e.record.active_from), change.expire_at.value_or(e.record.expire_at),
+                     period);
+        if (auto problems = keyhook::key_update_problems(e.record, change); !problems.empty()) throw in_flags(problems);
         report = value_or_fail(keyhook::try_update_key_reported(e.record, change, at));
         // K6: reactivation is explicit. Refused before anything is written.
         const bool revoked = report.before == keyhook::key_status::revoked;
         if (revoked && !reactivate)
-            throw failure{keyhook::error{keyhook::errc::invalid_value, "--id",
-                                         "the key is Revoked: an update applies to it only with --reactivate "
-                                         "(the key is unchanged)"}};
+            throw refused("--id",
+                          "the key is Revoked: an update applies to it only with --reactivate "
+                          "(the key is unchanged)");
         if (!revoked && reactivate)
-            throw failure{keyhook::error{keyhook::errc::invalid_value, "--reactivate",
-                                         "the key is not Revoked (it is " +
-                                             std::string(keyhook::to_string(report.before)) +
-                                             "): there is nothing to reactivate (the key is unchanged)"}};
+            throw refused("--reactivate", "the key is not Revoked (it is " +
+                                              std::string(keyhook::to_string(report.before)) +
+                                              "): there is nothing to reactivate (the key is unchanged)");
+        old_fields = fields_of(e, at);
         e.record = report.record;
         e.policy = policy;
         // New credits start afresh now; the gateway's write-back sees the change and keeps it.
         if (credits_set) e.usage.credits = keyhook::credit_state{policy.initial_credits, at};
+        new_fields = fields_of(e, at);
         return true;
     });
-    nlohmann::json out;
-    out["id"] = report.record.id.str();
-    out["before"] = std::string(keyhook::to_string(report.before));
-    out["after"] = std::string(keyhook::to_string(report.after));
-    std::cout << out.dump() << std::endl;
+    std::cout << "updated key " << shown_id(report.record.id) << ": status " << keyhook::to_string(report.before)
+              << " -> " << keyhook::to_string(report.after) << '\n';
+    bool any = false;
+    for (std::size_t i = 0; i < old_fields.size(); ++i) {
+        const auto& label = old_fields[i].label;
+        if (label == "status" || label == "updated") continue;  // said above; every update sets it
+        if (old_fields[i].quoted == new_fields[i].quoted) continue;
+        std::cout << "  " << label << ": " << old_fields[i].quoted << " -> " << new_fields[i].quoted << '\n';
+        any = true;
+    }
+    if (!any) std::cout << "  no other field changed\n";
 }
 
-void rotate(const options& o, key_store::key_store& store) {
+void rotate(const options& o, key_store::key_store& store, keyhook::timestamp at) {
     const auto peppers = peppers_from_environment();
     std::optional<keyhook::secret> key;
     key_store::entry fresh;
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         const auto& old = find_entry(entries, *o.one("--id"));
-        const auto at = now();
-        auto rotated = value_or_fail(keyhook::try_rotate_key(
+        auto rotated = keyhook::try_rotate_key(
             old.record, o.flag("--handover") ? keyhook::rotation_policy::handover : keyhook::rotation_policy::from_now,
-            keyhook::crypto::openssl_random{}, at));
-        key = rotated.key.take();
+            keyhook::crypto::openssl_random{}, at);
+        if (!rotated && !key_store::is_platform_failure(rotated.error()))
+            throw refused("--id", in_flag_words(rotated.error().message));  // K7: the old key's period
+        auto r = value_or_fail(std::move(rotated));
+        key = r.key.take();
         fresh.tenant = old.tenant;
         fresh.policy = old.policy;
-        fresh.record = rotated.record;
+        fresh.record = r.record;
         fresh.usage = keyhook::key_usage::fresh(fresh.policy, at);
         fresh.stored_key =
             value_or_fail(value_or_fail(keyhook::crypto::try_compute_stored_digest(peppers, *key)).try_store_form());
@@ -437,44 +729,74 @@ void rotate(const options& o, key_store::key_store& store) {
 }
 
 void remove(const options& o, key_store::key_store& store) {
+    // K8: the command line requires --confirm (CLI11 refuses the command
+    // without it, naming the flag); said again here in the same words.
+    if (!o.flag("--confirm")) throw usage_error{"delete: --confirm is required"};
+    std::string removed;
     change_store(store, [&](std::vector<key_store::entry>& entries) {
         const auto& e = find_entry(entries, *o.one("--id"));
-        // K8: the command line requires --confirm (a usage error without it, naming the flag).
-        const auto receipt = value_or_fail(
-            keyhook::try_delete_key(e.record, o.flag("--confirm") ? keyhook::deletion_confirmation::confirmed
-                                                                  : keyhook::deletion_confirmation::not_confirmed));
+        const auto receipt =
+            value_or_fail(keyhook::try_delete_key(e.record, keyhook::deletion_confirmation::confirmed));
+        removed = shown_id(receipt.id) + " (tenant " + keyhook::escape_text(e.tenant) + ", name " +
+                  keyhook::quoted_input(e.record.name, e.record.name.size()) + ")";
         entries.erase(std::remove_if(entries.begin(), entries.end(),
                                      [&](const key_store::entry& x) { return x.record.id == receipt.id; }),
                       entries.end());
         return true;
     });
+    std::cout << "deleted key " << removed << '\n';
 }
 
-// The records as spec 4.1's list call returns them, status as of now.
-void list(const options& o, key_store::key_store& store) {
-    const auto format = o.one("--format") ? cli::lower(*o.one("--format")) : std::string("table");  // O1: any case
+// --format: table (the default) or json, in any case (O1).
+bool json_format(const options& o) {
+    const auto* given = o.one("--format");
+    const auto format = given ? cli::lower(*given) : std::string("table");
     if (format != "json" && format != "table")
-        throw usage_error{"--format: expected json or table, got " + keyhook::quoted_input(*o.one("--format"))};
+        throw usage_error{"--format: expected table or json, got " + keyhook::quoted_input(*given)};
+    return format == "json";
+}
+
+// The table's widest text cells are cut (show prints them whole).
+constexpr std::size_t max_text_columns = 32;
+
+std::string cell(const std::string& s) { return view::truncate_to_width(keyhook::escape_text(s), max_text_columns); }
+
+void list(const options& o, key_store::key_store& store, keyhook::timestamp at) {
+    const bool json = json_format(o);
     const auto entries = value_or_fail(store.read());
-    const auto at = now();
-    std::vector<keyhook::api_key> records;
-    for (const auto& e : entries) {
-        if (o.one("--tenant") && e.tenant != *o.one("--tenant")) continue;
-        records.push_back(e.record);
-        records.back().status = keyhook::status_at(e.record, at);
-    }
-    if (format == "json") {
-        nlohmann::json out;
-        out["status"] = "success";
-        out["data"]["count"] = records.size();
-        out["data"]["page"] = 1;
-        out["data"]["pageSize"] = records.size();
-        out["data"]["result"] = nlohmann::json::array();
-        for (const auto& r : records) out["data"]["result"].push_back(r);
-        std::cout << out.dump(2) << std::endl;
+    std::vector<const key_store::entry*> shown;
+    for (const auto& e : entries)
+        if (!o.one("--tenant") || e.tenant == *o.one("--tenant")) shown.push_back(&e);
+    if (json) {
+        auto out = nlohmann::ordered_json::array();
+        for (const auto* e : shown) out.push_back(key_json(*e, at));
+        std::cout << json_text(out) << '\n';
         return;
     }
-    for (const auto& r : records) std::cout << r << '\n';
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"ID", "STATUS", "TENANT", "NAME", "MASKED KEY", "PERIOD (UTC)", "RATE LIMIT", "ALLOWLIST",
+                    "CREDITS LEFT", "LAST USED (UTC)"});
+    for (const auto* e : shown) {
+        const auto& k = e->record;
+        rows.push_back({shown_id(k.id), std::string(keyhook::to_string(keyhook::status_at(k, at))), cell(e->tenant),
+                        cell(k.name), masked_text(k), period_text(k, precision::second), rate_text(e->policy.rate),
+                        allowlist_text(e->policy.addresses), credits_text(*e, at),
+                        last_used_text(k, precision::second)});
+    }
+    std::cout << view::render_table(rows);
+}
+
+void show(const options& o, key_store::key_store& store, keyhook::timestamp at) {
+    const bool json = json_format(o);
+    const auto entries = value_or_fail(store.read());
+    const auto& e = find_entry(entries, *o.one("--id"));
+    if (json) {
+        std::cout << json_text(key_json(e, at)) << '\n';
+        return;
+    }
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (auto& f : fields_of(e, at)) lines.emplace_back(std::move(f.label), std::move(f.shown));
+    std::cout << view::render_fields(lines);
 }
 
 // O1: a failure of the store's file system (or of the platform's random
@@ -482,6 +804,11 @@ void list(const options& o, key_store::key_store& store) {
 int failed(const keyhook::error& e) {
     std::cerr << "key_admin: " << e << '\n';
     return key_store::is_platform_failure(e) ? cli::exit_failure : cli::exit_bad_input;
+}
+
+int refused_status(const refusal& r) {
+    for (const auto& [flag, why] : r.problems) std::cerr << "key_admin: " << flag << ": " << why << '\n';
+    return cli::exit_bad_input;
 }
 
 }  // namespace
@@ -496,21 +823,26 @@ int main(int argc, char** argv) {
         if (!address) throw usage_error{why};
         const auto opened = examples::store::open_key_store(*address);
         auto& store = *opened;
+        const auto at = clock_now();  // one clock reading: times, statuses and credits agree
         if (o.command == "create")
-            create(o, store);
+            create(o, store, at);
         else if (o.command == "deactivate")
-            deactivate(o, store);
+            deactivate(o, store, at);
         else if (o.command == "update")
-            update(o, store);
+            update(o, store, at);
         else if (o.command == "rotate")
-            rotate(o, store);
+            rotate(o, store, at);
         else if (o.command == "delete")
             remove(o, store);
+        else if (o.command == "list")
+            list(o, store, at);
         else
-            list(o, store);
+            show(o, store, at);
         return cli::exit_ok;
     } catch (const usage_error& e) {
         return cli::usage_failure(program, e.why);
+    } catch (const refusal& r) {
+        return refused_status(r);
     } catch (const failure& f) {
         return failed(f.error);
     } catch (const keyhook::error& e) {

@@ -54,6 +54,7 @@ COMMANDS = {
     "rotate": {"--id": False, "--handover": True},
     "delete": {"--id": False, "--confirm": False},
     "list": {"--tenant": True, "--format": True},
+    "show": {"--id": False, "--format": True},
 }
 
 
@@ -144,6 +145,13 @@ if NAME == "key_admin":
         check(r.returncode == 2 and "--store FILE is required" in r.stderr, "no --store: names it", r.stderr)
         r = run("--store", store)
         check(r.returncode == 2 and "a command is required" in r.stderr, "no command: says so", r.stderr)
+        r = run("--store", store, "show", "--id", "7d07d425-8c75-4e14-99ea-db7ed05a30e2")
+        check(r.returncode == 1 and '--id: no key in the store has the id "7d07d425' in r.stderr,
+              "show of an --id no key has: exit 1, naming it", (r.returncode, r.stderr))
+        r = run("--store", store, "create", "--tenant", "acme", "--name", "n", "--from", "2026-01-01", "--until",
+                "+0d", env={"KEYHOOK_PEPPERS": PEPPERS})
+        check(r.returncode == 2 and '--until: "+0d": the amount must be at least 1' in r.stderr,
+              "--until +0d: a usage error naming the flag and the text", (r.returncode, r.stderr))
         r = run("--store", store, "frobnicate-0123456789")
         check(r.returncode == 2 and "unknown command at position 3" in r.stderr and "frobnicate" not in r.stderr,
               "an unknown command: by its position, not quoted", r.stderr)
@@ -153,10 +161,13 @@ if NAME == "key_admin":
 
         # Any case: --format JSON, --refill DAILY and Monthly:3.
         r = run("--store", store, "list", "--format", "JSON")
-        check(r.returncode == 0 and json.loads(r.stdout or "{}").get("status") == "success",
+        check(r.returncode == 0 and json.loads(r.stdout or "{}") == [],
               "list --format JSON: taken in any case", (r.returncode, r.stdout, r.stderr))
+        r = run("--store", store, "list", "--format", "Table")
+        check(r.returncode == 0 and r.stdout.startswith("ID  "), "list --format Table: taken in any case",
+              (r.returncode, r.stdout, r.stderr))
         r = run("--store", store, "list", "--format", "yaml")
-        check(r.returncode == 2 and "--format: expected json or table" in r.stderr, "--format yaml: refused",
+        check(r.returncode == 2 and "--format: expected table or json" in r.stderr, "--format yaml: refused",
               r.stderr)
         for refill in ("DAILY", "Monthly:3"):
             r = run("--store", store, "create", "--tenant", "acme", "--name", f"refill {refill}", "--from",
@@ -164,9 +175,11 @@ if NAME == "key_admin":
                     "5", "--refill", refill, env={"KEYHOOK_PEPPERS": PEPPERS})
             check(r.returncode == 0, f"create --refill {refill}: taken in any case", (r.returncode, r.stderr))
         r = run("--store", store, "list", "--format", "json")
-        refills = sorted(json.dumps(k.get("policy", {}).get("refill")) for k in
-                         json.loads(r.stdout or '{"data": {"result": []}}')["data"]["result"])
-        check(r.returncode == 0 and len(refills) == 2, "both keys stored", (r.returncode, r.stdout, r.stderr))
+        refills = sorted(json.dumps(k["policy"]["credits"]["refill"], sort_keys=True)
+                         for k in json.loads(r.stdout or "[]"))
+        check(r.returncode == 0 and refills == ['{"amount": 5, "day": 3, "interval": "monthly"}',
+                                                '{"amount": 5, "interval": "daily"}'],
+              "both keys stored with their refills", (r.returncode, refills, r.stderr))
         # O1's exit statuses: the store's file system failing is 3, its content 1.
         os.mkdir(os.path.join(work, "dir.jsonl"))
         r = run("--store", os.path.join(work, "dir.jsonl"), "list")

@@ -48,6 +48,14 @@ endif()
 #   key_admin.reactivation_is_explicit  [K6]
 #   key_admin.store_files               [K18] modes, no symlink followed, killed before the rename
 #   key_admin.one_stored_key_per_key    [K18] an own key stored twice is refused, under any pepper or scheme
+#   key_admin.list_and_show             [M1 P1 S3 K14] list's table and JSON array, show's lines and
+#                                       object: statuses as of now, masked keys, policies, credits
+#                                       left; text from the store escaped; an unknown --id named
+#   key_admin.changes_printed           [K6 K8 O1] deactivate, update and delete print what changed,
+#                                       never a key or a digest; delete without --confirm refused
+#   key_admin.time_forms                [T1 O1] --from now|YYYY-MM-DD|T1, --until also +N d|h|m|s;
+#                                       both sides of each boundary, refusals naming flag and text
+#   key_admin.errors_name_flags         [O1 K8] every refusal names its flag, never a C++ name
 if(TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
@@ -60,6 +68,10 @@ if(TARGET key_admin)
         key_admin_store_test(reactivation_is_explicit k6 K6)
         key_admin_store_test(store_files files K18)
         key_admin_store_test(one_stored_key_per_key unique K18)
+        key_admin_store_test(list_and_show output M1 P1 S3 K14)
+        key_admin_store_test(changes_printed changes K6 K8 O1)
+        key_admin_store_test(time_forms times T1 O1)
+        key_admin_store_test(errors_name_flags errors O1 K8)
     endif()
 endif()
 
