@@ -20,14 +20,14 @@
 #                 libraries and the PostgreSQL server their crash test starts,
 #                 nginx-light for key_gateway's stage, and the Prometheus server
 #                 (Debian's prometheus, with promtool) that scrapes the programs
-#                 in interop.metrics (tests/interop/)
+#                 in interop.metrics_prometheus (tests/interop/)
 #
 # The prometheus package comes with a service: the tests start their own
 # server, never that one. It is kept from starting while it is installed (a
-# policy-rc.d that denies every start, put in place only for that install when
-# none is there, restored after), and, where systemd runs, disabled and stopped
-# on every run (so a second run changes nothing, and one on a machine where the
-# service was enabled by hand turns it off again).
+# policy-rc.d that denies every start stands in for that install only; one
+# that was there is put back after), and, where systemd runs, disabled and
+# stopped on every run (so a second run changes nothing, and one on a machine
+# where the service was enabled by hand turns it off again).
 set -euo pipefail
 
 interop=0
@@ -42,7 +42,7 @@ for arg in "$@"; do
         --interop) packages+=(libsqlite3-dev libpq-dev postgresql-15 nginx-light prometheus); interop=1 ;;
         --all) packages+=(libbenchmark-dev libclang-rt-14-dev valgrind libsqlite3-dev libpq-dev postgresql-15 nginx-light
                           prometheus); interop=1 ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option '$arg'" >&2
            echo "usage: scripts/install-deps.sh [--bench] [--sanitizers] [--valgrind] [--stores] [--interop] [--all]" >&2
            exit 2 ;;
