@@ -56,8 +56,10 @@ if [ "$interop" -eq 1 ] && ! { command -v node && command -v npm; } >/dev/null 2
     packages+=(nodejs npm)
 fi
 for p in "${packages[@]}"; do
-    # dpkg -s also succeeds for a removed package whose configuration remains.
-    if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed$'; then
+    # Its status, not dpkg -s's success (which holds for a removed package whose
+    # configuration remains); not piped into grep -q either, which under
+    # pipefail fails when dpkg is cut off by SIGPIPE (prometheus's long entry).
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
         missing+=("$p")
     fi
 done
