@@ -117,3 +117,33 @@ if(Python3_Interpreter_FOUND AND TARGET webhook_dispatch AND TARGET webhook_deli
                 $<TARGET_FILE:webhook_dispatch> $<TARGET_FILE:webhook_deliver> $<TARGET_FILE:webhook_receiver>)
     set_tests_properties(cli.readme_pipeline PROPERTIES LABELS "cli;O1" TIMEOUT 120)
 endif()
+
+# [O4] --metrics-listen on the command line. In a build without
+# prometheus-cpp's core or Boost.Beast (-DKEYHOOK_EXAMPLES_METRICS=OFF, or
+# .ci/run's core-only tree) it is a usage error that says what is missing
+# (exit 2), before anything listens; in a build with them, without --listen
+# or with an address that is not HOST:PORT it is a usage error too.
+if(TARGET webhook_receiver)
+    set(_receiver_env "${CMAKE_COMMAND}" -E env "KEYHOOK_RECEIVER_KEY=the-receiver-key-1234567890")
+    if(NOT KEYHOOK_EXAMPLES_HAVE_METRICS)
+        add_test(NAME webhook_receiver.metrics_not_built
+            COMMAND ${_receiver_env} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_receiver>
+                    "-DARGS=--listen|127.0.0.1:0|--metrics-listen|127.0.0.1:0" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_receiver: --metrics-listen is not available: this build has no prometheus-cpp"
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(webhook_receiver.metrics_not_built PROPERTIES LABELS "cli;O4")
+    else()
+        add_test(NAME webhook_receiver.metrics_needs_listen
+            COMMAND ${_receiver_env} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_receiver>
+                    "-DARGS=--metrics-listen|127.0.0.1:0" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_receiver: --metrics-listen goes with --listen"
+                    -P "${_cli_tests}/run_cli.cmake")
+        add_test(NAME webhook_receiver.metrics_address
+            COMMAND ${_receiver_env} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_receiver>
+                    "-DARGS=--listen|127.0.0.1:0|--metrics-listen|9100" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_receiver: --metrics-listen: expected HOST:PORT, got \"9100\""
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(webhook_receiver.metrics_needs_listen webhook_receiver.metrics_address
+                             PROPERTIES LABELS "cli;O4")
+    endif()
+endif()
