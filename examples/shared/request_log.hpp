@@ -13,10 +13,11 @@
 //   - repeated_error: the first occurrence reported at once, then at most one
 //     report a second naming how many occurrences it stands for. The clock is
 //     a parameter.
-//   - line_writer: a thread of its own writes the lines. A request thread only
-//     appends to a buffer under a mutex; when standard error does not keep up
-//     (a pipe nobody reads), request lines past `max_pending` bytes are
-//     dropped and counted, and a notice says how many, at most once a second.
+//   - line_writer: a thread of its own writes the lines, in batches (every
+//     50 ms at most, or 64 KiB). A request thread only appends to a buffer
+//     under a mutex; when standard error does not keep up (a pipe nobody
+//     reads), request lines past `max_pending` bytes are dropped and counted,
+//     and a notice says how many, at most once a second.
 //
 // Generic: key_gateway uses it; nothing in it knows a program.
 #pragma once
@@ -88,6 +89,17 @@ inline void append_json_string(std::string& out, std::string_view s) {
         nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+// Appends client text as client_text gives it, as a JSON string.
+inline void append_client_text(std::string& out, std::string_view s, const std::vector<std::string_view>& secrets) {
+    const bool has_secret = std::any_of(secrets.begin(), secrets.end(), [s](std::string_view secret) {
+        return !secret.empty() && s.find(secret) != std::string_view::npos;
+    });
+    if (!has_secret && s.size() <= text_cap)
+        append_json_string(out, s);
+    else
+        append_json_string(out, client_text(s, secrets));
+}
+
 // One request as its line names it. The views must outlive format_request_line.
 struct request_line {
     keyhook::timestamp time{};
@@ -116,20 +128,20 @@ inline std::string format_request_line(const request_line& r) {
     out += keyhook::format_timestamp_millis(r.time);
     out += "\",\"tenant\":";
     if (r.tenant && r.tenant_known) {
-        append_json_string(out, client_text(*r.tenant, r.secrets));
+        append_client_text(out, *r.tenant, r.secrets);
     } else {
         out += "null";
         if (r.tenant) out += ",\"tenantLength\":" + std::to_string(r.tenant->size());
     }
     out += ",\"keyId\":";
     if (r.key_id)
-        append_json_string(out, client_text(*r.key_id, r.secrets));
+        append_json_string(out, *r.key_id);  // the store's text, not the client's
     else
         out += "null";
     out += ",\"method\":";
-    append_json_string(out, client_text(r.method, r.secrets));
+    append_client_text(out, r.method, r.secrets);
     out += ",\"path\":";
-    append_json_string(out, client_text(r.path, r.secrets));
+    append_client_text(out, r.path, r.secrets);
     out += ",\"code\":";
     append_json_string(out, r.code);
     const auto us = std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(r.latency).count());
@@ -192,13 +204,24 @@ public:
         : program_(std::move(program)), fd_(fd), max_pending_(max_pending) {
         struct stat st {};
         regular_file_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+        // The thread takes no signal (it inherits the mask it starts with):
+        // a program's SIGTERM goes to the threads that wait for it, and a
+        // reader that went away makes write() fail with EPIPE here instead of
+        // ending the process.
+        sigset_t all, before;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &before);
         thread_ = std::thread([this] { run(); });
+        pthread_sigmask(SIG_SETMASK, &before, nullptr);
     }
     ~line_writer() { close(std::chrono::seconds{2}); }
     line_writer(const line_writer&) = delete;
     line_writer& operator=(const line_writer&) = delete;
 
-    // Queues `line` and a newline.
+    // Queues `line` and a newline. Request lines are written in batches (at
+    // most batch_window after the first of a batch, or once batch_bytes
+    // wait), so a busy server makes a few write() calls a second, not one a
+    // line; a notice is written at once.
     void write(std::string_view line, kind k = kind::request) {
         std::lock_guard<std::mutex> hold(mutex_);
         const auto limit = k == kind::request ? max_pending_ : 2 * max_pending_;
@@ -206,16 +229,21 @@ public:
             ++dropped_;
             return;
         }
-        const bool was_empty = pending_.empty();
+        const auto before = pending_.size();
         pending_.append(line.data(), line.size());
         pending_ += '\n';
-        if (was_empty) wake_.notify_one();
+        if (k == kind::notice) urgent_ = true;
+        if (k == kind::notice || (before == 0 && idle_wait_) ||
+            (before < batch_bytes() && pending_.size() >= batch_bytes()))
+            wake_.notify_one();
     }
 
     // Waits until every line queued so far is written, at most `patience`.
     // True when they were.
     bool flush(std::chrono::milliseconds patience) {
         std::unique_lock<std::mutex> hold(mutex_);
+        urgent_ = true;
+        wake_.notify_one();
         return idle_.wait_for(hold, patience, [this] { return (pending_.empty() && !writing_) || done_; }) &&
                pending_.empty() && !writing_;
     }
@@ -243,14 +271,10 @@ public:
 
 private:
     using steady = std::chrono::steady_clock;
+    static constexpr std::chrono::milliseconds batch_window{50};
+    std::size_t batch_bytes() const { return std::min<std::size_t>(64 * 1024, max_pending_ / 2); }
 
     void run() {
-        // A reader that went away makes write() fail with EPIPE for this
-        // thread instead of ending the process.
-        sigset_t pipe_signal;
-        sigemptyset(&pipe_signal);
-        sigaddset(&pipe_signal, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
         std::string batch;
         std::uint64_t reported = 0;
         auto last_report = steady::time_point{};
@@ -264,8 +288,18 @@ private:
                 const auto report_due = [&] {
                     return dropped_ != reported && steady::now() - last_report >= std::chrono::seconds{1};
                 };
-                wake_.wait_for(hold, std::chrono::seconds{1},
-                               [&] { return !pending_.empty() || closing_ || report_due(); });
+                // Nothing waits: sleep until a line comes, or a report is due.
+                if (pending_.empty() && !closing_ && !urgent_) {
+                    idle_wait_ = true;
+                    wake_.wait_for(hold, std::chrono::seconds{1},
+                                   [&] { return !pending_.empty() || closing_ || urgent_ || report_due(); });
+                    idle_wait_ = false;
+                }
+                // Lines wait: gather more for the batch window, unless enough wait or one is urgent.
+                if (!pending_.empty() && !closing_ && !urgent_)
+                    wake_.wait_for(hold, batch_window,
+                                   [&] { return pending_.size() >= batch_bytes() || closing_ || urgent_; });
+                urgent_ = false;
                 const bool last = closing_;
                 if (pending_.empty() && dropped_ == reported && last) break;
                 batch.clear();
@@ -323,7 +357,9 @@ private:
     std::string pending_;
     std::uint64_t dropped_ = 0;
     bool writing_ = false, closing_ = false, abandon_ = false, done_ = false, closed_ = false;
-    std::thread thread_;  // last: started once the members above exist
+    bool urgent_ = false;     // a notice or a flush: write without waiting for the batch
+    bool idle_wait_ = false;  // the thread sleeps on an empty buffer: the next line wakes it
+    std::thread thread_;      // last: started once the members above exist
 };
 
 }  // namespace examples::request_log
