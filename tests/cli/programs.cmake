@@ -27,11 +27,14 @@ endif()
 #                                            store as it was; restarted, it serves and writes back
 #   key_gateway.stale_store_fails_closed     [K17] an unreadable store: answers within the stale period,
 #                                            503 past it, failures logged at most once a second
+#   key_gateway.request_log                  [O2 O3] one JSON line per decision and no key in any; --log none;
+#                                            an empty store warned of, a missing one exit 3; a proxy without
+#                                            its forwarded headers; standard error a pipe nobody reads
 if(TARGET key_gateway AND TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
         foreach(_case "write_back_off_request_path|lock|cli;K14;K15;K16" "killed_mid_write_back|kill|cli;K14;K18"
-                      "stale_store_fails_closed|stale|cli;K17")
+                      "stale_store_fails_closed|stale|cli;K17" "request_log|log|cli;O2;O3")
             string(REPLACE "|" ";" _case "${_case}")
             list(GET _case 0 _name)
             list(GET _case 1 _section)

@@ -3,7 +3,9 @@
 # once the programs are defined.
 #
 #   interop.gateway_nginx  key_gateway behind nginx's auth_request (K16), keys
-#                      made by key_admin: when Python 3 and /usr/sbin/nginx are found
+#                      made by key_admin, every code to the client and the
+#                      key's identity to the upstream (O2), the log (O3):
+#                      when Python 3 and /usr/sbin/nginx are found
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
@@ -95,12 +97,12 @@ if(Python3_Interpreter_FOUND)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs Debian's prometheus and prometheus-cpp-dev for "
                             "interop.metrics_prometheus: run scripts/install-deps.sh --interop")
     endif()
-    # K11 to K16: key_gateway behind Debian's nginx (nginx-light), keys made by key_admin.
+    # K11 to K16, O2, O3: key_gateway behind Debian's nginx (nginx-light), keys made by key_admin.
     if(TARGET key_admin AND TARGET key_gateway AND EXISTS /usr/sbin/nginx)
         add_test(NAME interop.gateway_nginx
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_interop.py" /usr/sbin/nginx
                     $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
-        set_tests_properties(interop.gateway_nginx PROPERTIES LABELS "interop;K16" TIMEOUT 120)
+        set_tests_properties(interop.gateway_nginx PROPERTIES LABELS "interop;K16;O2;O3" TIMEOUT 120)
     elseif(KEYHOOK_INTEROP)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs nginx for interop.gateway_nginx: "
                             "run scripts/install-deps.sh --interop")
