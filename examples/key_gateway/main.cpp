@@ -3,7 +3,7 @@
 //
 //   key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik
 //               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
-//               [--log json|none]
+//               [--log json|none] [--metrics-listen HOST:PORT]
 //
 // --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
 // which refuses any other form, naming the accepted ones: exit 2). The
@@ -35,6 +35,12 @@
 // (examples/shared/request_log.hpp), written by a thread of its own so a slow
 // standard error never holds a call; the program's other lines are plain
 // text ("key_gateway: ...") and carry no "code".
+// O4: with --metrics-listen HOST:PORT (a separate address; refused, exit 2,
+// in a build without prometheus-cpp) GET /metrics serves
+// keyhook_gateway_decisions_total{code} (O2's codes),
+// keyhook_gateway_decision_seconds and keyhook_store_errors_total{store="key"}
+// (examples/shared/metrics.hpp), and GET /healthz answers 503 exactly when
+// the calls are refused as stale (K17) and while the gateway stops, else 200.
 //
 // Exit status (rule O1): 0 stopped by SIGINT or SIGTERM with the usage
 // written back; 1 bad input: the routes file missing or malformed, or a store
@@ -57,9 +63,11 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -74,17 +82,29 @@
 #include "shared/cli.hpp"
 #include "shared/http_server.hpp"
 #include "shared/key_store.hpp"
+#include "shared/metrics.hpp"
 #include "shared/request_log.hpp"
 #include "shared/store_opener.hpp"
 
 namespace {
 
 namespace cli = examples::cli;
+namespace metrics = examples::metrics;
+
+// O4: a decision's metric label is its answer's code (O2), one table apart:
+// gateway::code and metrics::gateway_code name the same codes in one order.
+constexpr bool metric_codes_match() {
+    if (std::size(gateway::code_rows) != metrics::gateway_code_names.size()) return false;
+    for (std::size_t i = 0; i < metrics::gateway_code_names.size(); ++i)
+        if (gateway::code_rows[i].name != metrics::gateway_code_names[i]) return false;
+    return true;
+}
+static_assert(metric_codes_match(), "the metrics' code label takes exactly the answer codes, in order");
 
 const cli::program program{"key_gateway",
                            "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik\n"
                            "                   --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
-                           "                   [--log json|none]",
+                           "                   [--log json|none] [--metrics-listen HOST:PORT]",
                            ""};
 
 constexpr const char* description =
@@ -103,7 +123,9 @@ struct settings {
     // K17: how long the gateway answers from what it holds once the store
     // cannot be read; then it refuses every call (503) until the store reads.
     std::chrono::milliseconds stale_for{5000};
-    bool log_requests = true;  // --log json (O3); none: no request lines
+    bool log_requests = true;                        // --log json (O3); none: no request lines
+    std::optional<metrics::listen_address> metrics;  // --metrics-listen (O4)
+    std::string metrics_text;                        // as given, for messages
 };
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -124,7 +146,7 @@ using usage_error = cli::usage_error;
 std::variant<settings, int> parse_arguments(int argc, char** argv) {
     CLI::App app;
     cli::configure(app, program, description);
-    std::string listen, store, proxy, stale_for, log_format = "json";
+    std::string listen, store, proxy, stale_for, log_format = "json", metrics_listen;
     std::vector<std::string> trusted;
     settings s;
     app.add_option("--listen", listen, "serve HTTP on HOST:PORT (port 0: any free port, printed)")
@@ -152,8 +174,20 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
                    "json: one JSON line per decision on standard error (O3); none: no request lines; any case")
         ->type_name("json|none")
         ->default_str("json");
+    app.add_option("--metrics-listen", metrics_listen,
+                   "serve GET /metrics (Prometheus) and GET /healthz on HOST:PORT, a separate address (O4)")
+        ->type_name("HOST:PORT")
+        ->default_str("off");
     if (const auto status = cli::parse(app, program, argc, argv)) return *status;
     try {
+        if (app.get_option("--metrics-listen")->count() > 0) {
+            // O4: refused before anything else in a build without prometheus-cpp.
+            if (!metrics::built()) throw usage_error{metrics::not_built_message()};
+            s.metrics = metrics::parse_listen_address(metrics_listen);
+            if (!s.metrics)
+                throw usage_error{"--metrics-listen: expected HOST:PORT, got " + keyhook::quoted_input(metrics_listen)};
+            s.metrics_text = metrics_listen;
+        }
         const auto colon = listen.rfind(':');
         if (colon == std::string::npos || colon + 1 == listen.size() ||
             listen.find_first_not_of("0123456789", colon + 1) != std::string::npos || listen.size() - colon > 6)
@@ -361,6 +395,13 @@ public:
         store_->keep_last_version(true);
     }
 
+    // O4: where decisions and store failures are counted, and the store's
+    // outcomes told for /healthz. Set before serving (either may be null).
+    void observe(metrics::registry* counts, metrics::health* health) {
+        counts_ = counts;
+        health_ = health;
+    }
+
     examples::http_server::response handle(const examples::http_server::request& req) {
         namespace hs = examples::http_server;
         const auto started = steady::now();
@@ -397,6 +438,8 @@ public:
         // The peer's address is always an IP address; were it not, no call could be judged.
         auto d = peer ? decide(headers, family, resource, access, asked.caller, tenant ? &tenant->value : nullptr)
                       : decision{gateway::unavailable_answer(), std::nullopt, false, now()};
+        const auto took = steady::now() - started;
+        if (counts_) counts_->gateway_decision(static_cast<metrics::gateway_code>(d.answer.value), took);  // O4
         hs::response out;
         out.status = d.answer.status;
         for (auto& h : d.answer.headers) out.headers.push_back({std::move(h.name), std::move(h.value)});
@@ -412,7 +455,7 @@ public:
             const std::string_view raw = std::string_view(asked.uri).substr(0, asked.uri.find_first_of("?#"));
             line.path = path ? std::string_view(*path) : raw;
             line.code = gateway::row_of(d.answer.value).name;
-            line.latency = steady::now() - started;
+            line.latency = took;
             // The key the call presented is never logged, wherever the client also put it.
             for (const auto& h : headers)
                 if (h.sensitive) line.secrets.push_back(h.value);
@@ -502,7 +545,7 @@ public:
         } else {
             auto r = store_->try_update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
-            if (!*r) return write_failed(changes, "the store is locked by another writer; trying again");
+            if (!*r) return write_failed(changes, "the store is locked by another writer; trying again", false);
             stamp = **r;
         }
         if (missing) return write_failed(changes, store_->path() + ": cannot open: the store is missing");
@@ -560,19 +603,26 @@ private:
 
     void heard() {
         heard_at_.store(steady::now().time_since_epoch().count(), std::memory_order_relaxed);
+        if (health_) health_->store_ok();  // O4
         read_log_.succeeded("the store reads again");
         if (stale_logged_) log("no longer stale: calls are answered again");
         stale_logged_ = false;
     }
 
     bool read_failed(const keyhook::error& e) {
+        // O4: counted; /healthz turns 503 when stale() does, its period from the last time the store was heard.
+        if (counts_) counts_->store_error(metrics::store::key);
+        if (health_)
+            health_->store_failed(steady::time_point(steady::duration(heard_at_.load(std::memory_order_relaxed))));
         last_read_failure_was_platform_ = key_store::is_platform_failure(e);
         read_log_.failed(e.what());
         note_staleness();
         return false;
     }
 
-    bool write_failed(const std::vector<key_store::write_back>& changes, const std::string& why) {
+    // `error`: false for a write-back deferred by another writer's lock (not a store failure, O4).
+    bool write_failed(const std::vector<key_store::write_back>& changes, const std::string& why, bool error = true) {
+        if (error && counts_) counts_->store_error(metrics::store::key);
         {
             std::lock_guard<std::mutex> hold(mutex_);
             for (const auto& c : changes) queue(c.id.str());  // written with the next write-back
@@ -793,6 +843,9 @@ private:
     failure_log proxy_log_{"a request from a trusted proxy lacks its forwarded headers"};
     // Both: when the store was last read or written (steady clock ticks).
     std::atomic<steady::rep> heard_at_;
+    // O4, set before serving: the request threads count decisions, the store's thread failures.
+    metrics::registry* counts_ = nullptr;
+    metrics::health* health_ = nullptr;
     background_runner runner_;  // the store thread's write-back jobs
 };
 
@@ -846,6 +899,10 @@ int main(int argc, char** argv) {
         pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
         gateway_state state(s, std::move(*peppers), std::move(*routes), std::move(*groups));
+        // O4: counted whether or not --metrics-listen serves them (recording costs an atomic add).
+        metrics::registry counts(metrics::program::key_gateway);
+        metrics::health health(s.stale_for);
+        state.observe(&counts, &health);
         // A store that does not read is not served: 3 when its file cannot
         // be read, 1 when what it holds is refused.
         if (!state.check(true)) {
@@ -862,6 +919,16 @@ int main(int argc, char** argv) {
         examples::http_server::server server(o,
                                              [&state](examples::http_server::request&& r) { return state.handle(r); });
         std::string error;
+        metrics::listener metrics_listener(counts, health);
+        if (s.metrics) {
+            const auto metrics_port = metrics_listener.start(*s.metrics, error);
+            if (!metrics_port) {
+                log("cannot listen on " + keyhook::quoted_input(s.metrics_text) + " (--metrics-listen): " + error);
+                close_lines();
+                return cli::exit_failure;
+            }
+            std::cout << "key_gateway: metrics on " << s.metrics->host << ":" << *metrics_port << std::endl;
+        }
         const auto port = server.listen(s.host, s.port, error);
         if (!port) {
             log("cannot listen: " + error);
@@ -879,7 +946,10 @@ int main(int argc, char** argv) {
         for (;;) {
             const timespec quarter{0, 250 * 1000 * 1000};
             const int sig = sigtimedwait(&signals, nullptr, &quarter);
-            if (sig == SIGINT || sig == SIGTERM) break;
+            if (sig == SIGINT || sig == SIGTERM) {
+                health.shutting_down();  // O4: /healthz says so until the metrics listener stops
+                break;
+            }
             const auto t = steady::now();
             if (t - last_write >= std::chrono::seconds{1} && state.write_back(false)) last_write = t;
             state.check(sig == SIGHUP);
@@ -888,6 +958,7 @@ int main(int argc, char** argv) {
         server.stop();
         serving.join();
         const bool written = state.write_back(true);
+        metrics_listener.stop();
         log(written ? "stopped; usage written back" : "stopped; the usage could not be written back");
         close_lines();
         return written ? cli::exit_ok : cli::exit_failure;

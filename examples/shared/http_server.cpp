@@ -151,6 +151,7 @@ public:
     connection& operator=(const connection&) = delete;
 
     void start() {
+        began_ = std::chrono::steady_clock::now();
         if (rejected_) {
             auto r = json_answer(503, "too many open connections; retry later");
             r.headers.push_back({"Retry-After", "1"});
@@ -205,7 +206,7 @@ private:
 
     // An answer the server makes on its own, told to whoever asked (options::server_answered).
     void told(int status) {
-        if (srv_.opts.server_answered) srv_.opts.server_answered(status);
+        if (srv_.opts.server_answered) srv_.opts.server_answered(status, std::chrono::steady_clock::now() - began_);
     }
 
     // Reads as far as the bytes in `in_` allow; asks for more, or answers.
@@ -326,6 +327,7 @@ private:
             if (ec) return self->finish();
             if (self->closing_) return self->linger();
             // The next request's deadline starts now; bytes already here are its start.
+            self->began_ = std::chrono::steady_clock::now();
             self->arm(self->srv_.opts.request_deadline);
             self->process();
         });
@@ -365,6 +367,7 @@ private:
     asio::steady_timer timer_;
     bool rejected_;
     unsigned generation_ = 0;
+    std::chrono::steady_clock::time_point began_{};  // the current request's start (options::server_answered)
     bool reading_ = false, writing_ = false, closing_ = false;
     std::size_t scanned_ = 0, fields_ = 0, drained_ = 0;
     std::string in_;

@@ -72,9 +72,11 @@ struct options {
     bool allow_chunked = false;  // false: any Transfer-Encoding is refused 411
     // Told the status of each answer the server makes on its own, without
     // the handler: H13's refusals (400, 408, 411, 413, 431, 503 past the
-    // connection limit) and 500 for a handler that threw. On the server's
-    // threads, concurrently (the programs count them, rule O4).
-    std::function<void(int status)> server_answered;
+    // connection limit) and 500 for a handler that threw, and how long
+    // since the request began (its connection was accepted, or the answer
+    // before it on the connection was written). On the server's threads,
+    // concurrently (the programs count and log them, rules O3 and O4).
+    std::function<void(int status, std::chrono::steady_clock::duration took)> server_answered;
 };
 
 // Handlers. `check_head`, when set, sees each request before its body is read

@@ -40,6 +40,13 @@ void health::store_failed() noexcept {
     failing_since_.compare_exchange_strong(ok, now, std::memory_order_relaxed);
 }
 
+void health::store_failed(clock::time_point since) noexcept {
+    last_heard_.store(ticks(clock::now()), std::memory_order_relaxed);
+    std::int64_t ok = 0;
+    // A start of 0 ticks would read as "not failing": the clock's epoch is long past.
+    failing_since_.compare_exchange_strong(ok, std::max<std::int64_t>(ticks(since), 1), std::memory_order_relaxed);
+}
+
 void health::set_probe(std::function<bool()> probe) {
     std::lock_guard<std::mutex> lock(probe_mutex_);
     probe_ = std::move(probe);

@@ -155,6 +155,11 @@ public:
 
     void store_ok() noexcept;
     void store_failed() noexcept;
+    // A failure whose failing period began at `since` (the last success, for
+    // a program that keeps its own: key_gateway's stale period counts from
+    // when it last heard from its store, so /healthz turns 503 when its
+    // calls do). A later failure leaves the period's start as it is.
+    void store_failed(std::chrono::steady_clock::time_point since) noexcept;
     // True when the store answered. Called by check() (on the listener's thread).
     void set_probe(std::function<bool()> probe);
     void shutting_down() noexcept;

@@ -9,7 +9,9 @@
 //     character), and is escaped by nlohmann/json and keyhook::escape_json_text
 //     (P1: controls, DEL, C1, bidirectional controls as \u escapes; bytes that
 //     are not UTF-8 as \ufffd). A tenant is named only when the caller says the
-//     store knows it; otherwise it is null and its length is given.
+//     store knows it; otherwise it is null and its length is given. Method
+//     and path are null for an answer made before the request line was read
+//     (the HTTP server's own refusals, rule H13).
 //   - repeated_error: the first occurrence reported at once, then at most one
 //     report a second naming how many occurrences it stands for. The clock is
 //     a parameter.
@@ -19,7 +21,8 @@
 //     reads), request lines past `max_pending` bytes are dropped and counted,
 //     and a notice says how many, at most once a second.
 //
-// Generic: key_gateway uses it; nothing in it knows a program.
+// Generic: key_gateway and webhook_receiver --listen use it; nothing in it
+// knows a program.
 #pragma once
 
 #include <poll.h>
@@ -110,8 +113,9 @@ struct request_line {
     std::optional<std::string_view> tenant;
     bool tenant_known = false;
     std::optional<std::string_view> key_id;  // null when no key was found (or may not be named)
-    std::string_view method;
-    std::string_view path;  // without the query
+    // Null when the answer was made before the request line was read.
+    std::optional<std::string_view> method;
+    std::optional<std::string_view> path;  // without the query
     std::string_view code;
     std::chrono::nanoseconds latency{};
     std::vector<std::string_view> secrets;  // replaced in every client text
@@ -123,7 +127,7 @@ struct request_line {
 // (microseconds).
 inline std::string format_request_line(const request_line& r) {
     std::string out;
-    out.reserve(192 + r.path.size() + r.method.size());
+    out.reserve(192 + (r.path ? r.path->size() : 0) + (r.method ? r.method->size() : 0));
     out += "{\"time\":\"";
     out += keyhook::format_timestamp_millis(r.time);
     out += "\",\"tenant\":";
@@ -139,9 +143,15 @@ inline std::string format_request_line(const request_line& r) {
     else
         out += "null";
     out += ",\"method\":";
-    append_client_text(out, r.method, r.secrets);
+    if (r.method)
+        append_client_text(out, *r.method, r.secrets);
+    else
+        out += "null";
     out += ",\"path\":";
-    append_client_text(out, r.path, r.secrets);
+    if (r.path)
+        append_client_text(out, *r.path, r.secrets);
+    else
+        out += "null";
     out += ",\"code\":";
     append_json_string(out, r.code);
     const auto us = std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(r.latency).count());

@@ -47,7 +47,7 @@ const examples::cli::program program{
     "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver [--key-env NAME] [REQUEST.json | -]\n"
     "       KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]\n"
     "         [--max-connections N] [--threads N] [--store S] [--replay-scope NAME] [--pending-bound S]\n"
-    "         [--metrics-listen HOST:PORT]",
+    "         [--metrics-listen HOST:PORT] [--log json|none]",
     "only one request file"};
 
 int usage(std::string_view problem) { return examples::cli::usage_failure(program, problem); }
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     webhook_receiver::listen_arguments listen;
     std::string path = "-";
     std::string request_timeout, read_timeout, max_connections, threads, store, replay_scope, pending_bound,
-        metrics_listen;
+        metrics_listen, log_format;
     app.add_option("REQUEST", path, "the request description; '-' reads standard input")
         ->type_name("")
         ->default_str("-");
@@ -187,6 +187,11 @@ int main(int argc, char** argv) {
         ->type_name("HOST:PORT")
         ->default_str("off")
         ->group(serving);
+    app.add_option("--log", log_format,
+                   "json: one JSON line per request on standard error (O3); none: no request lines; any case")
+        ->type_name("json|none")
+        ->default_str("json")
+        ->group(serving);
     if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
 
     const auto given = [&app](const char* name) { return app.get_option(name)->count() > 0; };
@@ -207,10 +212,11 @@ int main(int argc, char** argv) {
         if (given("--replay-scope")) listen.replay_scope = replay_scope;
         if (given("--pending-bound")) listen.pending_bound = pending_bound;
         if (given("--metrics-listen")) listen.metrics_listen = metrics_listen;
+        if (given("--log")) listen.log_format = log_format;
         return webhook_receiver::run_listen_mode(listen);
     }
     for (const char* name : {"--request-timeout", "--read-timeout", "--max-connections", "--threads", "--store",
-                             "--replay-scope", "--pending-bound", "--metrics-listen"})
+                             "--replay-scope", "--pending-bound", "--metrics-listen", "--log"})
         if (given(name)) return usage(std::string(name) + " goes with --listen");
     const std::string& key_env = listen.key_env;
 

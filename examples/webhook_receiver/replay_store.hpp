@@ -59,6 +59,10 @@ public:
     // Told the outcome of each operation on the store (true: it answered),
     // for the receiver's health and metrics (O4). Set before serving.
     void set_observer(std::function<void(bool answered)> observe) { observe_ = std::move(observe); }
+    // Told what failed, one line of text naming no store address (O3: the
+    // receiver reports a repeated failure at most once a second, with its
+    // count). Unset: written to standard error at once. Set before serving.
+    void set_reporter(std::function<void(const std::string& what)> report) { report_ = std::move(report); }
 
     // O4's probe: a claim and a release of an id no request can carry (a
     // header value holds no line feed), expired from the start. True when
@@ -75,8 +79,8 @@ public:
             tell(true);
             return true;
         } catch (const std::exception& e) {
-            std::cerr << "webhook_receiver: the replay store failed its health probe: " << e.what() << std::endl;
             tell(false);
+            report(std::string("the replay store failed its health probe: ") + e.what());
             return false;
         }
     }
@@ -111,8 +115,8 @@ public:
             return outcome::pending;
         } catch (const std::exception& e) {
             // The store's message names the table and the reason, never a password.
-            std::cerr << "webhook_receiver: the replay store failed: " << e.what() << std::endl;
             tell(false);
+            report(std::string("the replay store failed: ") + e.what());
             return outcome::unavailable;
         }
     }
@@ -126,9 +130,9 @@ public:
         } catch (const std::exception& e) {
             tell(false);
             // The line is written: the id stays pending until its bound, then a retry is processed again.
-            std::cerr << "webhook_receiver: the replay store failed to mark an id accepted (a retry of it may "
-                         "be processed again): "
-                      << e.what() << std::endl;
+            report(std::string("the replay store failed to mark an id accepted (a retry of it may be processed "
+                               "again): ") +
+                   e.what());
         }
     }
 
@@ -140,9 +144,9 @@ public:
             tell(true);
         } catch (const std::exception& e) {
             tell(false);
-            std::cerr << "webhook_receiver: the replay store failed to give back an id (a retry of it is "
-                         "answered 503 until its pending claim may be taken over): "
-                      << e.what() << std::endl;
+            report(std::string("the replay store failed to give back an id (a retry of it is answered 503 until "
+                               "its pending claim may be taken over): ") +
+                   e.what());
         }
     }
 
@@ -154,6 +158,13 @@ private:
 
     void tell(bool answered) {
         if (observe_) observe_(answered);
+    }
+
+    void report(const std::string& what) {
+        if (report_)
+            report_(what);
+        else
+            std::cerr << "webhook_receiver: " << what << std::endl;
     }
 
     std::int64_t take_token(const std::string& id) {
@@ -170,6 +181,7 @@ private:
     std::mutex mutex_;
     std::unordered_map<std::string, std::int64_t> tokens_;  // the ids this receiver holds pending
     std::function<void(bool)> observe_;
+    std::function<void(const std::string&)> report_;
 };
 
 }  // namespace webhook_receiver

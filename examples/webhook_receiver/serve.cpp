@@ -4,7 +4,7 @@
 //   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]
 //       [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | PATH]
-//       [--replay-scope NAME] [--pending-bound S] [--metrics-listen HOST:PORT]
+//       [--replay-scope NAME] [--pending-bound S] [--metrics-listen HOST:PORT] [--log json|none]
 //
 // The server answers, before the receiver sees a request (H13): 431 for a
 // header section over 64 KiB or 100 fields, 400 for framing RFC 9112 refuses,
@@ -55,6 +55,16 @@
 // --metrics-listen HOST:PORT, GET /metrics serves them there and GET /healthz
 // answers 503 once the replay store (--store) has failed for more than 5 s,
 // probing it when no request has used it for a second, and while stopping.
+// O3: with --log json (the default) each answer is also one JSON line on
+// standard error (examples/shared/request_log.hpp): time, tenant and keyId
+// (always null: the receiver knows one key and no tenant; the body's Tenant
+// is the sender's text, and no body is logged), method, path (no query),
+// code (the result word counted for it), latencyMs; method and path null for
+// the server's own refusals. No key, signing key or signature is written,
+// wherever the client put it. The program's other lines are plain text
+// ("webhook_receiver: ..."), a failing replay store reported at most once a
+// second with the count of repeats; a thread of its own writes them all, so
+// a slow standard error never holds a request. --log none: no request lines.
 // Port 0 picks a free port; "listening on HOST:PORT" goes to standard error
 // (after "metrics on HOST:PORT" with --metrics-listen).
 // SIGINT and SIGTERM stop it cleanly (exit 0). Exit 2: a usage error; 3: it
@@ -95,13 +105,16 @@
 #include "shared/cli.hpp"
 #include "shared/http_server.hpp"
 #include "shared/metrics.hpp"
+#include "shared/request_log.hpp"
 
 namespace webhook_receiver {
 namespace {
 
 namespace hs = examples::http_server;
 namespace metrics = examples::metrics;
+namespace rlog = examples::request_log;
 using result = metrics::receiver_result;
+using steady = std::chrono::steady_clock;
 
 constexpr int exit_ok = examples::cli::exit_ok;
 constexpr int exit_usage = examples::cli::exit_usage;
@@ -122,7 +135,7 @@ int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
                  "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | "
-                 "PATH] [--replay-scope NAME] [--pending-bound S] [--metrics-listen HOST:PORT]\n"
+                 "PATH] [--replay-scope NAME] [--pending-bound S] [--metrics-listen HOST:PORT] [--log json|none]\n"
               << "Run 'webhook_receiver --help' for every option.\n";
     return exit_usage;
 }
@@ -139,7 +152,118 @@ struct settings {
     std::chrono::microseconds pending_bound = store_replay_table::default_pending_bound;  // --pending-bound
     bool stop_before_write = false;                  // KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only)
     std::optional<metrics::listen_address> metrics;  // --metrics-listen (O4)
+    bool log_requests = true;                        // --log json (O3); none: no request lines
+    // The expected key and the signing keys' texts (whole, and after their
+    // whsec_ or whpk_ prefix): replaced wherever a logged text holds one (O3).
+    std::vector<std::string> log_secrets;
 };
+
+// Standard error's writer (O3) while serving: the request lines and the
+// program's own lines go through it, whole, in order.
+rlog::line_writer* standard_error = nullptr;
+
+// One of the program's own lines ("webhook_receiver: ..."), plain text.
+void log(const std::string& line) {
+    if (standard_error)
+        standard_error->write("webhook_receiver: " + line, rlog::line_writer::kind::notice);
+    else
+        std::cerr << "webhook_receiver: " << line << std::endl;
+}
+
+// One kind of failure, logged at most once a second (O3): the first at once,
+// the repeats counted and named in the next line, and in the line that says
+// it is over. Thread-safe.
+class failure_log {
+public:
+    explicit failure_log(std::string what) : what_(std::move(what)) {}
+    void failed(const std::string& why) {
+        std::lock_guard<std::mutex> hold(mutex_);
+        const auto repeats = limit_.occurred(steady::now());
+        if (!repeats) return;
+        log(what_ + why + (*repeats ? " (" + std::to_string(*repeats) + " more since the last report)" : ""));
+    }
+    void succeeded(const std::string& now_line) {
+        std::lock_guard<std::mutex> hold(mutex_);
+        if (const auto all = limit_.ended()) log(now_line + " (after " + std::to_string(*all) + " failed operations)");
+    }
+
+private:
+    std::string what_;
+    std::mutex mutex_;
+    rlog::repeated_error limit_;
+};
+
+// The path a line names: the target without its query or fragment (a query
+// may hold the key, api_key), an absolute URL without its user-info (P2).
+std::string_view logged_path(std::string_view target, std::string& holder) {
+    if (!target.empty() && target.front() != '/' && target.find("://") != std::string_view::npos) {
+        holder = keyhook::redact_url(target);
+        target = holder;
+    }
+    return target.substr(0, target.find_first_of("?#"));
+}
+
+bool name_is(std::string_view name, std::string_view lower_name) {
+    if (name.size() != lower_name.size()) return false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<char>(name[i] - 'A' + 'a') : name[i];
+        if (c != lower_name[i]) return false;
+    }
+    return true;
+}
+
+// What a request carries that a line must never hold (O3): the key it
+// presents (header x-api-key, query api_key, Authorization) and its
+// signatures (webhook-signature or svix-signature: each entry, and each
+// entry's value after "v1," or "v1a,"). Views into `headers` and `target`.
+template <class Headers>
+void presented_secrets(const Headers& headers, std::string_view target, std::vector<std::string_view>& out) {
+    for (const auto& h : headers) {
+        const std::string_view name = h.name, value = h.value;
+        if (name_is(name, keyhook::api_key_header) || name_is(name, "authorization")) {
+            out.push_back(value);
+        } else if (name_is(name, "webhook-signature") || name_is(name, "svix-signature")) {
+            out.push_back(value);
+            for (std::size_t from = 0; from < value.size();) {
+                const auto end = std::min(value.find(' ', from), value.size());
+                const auto entry = value.substr(from, end - from);
+                if (!entry.empty()) out.push_back(entry);
+                if (const auto comma = entry.find(','); comma != std::string_view::npos && comma + 1 < entry.size())
+                    out.push_back(entry.substr(comma + 1));
+                from = end + 1;
+            }
+        }
+    }
+    // api_key=VALUE in the query (the query is not logged; the path may hold the same text).
+    const auto query = target.find('?');
+    if (query == std::string_view::npos) return;
+    for (std::size_t at = query + 1; at < target.size();) {
+        const auto end = std::min(target.find('&', at), target.size());
+        const auto pair = target.substr(at, end - at);
+        const auto eq = pair.find('=');
+        if (eq != std::string_view::npos && pair.substr(0, eq) == keyhook::api_key_query_parameter &&
+            eq + 1 < pair.size())
+            out.push_back(pair.substr(eq + 1));
+        at = end + 1;
+    }
+}
+
+// The request line of one answer (O3), written by the line writer's thread.
+// tenant and keyId are null: the receiver holds one key, of no tenant.
+void log_answer(const settings& s, result counted, std::optional<std::string_view> method,
+                std::optional<std::string_view> target, std::vector<std::string_view> secrets, steady::duration took) {
+    if (!s.log_requests || !standard_error) return;
+    rlog::request_line line;
+    line.time = keyhook::to_timestamp(std::chrono::system_clock::now());
+    line.method = method;
+    std::string holder;
+    if (target) line.path = logged_path(*target, holder);
+    line.code = metrics::receiver_result_names[static_cast<std::size_t>(counted)];
+    line.latency = took;
+    for (const auto& secret : s.log_secrets) secrets.push_back(secret);
+    line.secrets = std::move(secrets);
+    standard_error->write(rlog::format_request_line(line));
+}
 
 // Appends `s` as a JSON string: nlohmann's escaping, with ensure_ascii, so
 // received text cannot drive the terminal (P1), and bytes that are not UTF-8
@@ -264,25 +388,40 @@ public:
     receiver(const settings& s, replay_table& replays, metrics::registry& counts)
         : s_(s), replays_(replays), counts_(counts) {}
 
-    // Each answer counted once, by its result word (O4). A handler that
-    // throws is counted by the server's 500 instead.
+    // Each answer counted once, by its result word (O4), and logged as one
+    // line with that word as its code (O3). A handler that throws is counted
+    // and logged by the server's 500 instead.
     hs::response post(hs::request&& req) {
+        const auto started = steady::now();
         result counted = result::error;
-        auto r = answer_post(std::move(req), counted);
+        const auto request = to_keyhook(std::move(req));
+        auto r = answer_post(request, counted);
         counts_.receiver_request(counted);
+        if (s_.log_requests) {
+            std::vector<std::string_view> secrets;
+            presented_secrets(request.headers, request.url, secrets);
+            log_answer(s_, counted, request.method, request.url, std::move(secrets), steady::now() - started);
+        }
         return r;
     }
 
     std::optional<hs::response> head(const hs::request& req) {
+        const auto started = steady::now();
         result counted = result::error;
         auto r = check_head(req, counted);
-        if (r) counts_.receiver_request(counted);
+        if (r) {
+            counts_.receiver_request(counted);
+            if (s_.log_requests) {
+                std::vector<std::string_view> secrets;
+                presented_secrets(req.headers, req.target, secrets);
+                log_answer(s_, counted, req.method, req.target, std::move(secrets), steady::now() - started);
+            }
+        }
         return r;
     }
 
 private:
-    hs::response answer_post(hs::request&& req, result& counted) {
-        const auto request = to_keyhook(std::move(req));
+    hs::response answer_post(const keyhook::http_request& request, result& counted) {
         counted = result::bad_key;
         if (auto key = keyhook::try_authenticate(request, s_.key); !key)
             return answer(keyhook::suggested_http_status(key.error().code), key.error().what());
@@ -425,6 +564,12 @@ int run_listen_mode(const listen_arguments& args) {
     } else {
         return usage("--listen: expected HOST:PORT, got " + keyhook::quoted_input(*listen));
     }
+    if (args.log_format) {
+        const std::string word = examples::cli::lower(*args.log_format);  // O1: any case
+        if (word != "json" && word != "none")
+            return usage("--log: expected json or none, got " + keyhook::quoted_input(*args.log_format));
+        s.log_requests = word == "json";
+    }
     if (args.metrics_listen) {
         if (!metrics::built()) return usage(metrics::not_built_message());
         s.metrics = metrics::parse_listen_address(*args.metrics_listen);
@@ -435,7 +580,18 @@ int run_listen_mode(const listen_arguments& args) {
     if (key_text == nullptr || *key_text == '\0')
         return usage("environment variable " + keyhook::quoted_input(key_env) + " is not set");
     s.key = keyhook::secret(key_text);
+    s.log_secrets.push_back(s.key.reveal());
     if (const char* secrets = std::getenv("KEYHOOK_SIGNING_SECRET"); secrets != nullptr) {
+        // Each key's text, and its text after the prefix, never logged (O3).
+        std::string_view all(secrets);
+        for (std::size_t from = 0; from < all.size();) {
+            const auto end = std::min(all.find_first_of(" \t\n", from), all.size());
+            const auto token = all.substr(from, end - from);
+            if (!token.empty()) s.log_secrets.emplace_back(token);
+            if (const auto under = token.find('_'); under != std::string_view::npos && under + 1 < token.size())
+                s.log_secrets.emplace_back(token.substr(under + 1));
+            from = end + 1;
+        }
         // Space-separated whsec_ and whpk_ keys; the library's message quotes no key material.
         auto parsed = keyhook::crypto::try_parse_verification_keys(secrets);
         if (!parsed)
@@ -445,9 +601,18 @@ int run_listen_mode(const listen_arguments& args) {
         s.signing = std::move(*parsed);
     }
     if (const char* stop = std::getenv("KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE")) s.stop_before_write = *stop == '1';
+
+    // Standard error's writer (O3) from here to the end; closed before a
+    // usage error is written to std::cerr itself, so no two writers interleave.
+    rlog::line_writer lines("webhook_receiver");
+    standard_error = &lines;
+    const auto close_lines = [&lines] {
+        standard_error = nullptr;
+        lines.close(std::chrono::seconds{2});
+    };
     if (s.store && s.signing.empty())
-        std::cerr << "webhook_receiver: note: --store keeps the webhook-ids of signed deliveries, and without "
-                     "KEYHOOK_SIGNING_SECRET none is signed\n";
+        log("note: --store keeps the webhook-ids of signed deliveries, and without KEYHOOK_SIGNING_SECRET none is "
+            "signed");
 
     // SIGINT and SIGTERM are taken by a thread of their own (sigwait), so
     // stopping the server never runs in a signal handler. Blocked before the
@@ -470,29 +635,39 @@ int run_listen_mode(const listen_arguments& args) {
                 std::make_unique<store_replay_table>(examples::store::open_replay_store(*s.store, s.replay_scope),
                                                      keyhook::crypto::default_signature_tolerance, s.pending_bound);
         } catch (const examples::store::store_not_built& e) {
+            close_lines();
             return usage(e.what());
         } catch (const std::exception& e) {
-            std::cerr << "webhook_receiver: " << e.what() << std::endl;
+            log(e.what());
+            close_lines();
             return exit_failure;
         }
     } else {
         replays = std::make_unique<memory_replay_table>(keyhook::crypto::default_signature_tolerance, 65536);
     }
     // O4: every answer counted; the replay store's outcomes make /healthz.
+    // O3: its failures logged at most once a second, with their count.
     metrics::registry counts(metrics::program::webhook_receiver);
     metrics::health health;
+    failure_log store_log("");
     if (auto* stored = dynamic_cast<store_replay_table*>(replays.get())) {
-        stored->set_observer([&counts, &health](bool answered) {
+        stored->set_observer([&counts, &health, &store_log](bool answered) {
             if (answered) {
                 health.store_ok();
+                store_log.succeeded("the replay store answers again");
             } else {
                 health.store_failed();
                 counts.store_error(metrics::store::replay);
             }
         });
+        stored->set_reporter([&store_log](const std::string& what) { store_log.failed(what); });
         health.set_probe([stored] { return stored->probe(); });
     }
-    s.server.server_answered = [&counts](int status) { counts.receiver_request(server_result(status)); };
+    s.server.server_answered = [&counts, &s](int status, steady::duration took) {
+        const auto counted = server_result(status);
+        counts.receiver_request(counted);
+        log_answer(s, counted, std::nullopt, std::nullopt, {}, took);
+    };
     receiver r(s, *replays, counts);
     hs::server server(
         s.server, [&r](hs::request&& req) { return r.post(std::move(req)); },
@@ -502,18 +677,19 @@ int run_listen_mode(const listen_arguments& args) {
     if (s.metrics) {
         const auto metrics_port = metrics_listener.start(*s.metrics, why);
         if (!metrics_port) {
-            std::cerr << "webhook_receiver: cannot listen on " << keyhook::quoted_input(*args.metrics_listen)
-                      << " (--metrics-listen): " << why << '\n';
+            log("cannot listen on " + keyhook::quoted_input(*args.metrics_listen) + " (--metrics-listen): " + why);
+            close_lines();
             return exit_failure;
         }
-        std::cerr << "webhook_receiver: metrics on " << s.metrics->host << ':' << *metrics_port << std::endl;
+        log("metrics on " + s.metrics->host + ':' + std::to_string(*metrics_port));
     }
     const auto port = server.listen(s.host, s.port, why);
     if (!port) {
-        std::cerr << "webhook_receiver: cannot listen on " << keyhook::quoted_input(*listen) << ": " << why << '\n';
+        log("cannot listen on " + keyhook::quoted_input(*listen) + ": " + why);
+        close_lines();
         return exit_failure;
     }
-    std::cerr << "webhook_receiver: listening on " << s.host << ':' << *port << std::endl;
+    log("listening on " + s.host + ':' + std::to_string(*port));
 
     std::atomic<bool> stopping{false};
     std::thread stopper([&server, &stopping, &health, stop_signals] {
@@ -528,7 +704,8 @@ int run_listen_mode(const listen_arguments& args) {
     if (!stopping) pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();
     metrics_listener.stop();
-    std::cerr << "webhook_receiver: stopped" << std::endl;
+    log("stopped");
+    close_lines();
     return exit_ok;
 }
 

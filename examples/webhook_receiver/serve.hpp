@@ -20,11 +20,13 @@ struct listen_arguments {
     std::optional<std::string> replay_scope;
     std::optional<std::string> pending_bound;
     std::optional<std::string> metrics_listen;  // --metrics-listen HOST:PORT (O4)
+    std::optional<std::string> log_format;      // --log json|none (O3; default json)
 };
 
 // Runs the server until SIGINT or SIGTERM and returns the exit status (rule
 // O1: 0 stopped, 2 usage error, 3 cannot listen or the store cannot be opened).
-// With metrics_listen, /metrics and /healthz are served there (O4).
+// With metrics_listen, /metrics and /healthz are served there (O4); each
+// answer is one JSON line on standard error unless --log none (O3).
 int run_listen_mode(const listen_arguments& args);
 
 }  // namespace webhook_receiver

@@ -11,7 +11,8 @@ conventions every program under examples/ keeps (examples/shared/cli.hpp).
   unknown option exit 2, the option named on standard error, nothing on
                  standard output; also after a command (key_admin)
   any case       word-valued options take their words in any case
-                 (key_admin --format, --refill; key_gateway --proxy, --log)
+                 (key_admin --format, --refill; key_gateway --proxy, --log;
+                 webhook_receiver --log)
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Each run of a program is bounded by BOUND.
@@ -35,10 +36,10 @@ OPTIONS = {
                         "--store": True, "--work": False, "--until-empty": False, "--lease": True, "--list": False},
     "webhook_receiver": {"--key-env": True, "--listen": False, "--request-timeout": True, "--read-timeout": False,
                          "--max-connections": True, "--threads": True, "--store": True, "--replay-scope": True,
-                         "--pending-bound": True},
+                         "--pending-bound": True, "--metrics-listen": True, "--log": True},
     "key_admin": {"--store": False},
     "key_gateway": {"--listen": False, "--store": False, "--routes": False, "--proxy": False,
-                    "--trusted-proxy": False, "--stale-for": True, "--log": True},
+                    "--trusted-proxy": False, "--stale-for": True, "--log": True, "--metrics-listen": True},
     "expiry_poll": {},
     "key_lifecycle": {},
     "signing": {},
@@ -219,5 +220,18 @@ if NAME == "key_gateway":
         r = run("--store", "keys.jsonl", "--routes", "r.json", "--proxy", "nginx", "--trusted-proxy", "::1/128")
         check(r.returncode == 2 and "--listen HOST:PORT is required" in r.stderr, "no --listen: names it",
               (r.returncode, r.stderr))
+
+if NAME == "webhook_receiver":
+    # --log in any case (O3): taken, so the program goes on to its key (not set: a usage error naming it);
+    # a word it does not know refused, naming --log; without --listen, named as going with it.
+    r = run("--listen", "127.0.0.1:0", "--log", "NONE")
+    check(r.returncode == 2 and "KEYHOOK_RECEIVER_KEY" in r.stderr and "--log" not in r.stderr.splitlines()[0],
+          "--log NONE: taken in any case (then no key: exit 2)", (r.returncode, r.stderr))
+    r = run("--listen", "127.0.0.1:0", "--log", "text")
+    check(r.returncode == 2 and "--log: expected json or none, got \"text\"" in r.stderr,
+          "--log text: refused, naming --log", (r.returncode, r.stderr))
+    r = run("--log", "json", env={"KEYHOOK_RECEIVER_KEY": "a-key-of-some-length"})
+    check(r.returncode == 2 and "--log goes with --listen" in r.stderr, "--log without --listen: refused",
+          (r.returncode, r.stderr))
 
 sys.exit(min(failures, 100))

@@ -150,3 +150,22 @@ if(TARGET webhook_receiver)
                              PROPERTIES LABELS "cli;O4")
     endif()
 endif()
+# key_gateway --metrics-listen: the same refusals, before the store or the peppers are looked at.
+if(TARGET key_gateway)
+    set(_gateway_args "--listen|127.0.0.1:0|--store|${_cli_work}/gateway_none.jsonl|--routes|${_cli_work}/gateway_none.json|--proxy|nginx|--trusted-proxy|127.0.0.1/32")
+    if(NOT KEYHOOK_EXAMPLES_HAVE_METRICS)
+        add_test(NAME key_gateway.metrics_not_built
+            COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:key_gateway>
+                    "-DARGS=${_gateway_args}|--metrics-listen|127.0.0.1:0" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^key_gateway: --metrics-listen is not available: this build has no prometheus-cpp"
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(key_gateway.metrics_not_built PROPERTIES LABELS "cli;O4")
+    else()
+        add_test(NAME key_gateway.metrics_address
+            COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:key_gateway>
+                    "-DARGS=${_gateway_args}|--metrics-listen|9100" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^key_gateway: --metrics-listen: expected HOST:PORT, got \"9100\""
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(key_gateway.metrics_address PROPERTIES LABELS "cli;O4")
+    endif()
+endif()

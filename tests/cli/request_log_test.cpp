@@ -75,6 +75,26 @@ TEST_CASE("O3: a request line has its members in order; a tenant by name only wh
     CHECK(rl::format_request_line(r).find("\"latencyMs\":1234.567}") != std::string::npos);
 }
 
+TEST_CASE("O3: an answer made before the request line was read: method and path null, the members all there",
+          "[O3][receiver]") {
+    rl::request_line r;
+    r.time = keyhook::parse_timestamp("2026-11-28T12:00:00.5Z");
+    r.code = "too_large";
+    r.latency = std::chrono::microseconds{1500};
+    CHECK(rl::format_request_line(r) == R"({"time":"2026-11-28T12:00:00.500Z","tenant":null,"keyId":null,)"
+                                        R"("method":null,"path":null,"code":"too_large","latencyMs":1.500})");
+    // The receiver's own lines: no tenant and no key id, whatever was sent.
+    r.method = "POST";
+    r.path = "/hook";
+    r.code = "accepted";
+    const auto j = nlohmann::json::parse(rl::format_request_line(r));
+    CHECK(j.at("method") == "POST");
+    CHECK(j.at("path") == "/hook");
+    CHECK(j.at("tenant").is_null());
+    CHECK(j.at("keyId").is_null());
+    CHECK(j.size() == 7);
+}
+
 TEST_CASE("O3: client text is cut to 256 bytes, never inside a character", "[O3][P1][gateway]") {
     CHECK(rl::client_text(std::string(256, 'a')) == std::string(256, 'a'));
     CHECK(rl::client_text(std::string(257, 'a')) == std::string(256, 'a'));

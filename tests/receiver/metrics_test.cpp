@@ -193,6 +193,36 @@ TEST_CASE("O4: /healthz stays 200 while the store has failed for less than the s
     }
 }
 
+TEST_CASE("O4: a failure whose period began at the last success: 503 exactly past the stale period from it",
+          "[O4][K17]") {
+    using clock = std::chrono::steady_clock;
+    SECTION("the period counts from `since`, not from the failure told") {
+        metrics::health h(std::chrono::seconds(5));
+        h.store_failed(clock::now() - std::chrono::seconds(6));  // heard from 6 s ago: past 5 s
+        CHECK_FALSE(h.check().ok);
+        CHECK(h.check().reason == "the store has been unreadable or unwritable for more than 5 s");
+        h.store_ok();
+        CHECK(h.check().ok);
+    }
+    SECTION("just inside the period: still serving") {
+        metrics::health h(std::chrono::seconds(5));
+        h.store_failed(clock::now() - std::chrono::seconds(4));
+        CHECK(h.check().ok);
+    }
+    SECTION("a later failure does not move the period's start") {
+        metrics::health h(std::chrono::seconds(5));
+        h.store_failed(clock::now() - std::chrono::seconds(6));
+        h.store_failed(clock::now());
+        h.store_failed();
+        CHECK_FALSE(h.check().ok);
+    }
+    SECTION("the gateway's stale period, not the policy's, when it is given another") {
+        metrics::health h(std::chrono::milliseconds(1500));
+        h.store_failed(clock::now() - std::chrono::seconds(2));
+        CHECK(h.check().reason == "the store has been unreadable or unwritable for more than 1.5 s");
+    }
+}
+
 TEST_CASE("O4: /healthz probes a store nothing has used for a second, at most once a second", "[O4]") {
     metrics::health h(std::chrono::milliseconds(0));
     std::atomic<int> probes{0};

@@ -11,6 +11,12 @@
 #   receiver.h13             the program over loopback under the attacks of
 #                            H13: slow clients, header floods, framing,
 #                            pipelining (Python 3)
+#   webhook_receiver.request_log  [O3 P1] one JSON line per answer on standard
+#                            error, its code the result word /metrics counts;
+#                            no key, signing key or signature in any line;
+#                            client text cut and escaped; --log none; a failing
+#                            replay store reported once a second with a count
+#                            (tests/receiver/receiver_log.py, Python 3)
 if(NOT KEYHOOK_EXAMPLES_HAVE_BEAST OR NOT KEYHOOK_HAS_CRYPTO)
     message(STATUS "keyhook: receiver tests skipped (they need Boost.Beast and keyhook::crypto)")
     return()
@@ -41,4 +47,15 @@ if(Python3_Interpreter_FOUND)
     add_test(NAME receiver.h13
         COMMAND "${Python3_EXECUTABLE}" "${_receiver_tests}/receiver_h13.py" $<TARGET_FILE:webhook_receiver>)
     set_tests_properties(receiver.h13 PROPERTIES TIMEOUT 120)
+    set(_receiver_log_args)
+    if(KEYHOOK_EXAMPLES_HAVE_METRICS)
+        list(APPEND _receiver_log_args --metrics)
+    endif()
+    if(KEYHOOK_EXAMPLES_HAVE_SQLITE)
+        list(APPEND _receiver_log_args --sqlite)
+    endif()
+    add_test(NAME webhook_receiver.request_log
+        COMMAND "${Python3_EXECUTABLE}" "${_receiver_tests}/receiver_log.py" $<TARGET_FILE:webhook_receiver>
+                "${PROJECT_SOURCE_DIR}/examples/shared/metrics.hpp" ${_receiver_log_args})
+    set_tests_properties(webhook_receiver.request_log PROPERTIES LABELS "cli;O3;P1" TIMEOUT 120)
 endif()
