@@ -34,6 +34,15 @@ none, at 64 keep-alive connections (PASS when at least 0.9):
     scripts/bench-gateway.py --row log [--build-dir DIR] [--keys N] [--connections N] [--seconds S]
                              [--repetitions N] [--no-pin]
 
+--row metrics (O4): requests per second of key_gateway --metrics-listen
+(every decision counted and timed, /metrics scraped once a second as
+Prometheus would) against key_gateway without it, both --log json to a
+regular file, at 64 keep-alive connections (PASS when at least 0.9): the
+same load, gateways and medians as the log row; after each run with metrics
+its /metrics must count every answer as VALID, or the row fails.
+
+    scripts/bench-gateway.py --row metrics [the log row's options]
+
 Without --gateway (write-back) or --build-dir naming a build that has them
 (log) it builds key_gateway (and for the log row webhook_receiver_load) in
 Release in build-perf-gateway (KEYHOOK_BENCH_GATEWAY_BUILD_DIR overrides). The store is written directly in
@@ -59,6 +68,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -68,6 +78,7 @@ from waits import stop  # noqa: E402  (the interop tests' condition waits)
 PEPPER = b"k" * 32
 TARGET = 2.0
 LOG_TARGET = 0.9
+METRICS_TARGET = 0.9
 DEFAULT_BUILD = os.environ.get("KEYHOOK_BENCH_GATEWAY_BUILD_DIR", os.path.join(ROOT, "build-perf-gateway"))
 
 
@@ -166,8 +177,11 @@ def cpu_seconds(pid):
     return total / 1e9
 
 
-def log_row(args):
-    """--row log: requests per second with --log json (standard error a file) over --log none."""
+def paired_row(args, name, kinds, target):
+    """--row log and --row metrics: requests per second of a gateway started
+    with kinds[0]'s extra arguments over one started with kinds[1]'s, at
+    --connections, interleaved; medians. kinds: [(label, extra argv)], the
+    measured one first."""
     pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
     gateway_bin = os.path.join(args.build_dir, "examples", "key_gateway", "key_gateway")
     load = os.path.join(args.build_dir, "examples", "webhook_receiver", "webhook_receiver_load")
@@ -188,23 +202,46 @@ def log_row(args):
     env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
     pinned = (lambda cpu, argv: ["taskset", "-c", str(cpu), *argv]) if pin else (lambda cpu, argv: argv)
 
-    def measure(kind):
-        log_path = os.path.join(work, f"gateway-{kind}.log")
+    def measure(label, extra):
+        log_path = os.path.join(work, f"gateway-{label}.log")
         with open(log_path, "w") as log:  # a regular file, as a service manager's log file would be
             gateway = subprocess.Popen(pinned(0, [gateway_bin, "--listen", "127.0.0.1:0", "--store", store, "--routes",
                                                   routes, "--proxy", "traefik", "--trusted-proxy", "127.0.0.1/32",
-                                                  "--log", kind]),
+                                                  *extra]),
                                        env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+        scraping, scrapes = [True], [0]
         try:
-            m = re.search(r":(\d+)\s*$", gateway.stdout.readline())
-            if not m:
-                sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
+            ports = {}
+            while "listening on" not in ports:  # "metrics on H:P" first with --metrics-listen
+                m = re.search(r"(metrics on|listening on) 127\.0\.0\.1:(\d+)\s*$", gateway.stdout.readline())
+                if not m:
+                    sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
+                ports[m.group(1)] = m.group(2)
+
+            def scrape():  # as Prometheus would: /metrics once a second
+                while scraping[0]:
+                    metrics_text(ports["metrics on"])
+                    scrapes[0] += 1
+                    time.sleep(1)
+            scraper = threading.Thread(target=scrape) if "metrics on" in ports else None
+            if scraper:
+                scraper.start()
             before = cpu_seconds(gateway.pid)
-            r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{m.group(1)}", "--request", request_file,
-                                          "--connections", str(args.connections), "--seconds", str(args.seconds)]),
+            r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{ports['listening on']}", "--request",
+                                          request_file, "--connections", str(args.connections), "--seconds",
+                                          str(args.seconds)]),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             used = cpu_seconds(gateway.pid) - before
+            scraping[0] = False
+            if scraper:
+                scraper.join()
+            counted = None
+            if "metrics on" in ports:
+                m = re.search(r'^keyhook_gateway_decisions_total\{code="VALID"\} (\S+)$',
+                              metrics_text(ports["metrics on"]), re.M)
+                counted = float(m.group(1)) if m else None
         finally:
+            scraping[0] = False
             status = stop(gateway)
         if r.returncode != 0 or status != 0:
             sys.exit(f"bench-gateway: load generator exit {r.returncode} ({r.stderr.strip()}), gateway exit {status}")
@@ -212,36 +249,58 @@ def log_row(args):
         if set(result["statuses"]) != {"200"}:
             sys.exit(f"bench-gateway: answers not all 200: {result['statuses']}")
         lines = sum(1 for line in open(log_path) if line.startswith("{"))
-        if kind == "json" and lines < result["answered"]:
+        if "none" not in extra and lines < result["answered"]:
             sys.exit(f"bench-gateway: {lines} log lines for {result['answered']} answers")
-        return result["rps"], 1e6 * used / max(result["answered"], 1), lines
+        # Answers the generator stopped reading at its deadline are counted too: at most that many more.
+        if "metrics on" in ports and not (counted is not None and
+                                          result["answered"] <= counted <= result["answered"] + args.connections):
+            sys.exit(f"bench-gateway: /metrics counted {counted} VALID for {result['answered']} answered")
+        return result["rps"], 1e6 * used / max(result["answered"], 1), lines, scrapes[0]
 
-    print(f"key_gateway {gateway_bin}: --log json (standard error a file) against --log none, "
+    (measured, measured_argv), (base, base_argv) = kinds
+    print(f"key_gateway {gateway_bin}: {measured} against {base}, "
           f"{args.connections} connections, {args.repetitions} interleaved runs of {args.seconds:g} s; "
           f"{'gateway on CPU 0, generator on CPU 1' if pin else 'not pinned'}; load average "
           f"{open('/proc/loadavg').read().split()[0]}", flush=True)
-    rps = {"json": [], "none": []}
-    cpu = {"json": [], "none": []}
+    rps = {measured: [], base: []}
+    cpu = {measured: [], base: []}
     for rep in range(args.repetitions):
-        for kind in (("none", "json") if rep % 2 == 0 else ("json", "none")):
-            r, us, lines = measure(kind)
-            rps[kind].append(r)
-            cpu[kind].append(us)
-            print(f"  {rep + 1} {kind:4}  {r:8.0f} req/s  {us:5.1f} us CPU a request  {lines} log lines", flush=True)
-    json_rps, none_rps = statistics.median(rps["json"]), statistics.median(rps["none"])
-    ratio = json_rps / none_rps
-    verdict = "PASS" if ratio >= LOG_TARGET else "FAIL"
-    print(f"log, {args.connections} connections: {json_rps:.0f} req/s with --log json / {none_rps:.0f} req/s with "
-          f"--log none = {ratio:.2f} (target >= {LOG_TARGET:g}) {verdict}; CPU a request "
-          f"{statistics.median(cpu['json']):.1f} / {statistics.median(cpu['none']):.1f} us; load average "
+        for label, extra in (kinds[::-1] if rep % 2 == 0 else kinds):
+            r, us, lines, scrapes = measure(label, extra)
+            rps[label].append(r)
+            cpu[label].append(us)
+            print(f"  {rep + 1} {label:24}  {r:8.0f} req/s  {us:5.1f} us CPU a request  {lines} log lines"
+                  + (f"  {scrapes} scrapes" if scrapes else ""), flush=True)
+    top, bottom = statistics.median(rps[measured]), statistics.median(rps[base])
+    ratio = top / bottom
+    verdict = "PASS" if ratio >= target else "FAIL"
+    print(f"{name}, {args.connections} connections: {top:.0f} req/s with {measured} / {bottom:.0f} req/s with "
+          f"{base} = {ratio:.2f} (target >= {target:g}) {verdict}; CPU a request "
+          f"{statistics.median(cpu[measured]):.1f} / {statistics.median(cpu[base]):.1f} us; load average "
           f"{open('/proc/loadavg').read().split()[0]}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     return 0 if verdict == "PASS" else 1
 
 
+def metrics_text(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
+        return r.read().decode()
+
+
+def log_row(args):
+    """--row log: requests per second with --log json (standard error a file) over --log none."""
+    return paired_row(args, "log", [("--log json", ["--log", "json"]), ("--log none", ["--log", "none"])], LOG_TARGET)
+
+
+def metrics_row(args):
+    """--row metrics: requests per second with --metrics-listen (scraped once a second) over without, --log json."""
+    return paired_row(args, "metrics", [("--metrics-listen", ["--metrics-listen", "127.0.0.1:0"]),
+                                        ("no --metrics-listen", [])], METRICS_TARGET)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--row", choices=("write-back", "log"), default="write-back")
+    ap.add_argument("--row", choices=("write-back", "log", "metrics"), default="write-back")
     ap.add_argument("--gateway")
     ap.add_argument("--build-dir", default=DEFAULT_BUILD, help="log row: a build with key_gateway and "
                     "webhook_receiver_load (built there when missing)")
@@ -252,13 +311,13 @@ def main():
     ap.add_argument("--repetitions", type=int)
     ap.add_argument("--no-pin", action="store_true", help="log row: do not pin the gateway and the generator")
     args = ap.parse_args()
-    if args.row == "log":
+    if args.row in ("log", "metrics"):
         args.keys = args.keys or 1000
         args.seconds = args.seconds or 3.0
         args.repetitions = args.repetitions or 7
         if not (1 <= args.connections <= 200 and 0.5 <= args.seconds <= 60 and 1 <= args.repetitions <= 20):
             sys.exit("bench-gateway: --connections 1..200, --seconds 0.5..60, --repetitions 1..20")
-        return log_row(args)
+        return log_row(args) if args.row == "log" else metrics_row(args)
     args.keys = args.keys or 20000
     args.seconds = args.seconds or 6.0
     args.repetitions = args.repetitions or 3

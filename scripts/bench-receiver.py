@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The receiver's speed row (rule H13), as ratios measured in one
-run, PASS or FAIL:
+"""The receiver's speed rows, as ratios measured in one run, PASS or FAIL:
+
+--row bare (the default; rule H13):
 
   receiver, N connections   webhook_receiver --listen answers unsigned
                             deliveries at no less than 0.8 of the requests per
@@ -8,12 +9,23 @@ run, PASS or FAIL:
                             shared/http_server with a handler answering 200,
                             no keyhook), at 1 and at 64 keep-alive connections
 
-    scripts/bench-receiver.py [--build-dir DIR] [--seconds S] [--repetitions N] [--no-pin] [--no-metrics]
+    scripts/bench-receiver.py [--build-dir DIR] [--seconds S] [--repetitions N] [--no-pin] [--no-metrics] [--no-log]
 
 The receiver runs with its metrics on (--metrics-listen, rule O4: every
-answer counted): after each of its runs its /metrics must count exactly the
-requests the generator had answered, or the row fails. --no-metrics runs it
+answer counted) and its request log on (--log json, rule O3: one JSON line
+per answer, standard error a regular file): after each of its runs its
+/metrics must count exactly the requests the generator had answered, and the
+log hold a line for each, or the row fails. --no-metrics and --no-log run it
 without them, to see what they cost.
+
+--row log (rule O3):
+
+  log, 64 connections       webhook_receiver --log json (standard error a
+                            regular file) answers at no less than 0.9 of the
+                            requests per second of webhook_receiver --log none,
+                            both with --metrics-listen, at 64 connections
+
+    scripts/bench-receiver.py --row log [--build-dir DIR] [--seconds S] [--repetitions N] [--no-pin]
 
 Unsigned: the replay table holds 65,536 signed ids and answers 503 past them
 by design, so a signed run would measure the table filling up. Each server is
@@ -29,6 +41,7 @@ of those times is the steadier view of keyhook's cost. Builds the three programs
 build-perf-receiver unless --build-dir names a build that has them. Not run
 in CI (speed is a property of the machine). Exit status 1 if a row fails."""
 import argparse
+import fcntl
 import json
 import os
 import resource
@@ -45,6 +58,7 @@ from waits import stop, wait_until  # noqa: E402  (the interop tests' condition 
 
 API_KEY = "bench-receiver-key-0123456789"
 TARGET = 0.8
+LOG_TARGET = 0.9
 PROGRAMS = ("webhook_receiver", "webhook_receiver_bare", "webhook_receiver_load")
 
 
@@ -98,15 +112,25 @@ def measure(server_argv, load, request_file, connections, seconds, pin):
     """One run: the server started, loaded for `seconds`, stopped. Returns
     (requests per second, statuses, generator CPU seconds per wall second,
     server CPU microseconds per answered request). A server with
-    --metrics-listen must have counted every answer as accepted."""
+    --metrics-listen must have counted every answer as accepted; a receiver
+    logging (no --log none) must have written a line for each."""
     env = {**os.environ, "KEYHOOK_RECEIVER_KEY": API_KEY}
     env.pop("KEYHOOK_SIGNING_SECRET", None)
+    # A regular file, as a service manager's log file would be; opened O_APPEND (io.open's "a" does not set
+    # it on a descriptor), so reading it here, which moves the offset the server shares, never makes the
+    # server write over its own lines.
     log = tempfile.TemporaryFile(mode="w+")
+    fcntl.fcntl(log.fileno(), fcntl.F_SETFL, fcntl.fcntl(log.fileno(), fcntl.F_GETFL) | os.O_APPEND)
     server = subprocess.Popen(pinned(0, server_argv, pin), stdout=subprocess.DEVNULL, stderr=log, env=env, text=True)
+    logging = os.path.basename(server_argv[0]) == "webhook_receiver" and "none" not in server_argv
+
+    def head():
+        """The program's first lines (where the ports are), not the request lines after them."""
+        log.seek(0)
+        return log.read(8192)
     try:
         def port():
-            log.seek(0)
-            text = log.read()
+            text = head()
             at = text.find("listening on 127.0.0.1:")
             return int(text[at + 23:].split()[0]) if at >= 0 and "\n" in text[at:] else None
         p = wait_until(port)
@@ -124,14 +148,28 @@ def measure(server_argv, load, request_file, connections, seconds, pin):
             sys.exit(f"bench-receiver: the load generator failed: {r.stdout} {r.stderr}")
         result = json.loads(r.stdout)
         if "--metrics-listen" in server_argv:
-            log.seek(0)
-            text = log.read()
+            text = head()
             at = text.find("metrics on 127.0.0.1:")
             counted = counted_accepted(int(text[at + 21:].split()[0]))
             # Answers the generator stopped reading at its deadline are counted too: at least, at most that many more.
             if counted is None or not result["answered"] <= counted <= result["answered"] + connections:
                 sys.exit(f"bench-receiver: /metrics counted {counted} accepted for {result['answered']} answered")
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        stop(server)  # its log written whole
+        if logging:
+            # Every answer has its line, or is counted in a notice of lines dropped (standard error did not
+            # keep up: the writer thread starved of CPU on a loaded machine).
+            log.seek(0)
+            lines, dropped = 0, 0
+            for line in log:
+                if line.startswith('{"time":'):
+                    lines += 1
+                elif "log lines dropped" in line:
+                    dropped += int(line.split()[1])
+            if not result["answered"] <= lines + dropped <= result["answered"] + connections:
+                sys.exit(f"bench-receiver: {lines} log lines and {dropped} dropped for {result['answered']} answered")
+            if dropped:
+                print(f"      ({dropped} of {lines + dropped} log lines dropped: the writer did not keep up)")
         return (result["rps"], result["statuses"], cpu / (seconds + 0.5),
                 1e6 * server_cpu / max(result["answered"], 1))
     finally:
@@ -139,15 +177,45 @@ def measure(server_argv, load, request_file, connections, seconds, pin):
         log.close()
 
 
+def log_row(args, receiver, load, request_file, pin):
+    """--row log: requests per second with --log json over --log none, both with --metrics-listen, 64 connections."""
+    connections = 64
+    print(f"receiver log row: --log json (standard error a file) against --log none, both with --metrics-listen, "
+          f"{connections} connections, {args.repetitions} interleaved runs of {args.seconds:g} s, medians; "
+          f"{'server on CPU 0, generator on CPU 1' if pin else 'not pinned'}; load average "
+          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+    rps, cpu = {"json": [], "none": []}, {"json": [], "none": []}
+    for rep in range(args.repetitions):
+        for kind in (("none", "json") if rep % 2 == 0 else ("json", "none")):
+            argv = [receiver, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log", kind]
+            r, statuses, _, us = measure(argv, load, request_file, connections, args.seconds, pin)
+            if set(statuses) != {"200"}:
+                sys.exit(f"bench-receiver: answers not all 200: {statuses}")
+            rps[kind].append(r)
+            cpu[kind].append(us)
+            print(f"  {rep + 1} {kind:4}  {r:8.0f} req/s  {us:5.1f} us CPU a request", flush=True)
+    json_rps, none_rps = statistics.median(rps["json"]), statistics.median(rps["none"])
+    ratio = json_rps / none_rps
+    ok = ratio >= LOG_TARGET
+    print(f"{'PASS' if ok else 'FAIL'}  log, {connections} connections: {json_rps:.0f} req/s with --log json / "
+          f"{none_rps:.0f} req/s with --log none = {ratio:.2f} (target >= {LOG_TARGET:g}); CPU a request "
+          f"{statistics.median(cpu['json']):.1f} / {statistics.median(cpu['none']):.1f} us; load average "
+          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+    return 0 if ok else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build-dir", default=os.environ.get("KEYHOOK_BENCH_RECEIVER_BUILD_DIR",
                                                               os.path.join(ROOT, "build-perf-receiver")))
+    parser.add_argument("--row", choices=("bare", "log"), default="bare")
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--repetitions", type=int, help="default 5 (bare) or 7 (log)")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the server and the generator to CPUs")
     parser.add_argument("--no-metrics", action="store_true", help="run the receiver without --metrics-listen (O4)")
+    parser.add_argument("--no-log", action="store_true", help="run the receiver with --log none (O3)")
     args = parser.parse_args()
+    args.repetitions = args.repetitions or (7 if args.row == "log" else 5)
     pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
     if not all(os.access(os.path.join(args.build_dir, "examples", "webhook_receiver", n), os.X_OK)
                for n in PROGRAMS):
@@ -157,12 +225,21 @@ def main():
     with tempfile.NamedTemporaryFile(suffix=".http", delete=False) as f:
         f.write(request_bytes())
         request_file = f.name
+    if args.row == "log":
+        try:
+            return log_row(args, receiver, load, request_file, pin)
+        finally:
+            os.unlink(request_file)
     receiver_argv = [receiver, "--listen", "127.0.0.1:0"]
     if not args.no_metrics:
         receiver_argv += ["--metrics-listen", "127.0.0.1:0"]
+    if args.no_log:
+        receiver_argv += ["--log", "none"]
     print(f"receiver speed rows: {args.repetitions} interleaved runs of {args.seconds} s each, medians; "
           f"{'server on CPU 0, generator on CPU 1' if pin else 'not pinned'}; "
-          f"receiver metrics {'off' if args.no_metrics else 'on (--metrics-listen)'}")
+          f"receiver metrics {'off' if args.no_metrics else 'on (--metrics-listen)'}, request log "
+          f"{'off (--log none)' if args.no_log else 'on (--log json, standard error a file)'}; load average "
+          f"{open('/proc/loadavg').read().split()[0]}")
     failed = False
     try:
         for connections in (1, 64):

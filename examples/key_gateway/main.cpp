@@ -899,10 +899,10 @@ int main(int argc, char** argv) {
         pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
         gateway_state state(s, std::move(*peppers), std::move(*routes), std::move(*groups));
-        // O4: counted whether or not --metrics-listen serves them (recording costs an atomic add).
+        // O4: recorded only when --metrics-listen serves them.
         metrics::registry counts(metrics::program::key_gateway);
         metrics::health health(s.stale_for);
-        state.observe(&counts, &health);
+        if (s.metrics) state.observe(&counts, &health);
         // A store that does not read is not served: 3 when its file cannot
         // be read, 1 when what it holds is refused.
         if (!state.check(true)) {

@@ -25,11 +25,13 @@
 #                      found, PostgreSQL with the store tests below
 #   interop.metrics_prometheus
 #                      rule O4: webhook_receiver --listen --metrics-listen
-#                      scraped by a Prometheus server the test starts, its
-#                      counts checked through the query API, its scrape by
-#                      promtool; a SQLite replay store failing and recovering
-#                      (/healthz): when Python 3, Debian's prometheus (server
-#                      and promtool) and prometheus-cpp are found
+#                      and key_gateway --metrics-listen scraped by a
+#                      Prometheus server the test starts, their counts checked
+#                      through the query API, their scrapes by promtool; a
+#                      SQLite replay store and a key store failing and
+#                      recovering (/healthz): when Python 3, Debian's
+#                      prometheus (server and promtool) and prometheus-cpp
+#                      are found
 #   interop.deliver    webhook_deliver against a receiver on the npm package
 #   interop.receiver   webhook_receiver --listen against a sender on it
 #                      (standardwebhooks, pinned by package-lock.json): with
@@ -88,6 +90,9 @@ if(Python3_Interpreter_FOUND)
         set(_metrics_args)
         if(KEYHOOK_EXAMPLES_HAVE_SQLITE)
             list(APPEND _metrics_args --sqlite)
+        endif()
+        if(TARGET key_admin AND TARGET key_gateway)
+            list(APPEND _metrics_args --gateway $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
         endif()
         add_test(NAME interop.metrics_prometheus
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/metrics_prometheus.py" /usr/bin/prometheus

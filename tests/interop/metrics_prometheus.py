@@ -9,16 +9,25 @@ receiver keeps its replay ids in SQLite: its table is dropped under it, its
 /healthz turns 503 once the store has failed for more than the stale period
 (5 s), keyhook_store_errors_total{store="replay"} counts the failures, and
 once the table is back /healthz is 200 again without a request (its probe).
+With --gateway, key_gateway --metrics-listen over keys key_admin made
+(--stale-for 1) is scraped as well while it answers calls of every code of
+O2 (a stale store's UNAVAILABLE included): keyhook_gateway_decisions_total
+must show each code moved by exactly the calls answered with it (VALID: the
+allowed calls), keyhook_gateway_decision_seconds_count every decision, and
+keyhook_store_errors_total{store="key"} the failed reads; its /healthz is
+503 while the calls are refused as stale, with a one-line reason naming no
+store, key or tenant, and 200 once the store reads again.
 Each program's scrape must pass `promtool check metrics` (lint included).
 Every wait is on a condition (tests/interop/waits.py).
 
-    metrics_prometheus.py PROMETHEUS PROMTOOL WEBHOOK_RECEIVER [--sqlite]"""
-import base64, hashlib, hmac, http.client, json, os, re, shutil, socket, sqlite3, subprocess, sys, tempfile, time
-import urllib.parse, urllib.request
+    metrics_prometheus.py PROMETHEUS PROMTOOL WEBHOOK_RECEIVER [--sqlite] [--gateway KEY_ADMIN KEY_GATEWAY]"""
+import base64, datetime, hashlib, hmac, http.client, json, os, re, shutil, socket, sqlite3, subprocess, sys, tempfile
+import time, urllib.parse, urllib.request
 from waits import BOUND, stop, wait_until
 
 prometheus_bin, promtool, receiver_bin = sys.argv[1:4]
 with_sqlite = "--sqlite" in sys.argv[4:]
+gateway_bins = sys.argv[sys.argv.index("--gateway") + 1:sys.argv.index("--gateway") + 3] if "--gateway" in sys.argv else None
 started = time.monotonic()
 KEY = "the-receiver-key-1234567890"
 SIGNING_KEY = b"metrics-test-signing-key-32bytes"
@@ -33,6 +42,10 @@ BODY = json.dumps({"FolderName": "Loans", "ServiceName": "Pricing", "EntityId": 
 failures = 0
 work = tempfile.mkdtemp(prefix="keyhook-metrics-")
 processes = []
+
+
+CODES = ["VALID", "NOT_FOUND", "REVOKED", "EXPIRED", "NOT_YET_ACTIVE", "ADDRESS_NOT_ALLOWED", "FORBIDDEN",
+         "RATE_LIMITED", "USAGE_EXCEEDED", "UNAVAILABLE"]
 
 
 def check(ok, what):
@@ -150,6 +163,52 @@ if with_sqlite:
     rs, rs_port, rs_metrics = start_receiver("--store", "sqlite:" + store_path)
     jobs["receiver_sqlite"] = rs_metrics
 
+if gateway_bins:
+    admin_bin, gateway_bin = gateway_bins
+    gw_store = os.path.join(work, "keys.jsonl")
+    gw_env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(os.urandom(32)).decode()}
+
+    def admin(*args):
+        p = subprocess.run([admin_bin, "--store", gw_store, *args], env=gw_env, capture_output=True, text=True)
+        if p.returncode != 0:
+            check(False, f"key_admin {args[0]}: exit {p.returncode}: {p.stderr.strip()}")
+            finish()
+        return p.stdout
+
+    def iso(days):
+        t = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
+        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def create(*extra, valid=(-1, 30)):
+        return json.loads(admin("create", "--tenant", "acme-secret-tenant", "--name", "a key", "--from",
+                                iso(valid[0]), "--until", iso(valid[1]), "--group", "user:pf", *extra))
+
+    gw_keys = {"valid": create(), "revoked": create(), "expired": create(valid=(-30, -1)),
+               "future": create(valid=(30, 60)), "elsewhere": create("--allow", "10.0.0.0/8"),
+               "rated": create("--rate", "1/3600"), "credited": create("--credits", "1")}
+    admin("deactivate", "--id", gw_keys["revoked"]["id"])
+    gw_routes = os.path.join(work, "routes.json")
+    with open(gw_routes, "w") as f:
+        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
+                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+    gw = subprocess.Popen([gateway_bin, "--listen", "127.0.0.1:0", "--store", gw_store, "--routes", gw_routes,
+                           "--proxy", "traefik", "--trusted-proxy", "127.0.0.1/32", "--stale-for", "1",
+                           "--metrics-listen", "127.0.0.1:0", "--log", "none"],
+                          env=gw_env, stdout=subprocess.PIPE, stderr=open(os.path.join(work, "gateway.log"), "w"),
+                          text=True)
+    processes.append(gw)
+    gw_ports = {}
+    while len(gw_ports) < 2:  # "metrics on H:P" then "listening on H:P", on standard output
+        line = gw.stdout.readline()
+        if not line:
+            check(False, f"key_gateway started (exit {stop(gw)})")
+            finish()
+        m = re.search(r"(metrics on|listening on) 127\.0\.0\.1:(\d+)\s*$", line)
+        if m:
+            gw_ports[m.group(1)] = int(m.group(2))
+    gw_port, gw_metrics = gw_ports["listening on"], gw_ports["metrics on"]
+    jobs["gateway"] = gw_metrics
+
 prom_port = free_port()
 config = os.path.join(work, "prometheus.yml")
 with open(config, "w") as f:
@@ -212,7 +271,8 @@ names = set()
 for job in jobs:
     for labels in (query(f'{{job="{job}",__name__=~"keyhook_.*"}}') or {}):
         names.update(k for k, _ in labels)
-check(names <= {"job", "result", "store"}, f"no label but job, result and store on keyhook's series: {sorted(names)}")
+check(names <= {"job", "result", "store", "code", "le"},
+      f"no label but job, result, store, code and le (a histogram's) on keyhook's series: {sorted(names)}")
 status, body = request(rx_metrics, "GET", "/healthz")
 check((status, body) == (200, b'{"status":"ok"}\n'), f"receiver: /healthz answers {status} {body!r}")
 check(request(rx_metrics, "GET", "/")[0] == 404 and request(rx_metrics, "GET", "/metricsx")[0] == 404,
@@ -271,5 +331,96 @@ if with_sqlite:
     check(bool(agreed) and errors >= 2, f"receiver_sqlite: keyhook_store_errors_total{{store=\"replay\"}} counts the "
                                         f"failed request and probes ({errors:.0f}), in Prometheus as scraped")
     promtool_passes("receiver_sqlite", rs_metrics)
+
+# ------------------------------------------------------------------ key_gateway: every code, a stale store
+if gateway_bins:
+    answered = {}  # code: the calls the gateway answered with it
+    allowed = []   # the calls answered 200
+
+    def gw_call(key, uri="/api/things"):
+        c = http.client.HTTPConnection("127.0.0.1", gw_port, timeout=BOUND)
+        headers = {"x-tenant-name": "acme-secret-tenant", "X-Forwarded-Method": "GET", "X-Forwarded-Uri": uri,
+                   "X-Forwarded-For": "127.0.0.1"}
+        if key is not None:
+            headers["x-synthetic-key"] = key
+        c.request("GET", "/.auth", headers=headers)
+        r = c.getresponse()
+        r.read()
+        c.close()
+        code = r.getheader("x-keyhook-code")
+        answered[code] = answered.get(code, 0) + 1
+        allowed.extend([code] if r.status == 200 else [])
+        return code
+
+    def gw_codes():
+        values = query('keyhook_gateway_decisions_total{job="gateway"}') or {}
+        return {dict(labels).get("code"): v for labels, v in values.items()}
+
+    def gateway_shows(what):
+        want = {c: float(answered.get(c, 0)) for c in CODES}
+        seen = wait_until(lambda: gw_codes() == want, BOUND, 0.1)
+        got = gw_codes()
+        check(bool(seen), f"gateway: Prometheus shows {what}: "
+              + (f"{sum(want.values()):.0f} decisions, by code" if got == want else f"{got} != {want}"))
+
+    gateway_shows("every code at 0 before any call")
+    k = {name: key["key"] for name, key in gw_keys.items()}
+    expected = ([(k["valid"], "/api/things", "VALID")] * 5 + [("unknown-key-00000000", "/api/x", "NOT_FOUND")] * 3 +
+                [(None, "/api/x", "NOT_FOUND"), (k["revoked"], "/api/x", "REVOKED"), (k["revoked"], "/api/y", "REVOKED"),
+                 (k["expired"], "/api/x", "EXPIRED"), (k["future"], "/api/x", "NOT_YET_ACTIVE")] +
+                [(k["elsewhere"], "/api/x", "ADDRESS_NOT_ALLOWED")] * 2 + [(k["valid"], "/other", "FORBIDDEN")] * 2 +
+                [(k["rated"], "/api/x", "VALID")] + [(k["rated"], "/api/x", "RATE_LIMITED")] * 3 +
+                [(k["credited"], "/api/x", "VALID")] + [(k["credited"], "/api/x", "USAGE_EXCEEDED")] * 2)
+    got = [gw_call(key, uri) for key, uri, _ in expected]
+    check(got == [code for _, _, code in expected], "gateway: each call answered with the code meant for it "
+          f"({len(expected)} calls, nine codes)")
+    status, body = request(gw_metrics, "GET", "/healthz")
+    check((status, body) == (200, b'{"status":"ok"}\n'), f"gateway: /healthz answers {status} {body!r} while serving")
+    gateway_shows("the first batch, code by code")
+
+    # A store that cannot be read: answered from memory for 1 s (--stale-for 1), then UNAVAILABLE and /healthz 503.
+    with open(gw_store) as f:
+        good = f.read()
+    with open(gw_store + ".new", "w") as f:
+        f.write("not a stored key\n")
+    os.replace(gw_store + ".new", gw_store)
+    broke_at = time.monotonic()
+    check(bool(wait_until(lambda: gw_call(k["valid"]) == "UNAVAILABLE", BOUND, 0.05)),
+          "gateway: a store that does not read: calls refused UNAVAILABLE past the stale period")
+    stale_after = time.monotonic() - broke_at
+    status, body = request(gw_metrics, "GET", "/healthz")
+    text = body.decode(errors="replace")
+    # The same condition as the calls' (the stale period from when the store was last heard from): no wait.
+    check(status == 503, f"gateway: /healthz is 503 as soon as calls are refused as stale "
+                         f"({stale_after:.1f} s after the store broke): {text.strip()}")
+    reason = json.loads(text).get("reason", "") if status == 503 else ""
+    check(text.count("\n") == 1 and reason == "the store has been unreadable or unwritable for more than 1 s"
+          and gw_store not in text and "acme" not in text and k["valid"] not in text,
+          "gateway: its reason is one line of JSON with the gateway's stale period, naming no store, key or tenant")
+    for _ in range(2):
+        gw_call(k["valid"])
+    with open(gw_store + ".new", "w") as f:
+        f.write(good)
+    os.replace(gw_store + ".new", gw_store)
+    check(bool(wait_until(lambda: gw_call(k["valid"]) == "VALID", BOUND, 0.05)),
+          "gateway: the store put back, calls are allowed again")
+    check(bool(wait_until(lambda: request(gw_metrics, "GET", "/healthz")[0] == 200, BOUND, 0.05)),
+          "gateway: and /healthz is 200 again")
+    gateway_shows("every decision by its code, UNAVAILABLE included")
+    decisions = sum(answered.values())
+    count = query('keyhook_gateway_decision_seconds_count{job="gateway"}')
+    check(count == {frozenset({("job", "gateway")}): float(decisions)},
+          f"gateway: keyhook_gateway_decision_seconds_count is every decision ({decisions}): {count}")
+    check(answered.get("VALID") == len(allowed) and set(allowed) == {"VALID"},
+          f"gateway: VALID counts exactly the allowed calls ({len(allowed)}, each answered 200)")
+    own = lambda: float(re.search(rb'\nkeyhook_store_errors_total\{store="key"\} (\S+)\n',
+                                  request(gw_metrics, "GET", "/metrics")[1]).group(1))
+    key = frozenset({("job", "gateway"), ("store", "key")})
+    agreed = wait_until(lambda: (query('keyhook_store_errors_total{job="gateway"}') or {}).get(key) == own(),
+                        BOUND, 0.1)
+    errors = own()
+    check(bool(agreed) and errors >= 4, f"gateway: keyhook_store_errors_total{{store=\"key\"}} counts the failed "
+                                        f"reads (four a second: {errors:.0f}), in Prometheus as scraped")
+    promtool_passes("gateway", gw_metrics)
 
 finish()
