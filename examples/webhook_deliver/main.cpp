@@ -590,7 +590,7 @@ int main(int argc, char** argv) {
     client.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout_seconds * 1000));
     client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
     client.resolve = args->resolve;
-    client.max_body = deliver::read_response_bytes;  // O5: the history keeps its first 1 KiB
+    if (args->store) client.max_body = deliver::read_response_bytes;  // O5: the history keeps its first 1 KiB
 
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
@@ -612,6 +612,7 @@ int main(int argc, char** argv) {
             options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
         options.timeout = client.total_timeout;
         options.policy = policy;
+        options.keep_history = args->store.has_value();
         counts = deliver::work(*store, options, client, clock);
         pending = store->pending();
     } catch (const std::exception& e) {

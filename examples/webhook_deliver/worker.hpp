@@ -92,6 +92,9 @@ struct work_options {
     std::chrono::microseconds timeout = std::chrono::seconds(30);
     std::size_t batch = 64;
     keyhook::endpoint_policy policy;
+    // Each attempt's detail (duration, error, response) to the store's
+    // history (O5); off in memory, where no one can list it.
+    bool keep_history = true;
 };
 
 inline std::int64_t real_micros() { return examples::store::micros(clock_now()); }
@@ -270,7 +273,7 @@ inline run_counts work(examples::store::delivery_store& store, const work_option
             if (d.status != keyhook::delivery_status::pending) d.ended_at = report.attempt.sent_at;
             const auto detail =
                 detail_of(report, hook.secrets, std::string(disable ? "disabled" : outcome_name(decision.what)));
-            if (!store.record(d, owner, disable, &detail)) {
+            if (!store.record(d, owner, disable, o.keep_history ? &detail : nullptr)) {
                 std::cerr << "webhook_deliver: " << d.id << ": the lease ran out during the attempt; "
                           << "another worker has the delivery\n";
                 continue;
