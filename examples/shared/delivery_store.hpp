@@ -219,6 +219,8 @@ public:
 
     // Deliveries not yet ended, leased or not.
     virtual std::uint64_t pending() = 0;
+    // O4: how many webhooks (of every tenant) are disabled, store-wide.
+    virtual std::uint64_t disabled_webhooks() = 0;
 
     // The earliest due time of a delivery no live lease holds (real_now).
     virtual std::optional<std::int64_t> next_due(std::int64_t real_now) = 0;
@@ -481,6 +483,7 @@ inline constexpr const char* insert_delivery =
 inline constexpr const char* select_webhook =
     "SELECT settings, disabled FROM keyhook_webhooks WHERE tenant = ?1 AND name = ?2";
 inline constexpr const char* count_pending = "SELECT COUNT(*) FROM keyhook_deliveries WHERE due_at IS NOT NULL";
+inline constexpr const char* count_disabled = "SELECT COUNT(*) FROM keyhook_webhooks WHERE disabled <> 0";
 inline constexpr const char* next_due =
     "SELECT MIN(due_at) FROM keyhook_deliveries WHERE due_at IS NOT NULL AND lease_until < ?1";
 // The columns of a delivery as stored_delivery holds them (delivery_of_row).

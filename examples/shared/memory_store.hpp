@@ -84,6 +84,12 @@ public:
                                                         [](const auto& r) { return r.second.due().has_value(); }));
     }
 
+    std::uint64_t disabled_webhooks() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return static_cast<std::uint64_t>(
+            std::count_if(webhooks_.begin(), webhooks_.end(), [](const auto& w) { return w.second.disabled; }));
+    }
+
     std::optional<std::int64_t> next_due(std::int64_t real_now) override {
         std::lock_guard<std::mutex> lock(mutex_);
         std::optional<std::int64_t> earliest;

@@ -145,6 +145,11 @@ public:
         return std::stoull(PQgetvalue(r.get(), 0, 0));
     }
 
+    std::uint64_t disabled_webhooks() override {
+        const auto r = run(sql::count_disabled, {});
+        return std::stoull(PQgetvalue(r.get(), 0, 0));
+    }
+
     std::optional<std::int64_t> next_due(std::int64_t real_now) override {
         const auto r = run(sql::next_due, {std::to_string(real_now)});
         if (PQgetisnull(r.get(), 0, 0)) return std::nullopt;

@@ -141,6 +141,12 @@ public:
         return static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
     }
 
+    std::uint64_t disabled_webhooks() override {
+        statement s(*this, sql::count_disabled);
+        s.step();
+        return static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
+    }
+
     std::optional<std::int64_t> next_due(std::int64_t real_now) override {
         statement s(*this, sql::next_due);
         s.integer(1, real_now);

@@ -240,6 +240,15 @@ inline examples::store::attempt_detail detail_of(const attempt_report& r, const 
 // webhook (B6: a webhook's name is the tenant's own). `endpoint_disabled`:
 // the webhook is disabled after this attempt (H10), which ends the delivery
 // whatever B2 planned.
+// The word of an attempt's line ("outcome"): delivered, retry, gave_up (the
+// last attempt, or a plan that could not be made) or disabled (its webhook
+// disabled by it). Also the label keyhook_delivery_attempts_total counts it by (O4).
+inline std::string_view attempt_outcome_word(const attempt_report& r, bool endpoint_disabled) {
+    if (!r.decision) return "gave_up";
+    if (endpoint_disabled) return "disabled";
+    return outcome_name(r.decision->what);
+}
+
 inline void print_attempt(const keyhook::delivery_id& id, const std::string& tenant, const std::string& webhook,
                           std::size_t number, const attempt_report& r, bool endpoint_disabled = false,
                           const std::vector<std::string>& secrets = {}) {
@@ -252,16 +261,11 @@ inline void print_attempt(const keyhook::delivery_id& id, const std::string& ten
     line["status"] = r.answer.status ? nlohmann::ordered_json(*r.answer.status) : nlohmann::ordered_json(nullptr);
     line["error"] = r.answer.status ? nlohmann::ordered_json(nullptr)
                                     : nlohmann::ordered_json(redact_secrets(r.answer.error, secrets));
-    if (!r.decision) {
-        line["outcome"] = "gave_up";
+    line["outcome"] = attempt_outcome_word(r, endpoint_disabled);
+    if (!r.decision)
         line["planError"] = r.decision.error().message;
-    } else if (endpoint_disabled) {
-        line["outcome"] = "disabled";
-    } else {
-        line["outcome"] = outcome_name(r.decision->what);
-        if (r.decision->what == keyhook::retry_decision::action::send)
-            line["retryAt"] = keyhook::format_timestamp(r.decision->send_at);
-    }
+    else if (!endpoint_disabled && r.decision->what == keyhook::retry_decision::action::send)
+        line["retryAt"] = keyhook::format_timestamp(r.decision->send_at);
     // ensure_ascii: names cannot carry control or bidi characters to a terminal (P1).
     std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
 }

@@ -6,7 +6,7 @@
 //   webhook_deliver [--allow-local] [--time-scale F] [--timeout S]
 //                   [--resolve HOST:PORT:ADDRESS]... [FILE | -]
 //   webhook_deliver --store S [options] FILE          enqueue FILE's deliveries, then work the store
-//   webhook_deliver --store S [options] --work [--until-empty]
+//   webhook_deliver --store S [options] --work [--until-empty] [--metrics-listen HOST:PORT]
 //   webhook_deliver --store S --list [--status S]... [--tenant T [--webhook W]] [--since T0]
 //   webhook_deliver --store S --resend DELIVERY_ID [--to-current-endpoint]
 //   webhook_deliver --store S --recover --tenant T --webhook W --since T0 [--to-current-endpoint]
@@ -69,7 +69,22 @@
 //                  Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex
 //                  digits) when set, else under a key kept in the store.
 // --work           works the store only; --until-empty stops once no
-//                  delivery is pending, else it polls for ever.
+//                  delivery is pending, else it polls for ever, and rides
+//                  out a store that fails (O4): the failure said at most
+//                  once a second with the count of repeats, tried again
+//                  four times a second, and its end said; with --until-empty
+//                  a failing store ends the run (exit 3).
+// --metrics-listen HOST:PORT (with --work; rule O4, refused with exit 2 in
+//                  a build without prometheus-cpp): GET /metrics serves
+//                  keyhook_delivery_attempts_total{outcome} (the attempt
+//                  lines' words), keyhook_delivery_attempt_seconds (each
+//                  attempt's HTTP request), keyhook_deliveries_pending and
+//                  keyhook_endpoints_disabled (the whole store's, read at most
+//                  once a second between attempts: aggregate workers with
+//                  max) and keyhook_store_errors_total{store="delivery"};
+//                  GET /healthz answers 503 once the store has failed for
+//                  more than 5 s and from SIGINT or SIGTERM on. "metrics on
+//                  HOST:PORT" goes to standard error once it listens.
 // --lease S        how long a claimed delivery stays this worker's (default
 //                  30, real seconds); another worker takes over a stopped
 //                  one's deliveries after it, so a receiver may see an id twice.
@@ -171,6 +186,7 @@
 #include "shared/curl_client.hpp"
 #include "shared/dispatch_input.hpp"
 #include "shared/memory_store.hpp"
+#include "shared/metrics.hpp"
 #include "shared/store_opener.hpp"
 #include "worker.hpp"
 
@@ -185,7 +201,7 @@ constexpr int exit_gave_up = examples::cli::exit_gave_up;
 const examples::cli::program program{
     "webhook_deliver",
     "usage: webhook_deliver [--allow-local] [--time-scale F] [--timeout S] [--resolve HOST:PORT:ADDRESS]... "
-    "[--store S [--work [--until-empty]] [--lease S]] [FILE | -]\n"
+    "[--store S [--work [--until-empty] [--metrics-listen HOST:PORT]] [--lease S]] [FILE | -]\n"
     "       webhook_deliver --store S --list [--status S]... [--tenant T [--webhook W]] [--since T0]\n"
     "       webhook_deliver --store S --resend DELIVERY_ID [--to-current-endpoint]\n"
     "       webhook_deliver --store S --recover --tenant T --webhook W --since T0 [--to-current-endpoint]\n"
@@ -230,7 +246,9 @@ struct arguments {
     action act = action::none;
     std::string resend_id;
     bool to_current_endpoint = false;
-    examples::store::delivery_filter filter;  // --status, --tenant, --webhook, --since, --purge-before
+    examples::store::delivery_filter filter;                   // --status, --tenant, --webhook, --since, --purge-before
+    std::optional<examples::metrics::listen_address> metrics;  // --metrics-listen (O4), with --work
+    std::string metrics_text;                                  // as given, for messages
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -259,7 +277,7 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     CLI::App app;
     examples::cli::configure(app, program, description);
     arguments args;
-    std::string time_scale, timeout, store, lease, file, since, purge_before, tenant, webhook;
+    std::string time_scale, timeout, store, lease, file, since, purge_before, tenant, webhook, metrics_listen;
     std::vector<std::string> statuses;
     bool list = false, recover = false, enable = false;
     app.add_option("FILE", file, "the input; '-' reads standard input")->type_name("")->default_str("-");
@@ -291,6 +309,12 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     app.add_option("--lease", lease, "how long a claimed delivery stays this worker's, real seconds 0.01 to 86400")
         ->type_name("S")
         ->default_str("30")
+        ->group(stored);
+    app.add_option("--metrics-listen", metrics_listen,
+                   "with --work: serve GET /metrics (Prometheus) and GET /healthz on HOST:PORT, a separate "
+                   "address (O4)")
+        ->type_name("HOST:PORT")
+        ->default_str("off")
         ->group(stored);
     const std::string actions = "An operator's actions on a store (rule O5; they only queue, workers send)";
     app.add_flag("--list", list,
@@ -346,6 +370,14 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         if (!printable || std::count(value.begin(), value.end(), ':') < 2)
             return usage_error("--resolve: expected HOST:PORT:ADDRESS, got " + quoted_input(value));
     }
+    if (given("--metrics-listen")) {
+        // O4: refused before anything else in a build without prometheus-cpp.
+        if (!examples::metrics::built()) return usage_error(examples::metrics::not_built_message());
+        args.metrics = examples::metrics::parse_listen_address(metrics_listen);
+        if (!args.metrics)
+            return usage_error("--metrics-listen: expected HOST:PORT, got " + quoted_input(metrics_listen));
+        args.metrics_text = metrics_listen;
+    }
     if (given("--store")) {
         std::string why;
         args.store = examples::store::parse_store_address(store, examples::store::store_use::deliveries, why);
@@ -400,6 +432,8 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     if (auto e = only_with("--tenant", {action::list, action::recover, action::enable, action::purge})) return *e;
     if (auto e = only_with("--webhook", {action::list, action::recover, action::enable, action::purge})) return *e;
     if (auto e = only_with("--to-current-endpoint", {action::resend, action::recover})) return *e;
+    if (args.metrics && (!args.store || !args.work || args.act != action::none))
+        return usage_error("--metrics-listen goes with --store S --work (a worker's metrics and health)");
     if (args.act != action::none) {
         if (!args.store) return usage_error(std::string(act_name) + " needs --store");
         if (args.file || args.work || args.until_empty || args.lease_seconds || args.time_scale_given)
@@ -458,9 +492,15 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     return args;
 }
 
-// SIGINT and SIGTERM ask a worker to stop after the attempt in flight (its summary printed).
+// SIGINT and SIGTERM ask a worker to stop after the attempt in flight (its
+// summary printed); with --metrics-listen, /healthz says it is shutting down
+// from then on (an atomic store: safe in a signal handler).
 std::atomic<bool> stop_requested{false};
-extern "C" void request_stop(int) { stop_requested.store(true); }
+examples::metrics::health* stopping_health = nullptr;  // set before the handler is installed
+extern "C" void request_stop(int) {
+    stop_requested.store(true);
+    if (stopping_health) stopping_health->shutting_down();
+}
 
 // O5: an action on the store, its summary line and exit status.
 int run_action(const arguments& args, examples::store::delivery_store& store) {
@@ -592,6 +632,22 @@ int main(int argc, char** argv) {
     client.resolve = args->resolve;
     if (args->store) client.max_body = deliver::read_response_bytes;  // O5: the history keeps its first 1 KiB
 
+    // O4: a worker's metrics and health on their own address (--metrics-listen, with --work).
+    examples::metrics::registry metrics(examples::metrics::program::webhook_deliver);
+    examples::metrics::health health;
+    examples::metrics::listener metrics_listener(metrics, health);
+    if (args->metrics) {
+        std::string why;
+        const auto port = metrics_listener.start(*args->metrics, why);
+        if (!port) {
+            std::cerr << "webhook_deliver: cannot listen on " << keyhook::quoted_input(args->metrics_text)
+                      << " (--metrics-listen): " << why << '\n';
+            curl_global_cleanup();
+            return exit_store;
+        }
+        std::cerr << "webhook_deliver: metrics on " << args->metrics->host << ':' << *port << std::endl;
+        stopping_health = &health;
+    }
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
     deliver::run_counts counts;
@@ -613,6 +669,11 @@ int main(int argc, char** argv) {
         options.timeout = client.total_timeout;
         options.policy = policy;
         options.keep_history = args->store.has_value();
+        options.ride_out_store_failures = args->work && !args->until_empty;
+        if (args->metrics) {
+            options.metrics = &metrics;
+            options.health = &health;
+        }
         counts = deliver::work(*store, options, client, clock);
         pending = store->pending();
     } catch (const std::exception& e) {

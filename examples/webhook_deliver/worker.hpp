@@ -15,6 +15,16 @@
 // attempt goes to the store's history with its duration, its transport
 // error and its response's first 1 KiB, the webhook's secrets replaced
 // (O5). The operator's actions on a store are in actions.hpp.
+//
+// O4 (with --metrics-listen): each recorded attempt is counted by the word
+// of its line and timed, the store-wide gauges (pending deliveries, disabled
+// webhooks) are read from the store at most once a second between attempts,
+// and each failed store operation is counted and told to /healthz. A worker
+// that polls for ever (--work without --until-empty) rides out a store that
+// fails: it says so at most once a second with the count of repeats (O3),
+// tries again four times a second, and says when the store answers again
+// with the count of failed operations; its leases run out
+// meanwhile, so other workers take its deliveries over.
 #pragma once
 
 #include <algorithm>
@@ -50,6 +60,8 @@
 #include "keyhook/webhook_validation.hpp"
 #include "shared/delivery_store.hpp"
 #include "shared/dispatch_input.hpp"
+#include "shared/metrics.hpp"
+#include "shared/request_log.hpp"
 
 namespace deliver {
 
@@ -95,6 +107,13 @@ struct work_options {
     // Each attempt's detail (duration, error, response) to the store's
     // history (O5); off in memory, where no one can list it.
     bool keep_history = true;
+    // O4, with --metrics-listen (either may be null): attempts counted and
+    // timed, the store-wide gauges, the store's failures and successes.
+    examples::metrics::registry* metrics = nullptr;
+    examples::metrics::health* health = nullptr;
+    // --work without --until-empty: a failing store is waited out, not an
+    // end (the worker's exit 3).
+    bool ride_out_store_failures = false;
 };
 
 inline std::int64_t real_micros() { return examples::store::micros(clock_now()); }
@@ -188,31 +207,70 @@ auto update_endpoint(examples::store::delivery_store& store, const examples::sto
 // ties by enqueue order, so a run without --store sends in the order it
 // always did: each event's deliveries at the event's time on the timeline,
 // interleaved with the retries by their due times.
-inline run_counts work(examples::store::delivery_store& store, const work_options& o,
-                       const examples::http::client_options& client, run_clock& clock) {
-    const std::string owner = worker_name();
-    run_counts counts;
+// O4: what the worker tells of its store (health, the repeated failure's
+// report, O3's pace) across the loop's restarts.
+class store_outcomes {
+public:
+    explicit store_outcomes(const work_options& o) : o_(o) {}
+    void answered() {
+        if (o_.health) o_.health->store_ok();
+        if (const auto all = failures_.ended())
+            std::cerr << "webhook_deliver: the store answers again (after " << *all << " failed operations)"
+                      << std::endl;
+    }
+    void failed(const std::exception& e) {
+        if (o_.metrics) o_.metrics->store_error(examples::metrics::store::delivery);
+        if (o_.health) o_.health->store_failed();
+        if (const auto repeats = failures_.occurred(std::chrono::steady_clock::now()))
+            std::cerr << "webhook_deliver: the store failed: " << keyhook::escape_text(e.what())
+                      << (*repeats ? " (" + std::to_string(*repeats) + " more since the last report)" : std::string())
+                      << "; trying again" << std::endl;
+    }
+
+private:
+    const work_options& o_;
+    examples::request_log::repeated_error failures_;
+};
+
+// O4: the store-wide gauges, read from the store at most once a second.
+inline void refresh_gauges(examples::store::delivery_store& store, const work_options& o,
+                           std::chrono::steady_clock::time_point& last) {
+    if (!o.metrics) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (last != std::chrono::steady_clock::time_point{} && now - last < std::chrono::seconds(1)) return;
+    o.metrics->deliveries_pending(static_cast<double>(store.pending()));
+    o.metrics->endpoints_disabled(static_cast<double>(store.disabled_webhooks()));
+    last = now;
+}
+
+// The loop of work(), until it returns or a store operation throws.
+inline void work_loop(examples::store::delivery_store& store, const work_options& o,
+                      const examples::http::client_options& client, run_clock& clock, run_counts& counts,
+                      const std::string& owner, store_outcomes& outcomes) {
+    std::chrono::steady_clock::time_point gauges_read{};
     const auto lease = o.lease.count();
     const auto stopping = [&o] { return o.stop && o.stop->load(); };
     // Idle polls: short against the lease, so a stopped worker's deliveries are taken over soon after it ends.
     const auto poll = std::chrono::microseconds(std::clamp<std::int64_t>(lease / 8, 1000, 200000));
     for (;;) {
-        if (stopping()) return counts;
+        if (stopping()) return;
+        refresh_gauges(store, o, gauges_read);
         const auto claimed_at = real_micros();
         auto batch = store.claim(examples::store::micros(clock.now()), claimed_at, claimed_at + lease, owner, o.batch);
+        outcomes.answered();
         if (batch.empty()) {
             if (const auto due = store.next_due(real_micros())) {
                 clock.wait_toward(examples::store::from_micros(*due), std::chrono::milliseconds(o.stop ? 200 : 1000));
                 continue;
             }
-            if (o.until_empty && store.pending() == 0) return counts;
+            if (o.until_empty && store.pending() == 0) return;
             std::this_thread::sleep_for(poll);  // the rest is leased by other workers, or nothing is due yet
             continue;
         }
         // Settings read once a batch: a configuration stored meanwhile (a new key) applies from the next.
         std::map<examples::store::webhook_key, std::optional<stored_webhook>> webhooks;
         for (auto& d : batch) {
-            if (stopping()) return counts;
+            if (stopping()) return;
             // B6: the batch's leases may have run out while earlier deliveries
             // were attempted (a slow endpoint) and another worker may have
             // claimed this one: it is renewed for this attempt and its
@@ -279,6 +337,14 @@ inline run_counts work(examples::store::delivery_store& store, const work_option
                 continue;
             }
             if (disable) hook.disabled = true;
+            if (o.metrics) {  // O4: the word of the attempt's line, and its HTTP request's time
+                const auto word = attempt_outcome_word(report, disable);
+                const auto at = std::find(examples::metrics::delivery_outcome_names.begin(),
+                                          examples::metrics::delivery_outcome_names.end(), word);
+                o.metrics->delivery_attempt(static_cast<examples::metrics::delivery_outcome>(
+                                                at - examples::metrics::delivery_outcome_names.begin()),
+                                            report.duration);
+            }
             if (disable)
                 ++counts.disabled;
             else if (decision.what == keyhook::retry_decision::action::give_up)
@@ -288,6 +354,26 @@ inline run_counts work(examples::store::delivery_store& store, const work_option
             print_attempt(d.id, d.tenant, d.webhook, d.attempts.size(), report, disable, hook.secrets);
             for (const auto& n : health.notices) print_notice(n, d.tenant);
         }
+    }
+}
+
+inline run_counts work(examples::store::delivery_store& store, const work_options& o,
+                       const examples::http::client_options& client, run_clock& clock) {
+    const std::string owner = worker_name();
+    run_counts counts;
+    store_outcomes outcomes(o);
+    const auto stopping = [&o] { return o.stop && o.stop->load(); };
+    for (;;) {
+        try {
+            work_loop(store, o, client, clock, counts, owner, outcomes);
+            return counts;
+        } catch (const std::exception& e) {
+            if (!o.ride_out_store_failures) throw;
+            outcomes.failed(e);
+        }
+        // A quarter of a second before trying again (as key_gateway reads its store), cut short by a stop.
+        for (int i = 0; i < 5 && !stopping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (stopping()) return counts;
     }
 }
 

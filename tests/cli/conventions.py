@@ -35,7 +35,7 @@ OPTIONS = {
     "webhook_deliver": {"--allow-local": False, "--time-scale": True, "--timeout": True, "--resolve": False,
                         "--store": True, "--work": False, "--until-empty": False, "--lease": True, "--list": False,
                         "--status": True, "--tenant": True, "--webhook": True, "--since": True, "--resend": False,
-                        "--recover": False, "--to-current-endpoint": False, "--enable": False,
+                        "--recover": False, "--to-current-endpoint": False, "--enable": False, "--metrics-listen": True,
                         "--purge-before": False},
     "webhook_receiver": {"--key-env": True, "--listen": False, "--request-timeout": True, "--read-timeout": False,
                          "--max-connections": True, "--threads": True, "--store": True, "--replay-scope": True,

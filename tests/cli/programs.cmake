@@ -150,6 +150,31 @@ if(TARGET webhook_receiver)
                              PROPERTIES LABELS "cli;O4")
     endif()
 endif()
+# webhook_deliver --metrics-listen: the same refusals; it goes with --store S --work only.
+if(TARGET webhook_deliver)
+    if(NOT KEYHOOK_EXAMPLES_HAVE_METRICS)
+        add_test(NAME webhook_deliver.metrics_not_built
+            COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_deliver>
+                    "-DARGS=--store|sqlite:${_cli_work}/deliver_none.db|--work|--metrics-listen|127.0.0.1:0" -DEXIT=2
+                    -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_deliver: --metrics-listen is not available: this build has no prometheus-cpp"
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(webhook_deliver.metrics_not_built PROPERTIES LABELS "cli;O4")
+    else()
+        add_test(NAME webhook_deliver.metrics_needs_work
+            COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_deliver>
+                    "-DARGS=--store|sqlite:${_cli_work}/deliver_none.db|--metrics-listen|127.0.0.1:0|in.json" -DEXIT=2
+                    -DSTDOUT_EMPTY=ON "-DSTDERR_REGEX=^webhook_deliver: --metrics-listen goes with --store S --work"
+                    -P "${_cli_tests}/run_cli.cmake")
+        add_test(NAME webhook_deliver.metrics_address
+            COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_deliver>
+                    "-DARGS=--store|sqlite:${_cli_work}/deliver_none.db|--work|--metrics-listen|9100" -DEXIT=2
+                    -DSTDOUT_EMPTY=ON "-DSTDERR_REGEX=^webhook_deliver: --metrics-listen: expected HOST:PORT, got \"9100\""
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(webhook_deliver.metrics_needs_work webhook_deliver.metrics_address
+                             PROPERTIES LABELS "cli;O4")
+    endif()
+endif()
 # key_gateway --metrics-listen: the same refusals, before the store or the peppers are looked at.
 if(TARGET key_gateway)
     set(_gateway_args "--listen|127.0.0.1:0|--store|${_cli_work}/gateway_none.jsonl|--routes|${_cli_work}/gateway_none.json|--proxy|nginx|--trusted-proxy|127.0.0.1/32")

@@ -25,7 +25,8 @@
 #                      found, PostgreSQL with the store tests below
 #   interop.metrics_prometheus
 #                      rule O4: webhook_receiver --listen --metrics-listen
-#                      and key_gateway --metrics-listen scraped by a
+#                      key_gateway and webhook_deliver --work
+#                      --metrics-listen scraped by a
 #                      Prometheus server the test starts, their counts checked
 #                      through the query API, their scrapes by promtool; a
 #                      SQLite replay store and a key store failing and
@@ -98,6 +99,9 @@ if(Python3_Interpreter_FOUND)
         endif()
         if(TARGET key_admin AND TARGET key_gateway)
             list(APPEND _metrics_args --gateway $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
+        endif()
+        if(TARGET webhook_deliver AND KEYHOOK_EXAMPLES_HAVE_SQLITE)
+            list(APPEND _metrics_args --deliver $<TARGET_FILE:webhook_deliver>)
         endif()
         add_test(NAME interop.metrics_prometheus
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/metrics_prometheus.py" /usr/bin/prometheus

@@ -17,10 +17,21 @@ allowed calls), keyhook_gateway_decision_seconds_count every decision, and
 keyhook_store_errors_total{store="key"} the failed reads; its /healthz is
 503 while the calls are refused as stale, with a one-line reason naming no
 store, key or tenant, and 200 once the store reads again.
+With --deliver (and --sqlite), webhook_deliver --store sqlite:... --work
+--metrics-listen is scraped while it sends deliveries a file run enqueued to
+an endpoint here that answers 200, one that answers 500 (every retry, then
+gave_up) and one that answers 410 (disabled): keyhook_delivery_attempts_total
+must show each outcome moved by exactly the attempt lines the worker printed
+with it, keyhook_delivery_attempt_seconds_count all of them, and the two
+store-wide gauges what the store holds (pending deliveries, disabled
+webhooks). Its store's deliveries table is renamed away while the replay
+store above fails: the worker rides it out, /healthz is 503 past 5 s, the
+failures are counted, and all is well once the table is back.
 Each program's scrape must pass `promtool check metrics` (lint included).
 Every wait is on a condition (tests/interop/waits.py).
 
-    metrics_prometheus.py PROMETHEUS PROMTOOL WEBHOOK_RECEIVER [--sqlite] [--gateway KEY_ADMIN KEY_GATEWAY]"""
+    metrics_prometheus.py PROMETHEUS PROMTOOL WEBHOOK_RECEIVER [--sqlite] [--gateway KEY_ADMIN KEY_GATEWAY]
+                          [--deliver WEBHOOK_DELIVER]"""
 import base64, datetime, hashlib, hmac, http.client, json, os, re, shutil, socket, sqlite3, subprocess, sys, tempfile
 import time, urllib.parse, urllib.request
 from waits import BOUND, stop, wait_until
@@ -28,6 +39,8 @@ from waits import BOUND, stop, wait_until
 prometheus_bin, promtool, receiver_bin = sys.argv[1:4]
 with_sqlite = "--sqlite" in sys.argv[4:]
 gateway_bins = sys.argv[sys.argv.index("--gateway") + 1:sys.argv.index("--gateway") + 3] if "--gateway" in sys.argv else None
+deliver_bin = sys.argv[sys.argv.index("--deliver") + 1] if "--deliver" in sys.argv and with_sqlite else None
+OUTCOMES = ["delivered", "retry", "gave_up", "disabled"]
 started = time.monotonic()
 KEY = "the-receiver-key-1234567890"
 SIGNING_KEY = b"metrics-test-signing-key-32bytes"
@@ -209,6 +222,57 @@ if gateway_bins:
     gw_port, gw_metrics = gw_ports["listening on"], gw_ports["metrics on"]
     jobs["gateway"] = gw_metrics
 
+if deliver_bin:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Endpoint(BaseHTTPRequestHandler):
+        """/ok answers 200, /flaky 500, /gone 410."""
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response({"/ok": 200, "/flaky": 500, "/gone": 410}.get(self.path.split("?")[0], 404))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    endpoint = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    dl_db = os.path.join(work, "deliveries.db")
+    # A million times faster than real time: the 8 attempts of B2's 27.6 hours in a tenth of a second.
+    dl_common = [deliver_bin, "--allow-local", "--time-scale", "0.000001", "--store", "sqlite:" + dl_db]
+    hooks = [{"name": n, "endpoint": f"http://127.0.0.1:{endpoint.server_address[1]}/{n}", "saved": True}
+             for n in ("ok", "flaky", "gone")]
+    # Two events due 2 s (real) from now, one far later: its deliveries stay pending.
+    doc = {"tenant": {"name": "acme-secret-tenant", "webhooksEnabled": True}, "webhooks": hooks,
+           "events": [{"after": 2e6, "event": {"UserAction": "PublishEngine", "EntityId": f"e{i}"}} for i in range(2)]
+           + [{"after": 3e8, "event": {"UserAction": "PublishEngine", "EntityId": "later"}}]}
+    # Enqueued by a file run stopped before anything is due; the worker below sends them.
+    enqueuer = subprocess.Popen([*dl_common, "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+    enqueuer.stdin.write(json.dumps(doc))
+    enqueuer.stdin.close()
+    added = enqueuer.stderr.readline()
+    enqueuer_status = stop(enqueuer)
+    if not check("9 of 9 deliveries added" in added and enqueuer_status == 0,
+                 f"deliver: a file run enqueued 9 deliveries and stopped ({added.strip()}, exit {enqueuer_status})"):
+        finish()
+    dl = subprocess.Popen([*dl_common, "--work", "--metrics-listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    processes.append(dl)
+    dl_lines, dl_errors = [], []
+    line = dl.stderr.readline()
+    m = re.search(r"^webhook_deliver: metrics on 127\.0\.0\.1:(\d+)$", line.strip())
+    if not check(bool(m), f"deliver: webhook_deliver --work --metrics-listen started ({line.strip()})"):
+        finish()
+    dl_metrics = int(m.group(1))
+    jobs["deliver"] = dl_metrics
+    threading.Thread(target=lambda: [dl_lines.append(json.loads(x)) for x in dl.stdout], daemon=True).start()
+    threading.Thread(target=lambda: [dl_errors.append(x) for x in dl.stderr], daemon=True).start()
+
 prom_port = free_port()
 config = os.path.join(work, "prometheus.yml")
 with open(config, "w") as f:
@@ -271,8 +335,8 @@ names = set()
 for job in jobs:
     for labels in (query(f'{{job="{job}",__name__=~"keyhook_.*"}}') or {}):
         names.update(k for k, _ in labels)
-check(names <= {"job", "result", "store", "code", "le"},
-      f"no label but job, result, store, code and le (a histogram's) on keyhook's series: {sorted(names)}")
+check(names <= {"job", "result", "store", "code", "outcome", "le"},
+      f"no label but job, result, store, code, outcome and le (a histogram's) on keyhook's series: {sorted(names)}")
 status, body = request(rx_metrics, "GET", "/healthz")
 check((status, body) == (200, b'{"status":"ok"}\n'), f"receiver: /healthz answers {status} {body!r}")
 check(request(rx_metrics, "GET", "/")[0] == 404 and request(rx_metrics, "GET", "/metricsx")[0] == 404,
@@ -298,6 +362,14 @@ if with_sqlite:
     db.execute("DROP TABLE keyhook_replay_ids")
     db.commit()
     failed_at = time.monotonic()
+    if deliver_bin:
+        # The worker's store fails at the same time: its deliveries table renamed away (kept, to come back).
+        check(bool(wait_until(lambda: sum(1 for l in dl_lines if l.get("sentAt")) == 19, BOUND, 0.05)),
+              "deliver: the worker made its 19 attempts before its store fails")
+        dl_conn = sqlite3.connect(dl_db, timeout=BOUND)
+        dl_conn.execute("ALTER TABLE keyhook_deliveries RENAME TO keyhook_deliveries_away")
+        dl_conn.commit()
+        dl_failed_at = time.monotonic()
     sent_stored("unavailable", request(rs_port, "POST", "/hook", BODY, signed("stored_x"))[0], 503)
     status, body = request(rs_metrics, "GET", "/healthz")
     check(status == 200 or time.monotonic() - failed_at > 5,
@@ -320,6 +392,25 @@ if with_sqlite:
     check(bool(wait_until(lambda: request(rs_metrics, "GET", "/healthz")[0] == 200, BOUND, 0.1)),
           "receiver_sqlite: /healthz is 200 again once the store answers (no request needed)")
     sent_stored("accepted", request(rs_port, "POST", "/hook", BODY, signed("stored_y"))[0], 200)
+    if deliver_bin:
+        wait_until(lambda: request(dl_metrics, "GET", "/healthz")[0] == 503, BOUND, 0.1)
+        waited = time.monotonic() - dl_failed_at
+        status, body = request(dl_metrics, "GET", "/healthz")
+        text = body.decode(errors="replace")
+        check(status == 503 and waited >= 5.0 and text.count("\n") == 1 and dl_db not in text and "acme" not in text,
+              f"deliver: /healthz is 503 once its store has failed for more than 5 s (after {waited:.1f} s), one "
+              f"line naming no store or tenant: {text.strip()}")
+        check(dl.poll() is None, "deliver: the worker rides out its failing store (still running)")
+        dl_conn.execute("ALTER TABLE keyhook_deliveries_away RENAME TO keyhook_deliveries")
+        dl_conn.commit()
+        check(bool(wait_until(lambda: request(dl_metrics, "GET", "/healthz")[0] == 200, BOUND, 0.1)),
+              "deliver: /healthz is 200 again once the store answers")
+        reports = [l for l in dl_errors if "the store failed" in l]
+        check(1 <= len(reports) <= int(time.monotonic() - dl_failed_at) + 1
+              and any("more since the last report" in l for l in reports)
+              and bool(wait_until(lambda: any("the store answers again (after" in l for l in dl_errors))),
+              f"deliver: the failure reported at most once a second with its count, and its end ({len(reports)} "
+              f"reports)")
     prometheus_shows("receiver_sqlite", stored, "the requests to the failing store")
     # Its own scrape and Prometheus's latest sample agree once both are still.
     own = lambda: float(re.search(rb'\nkeyhook_store_errors_total\{store="replay"\} (\S+)\n',
@@ -422,5 +513,42 @@ if gateway_bins:
     check(bool(agreed) and errors >= 4, f"gateway: keyhook_store_errors_total{{store=\"key\"}} counts the failed "
                                         f"reads (four a second: {errors:.0f}), in Prometheus as scraped")
     promtool_passes("gateway", gw_metrics)
+
+# ------------------------------------------------------------------ webhook_deliver: attempts, gauges, errors
+if deliver_bin:
+    attempts = [l for l in dl_lines if l.get("sentAt")]
+    printed = {o: float(sum(1 for l in attempts if l["outcome"] == o)) for o in OUTCOMES}
+    check(printed == {"delivered": 2.0, "retry": 14.0, "gave_up": 2.0, "disabled": 1.0},
+          f"deliver: the worker's attempt lines: 2 delivered, 14 retry, 2 gave_up, 1 disabled ({printed})")
+
+    def by_outcome():
+        values = query('keyhook_delivery_attempts_total{job="deliver"}') or {}
+        return {dict(labels).get("outcome"): v for labels, v in values.items()}
+    wait_until(lambda: by_outcome() == printed, BOUND, 0.1)
+    check(by_outcome() == printed, f"deliver: Prometheus shows each outcome moved by exactly the attempt lines "
+                                   f"printed with it: {by_outcome()}")
+    count = query('keyhook_delivery_attempt_seconds_count{job="deliver"}')
+    check(count == {frozenset({("job", "deliver")}): float(len(attempts))},
+          f"deliver: keyhook_delivery_attempt_seconds_count is every attempt ({len(attempts)}): {count}")
+    with sqlite3.connect(dl_db, timeout=BOUND) as conn:
+        pending = conn.execute("SELECT COUNT(*) FROM keyhook_deliveries WHERE due_at IS NOT NULL").fetchone()[0]
+        disabled = conn.execute("SELECT COUNT(*) FROM keyhook_webhooks WHERE disabled <> 0").fetchone()[0]
+    gauges = lambda: (query('max(keyhook_deliveries_pending{job="deliver"})'),
+                      query('max(keyhook_endpoints_disabled{job="deliver"})'))
+    want = ({frozenset(): float(pending)}, {frozenset(): float(disabled)})
+    wait_until(lambda: gauges() == want, BOUND, 0.1)
+    check(gauges() == want and pending == 3 and disabled == 1,
+          f"deliver: the store-wide gauges, aggregated with max, are what the store holds: {pending} pending "
+          f"(the later event's, no worker touched), {disabled} disabled webhook: {gauges()}")
+    own = lambda: float(re.search(rb'\nkeyhook_store_errors_total\{store="delivery"\} (\S+)\n',
+                                  request(dl_metrics, "GET", "/metrics")[1]).group(1))
+    key = frozenset({("job", "deliver"), ("store", "delivery")})
+    agreed = wait_until(lambda: (query('keyhook_store_errors_total{job="deliver"}') or {}).get(key) == own(),
+                        BOUND, 0.1)
+    errors = own()
+    check(bool(agreed) and errors >= 5, f"deliver: keyhook_store_errors_total{{store=\"delivery\"}} counts the "
+                                        f"failed operations (tried four times a second: {errors:.0f}), in Prometheus as scraped")
+    promtool_passes("deliver", dl_metrics)
+    check(stop(dl) == 4, "deliver: the worker stops on SIGTERM, exit 4 (deliveries it worked gave up, O1)")
 
 finish()

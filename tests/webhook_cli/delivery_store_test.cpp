@@ -588,6 +588,37 @@ STORE_TEST_CASE("Delivery store: a filter takes deliveries by status, tenant, we
     CHECK(listed(store, f).empty());
 }
 
+STORE_TEST_CASE("Delivery store: the disabled webhooks are counted store-wide, every tenant's, as any worker sees them",
+                "[B6][O4]") {
+    TestType backend;
+    const auto handle = backend.open();
+    const auto other = backend.open();  // another worker on the same store
+    auto& store = *handle;
+    CHECK(store.disabled_webhooks() == 0);
+    const auto d = delivery(1, t0), e = delivery(3, t0);
+    store.enqueue("acme", {{"hook-1", "{}", ""}}, {d}, t0);
+    store.enqueue("globex", {{"hook-1", "{}", ""}}, {}, t0);
+    CHECK(other->disabled_webhooks() == 0);
+    // A 410 recorded: one disabled, the other tenant's webhook of that name not.
+    attempt_once(store, d, t0, 410, delivery_status::disabled);
+    CHECK(store.disabled_webhooks() == 1);
+    CHECK(other->disabled_webhooks() == 1);
+    // The other tenant's too: two.
+    store.enqueue("globex", {}, {e}, t0);
+    const auto got = store.claim(micros(t0), 1, 2, "w1", 1000);
+    REQUIRE(got.size() == 1);
+    stored_delivery s = got[0];
+    keyhook::record_attempt(s, {t0, keyhook::attempt_outcome::http(410), std::nullopt},
+                            keyhook::retry_decision{keyhook::retry_decision::action::disable_webhook, {}, 1});
+    s.ended_at = t0;
+    REQUIRE(store.record(s, "w1", true));
+    CHECK(other->disabled_webhooks() == 2);
+    // Enabled again: one.
+    const auto reader = [](const std::string&) { return examples::store::endpoint_enabling{false, "{}"}; };
+    CHECK(store.enable_webhook({"acme", "hook-1"}, reader) == examples::store::enable_outcome::enabled);
+    CHECK(other->disabled_webhooks() == 1);
+}
+
 STORE_TEST_CASE("Delivery store: enabling a disabled webhook clears its flag and endpoint state, once",
                 "[B6][O5][H10]") {
     TestType backend;
