@@ -432,7 +432,7 @@ struct failure {
 template <class Change>
 void change_store(key_store::key_store& store, Change&& change) {
     auto r = store.update(
-        [&](std::vector<key_store::entry>& entries, const key_store::file_stamp&) { return change(entries); });
+        [&](std::vector<key_store::entry>& entries, const key_store::store_version&) { return change(entries); });
     if (!r) throw failure{r.error()};
 }
 

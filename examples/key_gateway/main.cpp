@@ -405,7 +405,7 @@ public:
         std::vector<key_store::entry> merged;  // filled only when the index is built again
         std::vector<merge_result> results;
         bool external = false, rehashed = false, missing = false;
-        const auto merge = [&](std::vector<key_store::entry>& entries, const key_store::file_stamp& before) {
+        const auto merge = [&](std::vector<key_store::entry>& entries, const key_store::store_version& before) {
             // A store that is gone is not an empty one: nothing is written, and
             // the gateway keeps what it holds (K17's stale period).
             missing = !before.exists;
@@ -443,7 +443,7 @@ public:
         const auto run = [this, patience](std::size_t n, const std::function<void(std::size_t)>& job) {
             runner_.run(n, job, patience);
         };
-        std::optional<key_store::file_stamp> stamp;
+        std::optional<key_store::store_version> stamp;
         if (wait) {
             auto r = store_->update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
@@ -701,7 +701,7 @@ private:
     key_table keys_;
     std::vector<std::string> changed_;  // ids whose usage is not yet written, each once
     // The store's thread alone:
-    key_store::file_stamp seen_;
+    key_store::store_version seen_;
     bool loaded_ = false;
     bool stale_logged_ = false;
     bool last_read_failure_was_platform_ = false;

@@ -4,6 +4,9 @@
 #
 #   interop.gateway_nginx  key_gateway behind nginx's auth_request (K16), keys
 #                      made by key_admin: when Python 3 and /usr/sbin/nginx are found
+#   interop.key_store_postgresql
+#                      the key_store contract over PostgreSQL (K17, K18), on a
+#                      server the test starts: when the server is installed
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
@@ -81,6 +84,14 @@ if(Python3_Interpreter_FOUND)
     elseif(KEYHOOK_INTEROP)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs nginx for interop.gateway_nginx: "
                             "run scripts/install-deps.sh --interop")
+    endif()
+    # K17, K18: the key_store contract (tests/cli/key_store_contract_test.cpp)
+    # over PostgreSQL, on a server the wrapper starts (tests/interop/with_postgres.py).
+    if(TARGET keyhook_cli_tests AND KEYHOOK_EXAMPLES_HAVE_LIBPQ AND EXISTS /usr/lib/postgresql/15/bin/postgres)
+        add_test(NAME interop.key_store_postgresql
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/with_postgres.py" $<TARGET_FILE:keyhook_cli_tests>
+                    "[key_store_contract]")
+        set_tests_properties(interop.key_store_postgresql PROPERTIES LABELS "interop;K17;K18" TIMEOUT 120)
     endif()
 else()
     message(STATUS "keyhook: interop.platform skipped (no Python 3)")
