@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The gateway's write-back row (K14, K15): p99 authorization latency of
+"""The gateway's speed rows, as ratios measured in one run, PASS or FAIL.
+
+--row write-back (the default; K14, K15): p99 authorization latency of
 key_gateway over 20,000 keys while it writes usage back, against the same
 gateway while it cannot (PASS when within 2x):
 
@@ -16,8 +18,25 @@ gateway while it cannot (PASS when within 2x):
 
     scripts/bench-gateway.py [--gateway PATH] [--keys N] [--clients N] [--seconds S] [--repetitions N]
 
-Without --gateway it builds key_gateway in Release in build-perf-gateway
-(KEYHOOK_BENCH_GATEWAY_BUILD_DIR overrides). The store is written directly in
+--row log (O3): requests per second of key_gateway --log json (one JSON
+line per decision, standard error a regular file) against key_gateway --log
+none, at 64 keep-alive connections (PASS when at least 0.9):
+
+  log, 64 connections  the same request bytes (Traefik's headers, one key of
+                  the store, every answer 200) sent by the receiver row's load
+                  generator (webhook_receiver_load: C++, one thread, Asio) to a
+                  gateway started afresh for each measurement, the two kinds
+                  interleaved; medians of --repetitions (7). With taskset the
+                  gateway runs on CPU 0 and the generator on CPU 1. The
+                  gateway's CPU time per answered request (from /proc) is
+                  printed too: the steadier view on a shared machine.
+
+    scripts/bench-gateway.py --row log [--build-dir DIR] [--keys N] [--connections N] [--seconds S]
+                             [--repetitions N] [--no-pin]
+
+Without --gateway (write-back) or --build-dir naming a build that has them
+(log) it builds key_gateway (and for the log row webhook_receiver_load) in
+Release in build-perf-gateway (KEYHOOK_BENCH_GATEWAY_BUILD_DIR overrides). The store is written directly in
 the layout of examples/shared/key_store.hpp (digests kh1.<pepper>.<HMAC>),
 as 20,000 runs of key_admin would each rewrite it. Every answer must be 200,
 or the run fails. Not a test: nothing here is run by CTest. Exit status 1 if
@@ -32,6 +51,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -47,14 +67,15 @@ from waits import stop  # noqa: E402  (the interop tests' condition waits)
 
 PEPPER = b"k" * 32
 TARGET = 2.0
+LOG_TARGET = 0.9
+DEFAULT_BUILD = os.environ.get("KEYHOOK_BENCH_GATEWAY_BUILD_DIR", os.path.join(ROOT, "build-perf-gateway"))
 
 
-def build():
-    build_dir = os.environ.get("KEYHOOK_BENCH_GATEWAY_BUILD_DIR", os.path.join(ROOT, "build-perf-gateway"))
+def build(build_dir=DEFAULT_BUILD, targets=("key_gateway",)):
     subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                     "-DKEYHOOK_BUILD_TESTS=OFF", "-DKEYHOOK_BUILD_EXAMPLES=ON"], check=True, stdout=subprocess.DEVNULL)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
-    subprocess.run(["cmake", "--build", build_dir, "--parallel", jobs, "--target", "key_gateway"], check=True)
+    subprocess.run(["cmake", "--build", build_dir, "--parallel", jobs, "--target", *targets], check=True)
     return os.path.join(build_dir, "examples", "key_gateway", "key_gateway")
 
 
@@ -133,14 +154,114 @@ def phase(port, keys, args, store):
     return p99(latencies), max(latencies), len(latencies), len(inodes) - 1
 
 
+def cpu_seconds(pid):
+    """CPU time of a running process's threads, in nanoseconds' resolution (Linux /proc/PID/task/*/schedstat)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # a thread that just ended
+    return total / 1e9
+
+
+def log_row(args):
+    """--row log: requests per second with --log json (standard error a file) over --log none."""
+    pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
+    gateway_bin = os.path.join(args.build_dir, "examples", "key_gateway", "key_gateway")
+    load = os.path.join(args.build_dir, "examples", "webhook_receiver", "webhook_receiver_load")
+    if not (os.access(gateway_bin, os.X_OK) and os.access(load, os.X_OK)):
+        build(args.build_dir, ("key_gateway", "webhook_receiver_load"))
+    work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-log-")
+    store = os.path.join(work, "keys.jsonl")
+    routes = os.path.join(work, "routes.json")
+    with open(routes, "w") as f:
+        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
+                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+    key = write_store(store, args.keys)[0]
+    request_file = os.path.join(work, "request.http")
+    with open(request_file, "wb") as f:
+        f.write((f"GET /.auth HTTP/1.1\r\nHost: 127.0.0.1\r\nx-synthetic-key: {key}\r\nx-tenant-name: acme\r\n"
+                 f"X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /api/things/42?page=1\r\n"
+                 f"X-Forwarded-For: 127.0.0.1\r\n\r\n").encode())
+    env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
+    pinned = (lambda cpu, argv: ["taskset", "-c", str(cpu), *argv]) if pin else (lambda cpu, argv: argv)
+
+    def measure(kind):
+        log_path = os.path.join(work, f"gateway-{kind}.log")
+        with open(log_path, "w") as log:  # a regular file, as a service manager's log file would be
+            gateway = subprocess.Popen(pinned(0, [gateway_bin, "--listen", "127.0.0.1:0", "--store", store, "--routes",
+                                                  routes, "--proxy", "traefik", "--trusted-proxy", "127.0.0.1/32",
+                                                  "--log", kind]),
+                                       env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            m = re.search(r":(\d+)\s*$", gateway.stdout.readline())
+            if not m:
+                sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
+            before = cpu_seconds(gateway.pid)
+            r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{m.group(1)}", "--request", request_file,
+                                          "--connections", str(args.connections), "--seconds", str(args.seconds)]),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            used = cpu_seconds(gateway.pid) - before
+        finally:
+            status = stop(gateway)
+        if r.returncode != 0 or status != 0:
+            sys.exit(f"bench-gateway: load generator exit {r.returncode} ({r.stderr.strip()}), gateway exit {status}")
+        result = json.loads(r.stdout)
+        if set(result["statuses"]) != {"200"}:
+            sys.exit(f"bench-gateway: answers not all 200: {result['statuses']}")
+        lines = sum(1 for line in open(log_path) if line.startswith("{"))
+        if kind == "json" and lines < result["answered"]:
+            sys.exit(f"bench-gateway: {lines} log lines for {result['answered']} answers")
+        return result["rps"], 1e6 * used / max(result["answered"], 1), lines
+
+    print(f"key_gateway {gateway_bin}: --log json (standard error a file) against --log none, "
+          f"{args.connections} connections, {args.repetitions} interleaved runs of {args.seconds:g} s; "
+          f"{'gateway on CPU 0, generator on CPU 1' if pin else 'not pinned'}; load average "
+          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+    rps = {"json": [], "none": []}
+    cpu = {"json": [], "none": []}
+    for rep in range(args.repetitions):
+        for kind in (("none", "json") if rep % 2 == 0 else ("json", "none")):
+            r, us, lines = measure(kind)
+            rps[kind].append(r)
+            cpu[kind].append(us)
+            print(f"  {rep + 1} {kind:4}  {r:8.0f} req/s  {us:5.1f} us CPU a request  {lines} log lines", flush=True)
+    json_rps, none_rps = statistics.median(rps["json"]), statistics.median(rps["none"])
+    ratio = json_rps / none_rps
+    verdict = "PASS" if ratio >= LOG_TARGET else "FAIL"
+    print(f"log, {args.connections} connections: {json_rps:.0f} req/s with --log json / {none_rps:.0f} req/s with "
+          f"--log none = {ratio:.2f} (target >= {LOG_TARGET:g}) {verdict}; CPU a request "
+          f"{statistics.median(cpu['json']):.1f} / {statistics.median(cpu['none']):.1f} us; load average "
+          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if verdict == "PASS" else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--row", choices=("write-back", "log"), default="write-back")
     ap.add_argument("--gateway")
-    ap.add_argument("--keys", type=int, default=20000)
+    ap.add_argument("--build-dir", default=DEFAULT_BUILD, help="log row: a build with key_gateway and "
+                    "webhook_receiver_load (built there when missing)")
+    ap.add_argument("--keys", type=int)
     ap.add_argument("--clients", type=int, default=4)
-    ap.add_argument("--seconds", type=float, default=6.0)
-    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--seconds", type=float)
+    ap.add_argument("--repetitions", type=int)
+    ap.add_argument("--no-pin", action="store_true", help="log row: do not pin the gateway and the generator")
     args = ap.parse_args()
+    if args.row == "log":
+        args.keys = args.keys or 1000
+        args.seconds = args.seconds or 3.0
+        args.repetitions = args.repetitions or 7
+        if not (1 <= args.connections <= 200 and 0.5 <= args.seconds <= 60 and 1 <= args.repetitions <= 20):
+            sys.exit("bench-gateway: --connections 1..200, --seconds 0.5..60, --repetitions 1..20")
+        return log_row(args)
+    args.keys = args.keys or 20000
+    args.seconds = args.seconds or 6.0
+    args.repetitions = args.repetitions or 3
     if not (1 <= args.clients <= 64 and 0.5 <= args.seconds <= 60 and 1 <= args.repetitions <= 20):
         sys.exit("bench-gateway: --clients 1..64, --seconds 0.5..60, --repetitions 1..20")
     gateway_bin = args.gateway or build()
@@ -188,7 +309,6 @@ def main():
     print(f"write-back p99: {during / 1000:.2f} ms writing / {base / 1000:.2f} ms held = {ratio:.2f} "
           f"(target <= {TARGET:g}) {verdict}", flush=True)
     log.close()
-    import shutil
     shutil.rmtree(work, ignore_errors=True)
     return 0 if verdict == "PASS" else 1
 

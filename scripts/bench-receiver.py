@@ -8,7 +8,12 @@ run, PASS or FAIL:
                             shared/http_server with a handler answering 200,
                             no keyhook), at 1 and at 64 keep-alive connections
 
-    scripts/bench-receiver.py [--build-dir DIR] [--seconds S] [--repetitions N] [--no-pin]
+    scripts/bench-receiver.py [--build-dir DIR] [--seconds S] [--repetitions N] [--no-pin] [--no-metrics]
+
+The receiver runs with its metrics on (--metrics-listen, rule O4: every
+answer counted): after each of its runs its /metrics must count exactly the
+requests the generator had answered, or the row fails. --no-metrics runs it
+without them, to see what they cost.
 
 Unsigned: the replay table holds 65,536 signed ids and answers 503 past them
 by design, so a signed run would measure the table filling up. Each server is
@@ -32,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
@@ -79,10 +85,20 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def counted_accepted(metrics_port):
+    """keyhook_receiver_requests_total{result="accepted"} on the receiver's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith('keyhook_receiver_requests_total{result="accepted"} '):
+                return float(line.split()[1])
+    return None
+
+
 def measure(server_argv, load, request_file, connections, seconds, pin):
     """One run: the server started, loaded for `seconds`, stopped. Returns
     (requests per second, statuses, generator CPU seconds per wall second,
-    server CPU microseconds per answered request)."""
+    server CPU microseconds per answered request). A server with
+    --metrics-listen must have counted every answer as accepted."""
     env = {**os.environ, "KEYHOOK_RECEIVER_KEY": API_KEY}
     env.pop("KEYHOOK_SIGNING_SECRET", None)
     log = tempfile.TemporaryFile(mode="w+")
@@ -107,6 +123,14 @@ def measure(server_argv, load, request_file, connections, seconds, pin):
         if r.returncode != 0:
             sys.exit(f"bench-receiver: the load generator failed: {r.stdout} {r.stderr}")
         result = json.loads(r.stdout)
+        if "--metrics-listen" in server_argv:
+            log.seek(0)
+            text = log.read()
+            at = text.find("metrics on 127.0.0.1:")
+            counted = counted_accepted(int(text[at + 21:].split()[0]))
+            # Answers the generator stopped reading at its deadline are counted too: at least, at most that many more.
+            if counted is None or not result["answered"] <= counted <= result["answered"] + connections:
+                sys.exit(f"bench-receiver: /metrics counted {counted} accepted for {result['answered']} answered")
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return (result["rps"], result["statuses"], cpu / (seconds + 0.5),
                 1e6 * server_cpu / max(result["answered"], 1))
@@ -122,6 +146,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--no-pin", action="store_true", help="do not pin the server and the generator to CPUs")
+    parser.add_argument("--no-metrics", action="store_true", help="run the receiver without --metrics-listen (O4)")
     args = parser.parse_args()
     pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
     if not all(os.access(os.path.join(args.build_dir, "examples", "webhook_receiver", n), os.X_OK)
@@ -132,8 +157,12 @@ def main():
     with tempfile.NamedTemporaryFile(suffix=".http", delete=False) as f:
         f.write(request_bytes())
         request_file = f.name
+    receiver_argv = [receiver, "--listen", "127.0.0.1:0"]
+    if not args.no_metrics:
+        receiver_argv += ["--metrics-listen", "127.0.0.1:0"]
     print(f"receiver speed rows: {args.repetitions} interleaved runs of {args.seconds} s each, medians; "
-          f"{'server on CPU 0, generator on CPU 1' if pin else 'not pinned'}")
+          f"{'server on CPU 0, generator on CPU 1' if pin else 'not pinned'}; "
+          f"receiver metrics {'off' if args.no_metrics else 'on (--metrics-listen)'}")
     failed = False
     try:
         for connections in (1, 64):
@@ -143,7 +172,7 @@ def main():
             server_us = {"bare": [], "receiver": []}
             for _ in range(args.repetitions):
                 for name, argv in (("bare", [bare, "--listen", "127.0.0.1:0"]),
-                                   ("receiver", [receiver, "--listen", "127.0.0.1:0"])):
+                                   ("receiver", receiver_argv)):
                     rps, st, cpu, us = measure(argv, load, request_file, connections, args.seconds, pin)
                     runs[name].append(rps)
                     load_cpu[name].append(cpu)

@@ -359,70 +359,160 @@ inline const keyhook::api_family& no_route_family() {
     return f;
 }
 
+// ---- O2: the gateway's codes. Every answer has exactly one, in the
+// x-keyhook-code header and in its JSON body {"code", "message"}; the status
+// and the message follow from the code alone (one row each below), so two
+// answers of one code differ in nothing but the figures a VALID or a
+// RATE_LIMITED / USAGE_EXCEEDED answer carries.
+enum class code {
+    valid,
+    not_found,
+    revoked,
+    expired,
+    not_yet_active,
+    address_not_allowed,
+    forbidden,
+    rate_limited,
+    usage_exceeded,
+    unavailable,
+};
+
+struct code_row {
+    code value;
+    std::string_view name;     // x-keyhook-code
+    int status;                // the HTTP status
+    std::string_view message;  // fixed text: printable ASCII without '"' or '\\' (nginx puts it in JSON as it is)
+};
+
+// In `code`'s order (checked below).
+inline constexpr code_row code_rows[] = {
+    {code::valid, "VALID", 200, "the key allows this call"},
+    {code::not_found, "NOT_FOUND", 401,
+     "no key of the tenant matches: send one x-synthetic-key and one x-tenant-name header"},
+    {code::revoked, "REVOKED", 403, "the key has been deactivated"},
+    {code::expired, "EXPIRED", 403, "the key has expired"},
+    {code::not_yet_active, "NOT_YET_ACTIVE", 403, "the key is not active yet"},
+    {code::address_not_allowed, "ADDRESS_NOT_ALLOWED", 403, "the key may not be used from this address"},
+    {code::forbidden, "FORBIDDEN", 403, "the key does not allow this call"},
+    {code::rate_limited, "RATE_LIMITED", 429, "the key's rate limit is reached; retry later"},
+    {code::usage_exceeded, "USAGE_EXCEEDED", 429, "the key's usage credits are spent"},
+    {code::unavailable, "UNAVAILABLE", 503, "the key store cannot be read; retry later"},
+};
+
+constexpr bool code_rows_in_order() {
+    for (std::size_t i = 0; i < sizeof(code_rows) / sizeof(code_rows[0]); ++i)
+        if (static_cast<std::size_t>(code_rows[i].value) != i) return false;
+    return sizeof(code_rows) / sizeof(code_rows[0]) == static_cast<std::size_t>(code::unavailable) + 1;
+}
+static_assert(code_rows_in_order(), "one row per code, in the enum's order");
+
+constexpr const code_row& row_of(code c) { return code_rows[static_cast<std::size_t>(c)]; }
+
+// The library's verdict to a code: the first row whose reason (nullopt:
+// allowed) and, for not_active, the key's status match. K16: every header
+// and key problem, a key of another tenant included, is one code.
+struct verdict_row {
+    std::optional<keyhook::denial_reason> reason;
+    std::optional<keyhook::key_status> status;  // nullopt: any
+    code value;
+};
+
+inline constexpr verdict_row verdict_rows[] = {
+    {std::nullopt, std::nullopt, code::valid},
+    {keyhook::denial_reason::missing_key, std::nullopt, code::not_found},
+    {keyhook::denial_reason::conflicting_key, std::nullopt, code::not_found},
+    {keyhook::denial_reason::missing_tenant, std::nullopt, code::not_found},
+    {keyhook::denial_reason::conflicting_tenant, std::nullopt, code::not_found},
+    {keyhook::denial_reason::unknown_key, std::nullopt, code::not_found},
+    {keyhook::denial_reason::wrong_tenant, std::nullopt, code::not_found},
+    {keyhook::denial_reason::not_active, keyhook::key_status::revoked, code::revoked},
+    {keyhook::denial_reason::not_active, keyhook::key_status::expired, code::expired},
+    {keyhook::denial_reason::not_active, keyhook::key_status::active_in_future, code::not_yet_active},
+    {keyhook::denial_reason::address_not_allowed, std::nullopt, code::address_not_allowed},
+    {keyhook::denial_reason::family_not_allowed, std::nullopt, code::forbidden},
+    {keyhook::denial_reason::insufficient_access, std::nullopt, code::forbidden},
+    {keyhook::denial_reason::rate_limited, std::nullopt, code::rate_limited},
+    {keyhook::denial_reason::usage_exceeded, std::nullopt, code::usage_exceeded},
+};
+
+// The code of an authorization. A verdict no row names (none today; the
+// tests check every reason and status) is FORBIDDEN: the gateway fails closed.
+inline code code_of(const keyhook::authorization& a) {
+    for (const auto& r : verdict_rows)
+        if (r.reason == a.reason() && (!r.status || *r.status == a.status())) return r.value;
+    return code::forbidden;
+}
+
 struct answer {
-    int status = 500;
+    code value = code::unavailable;
+    int status = 503;
     keyhook::http_headers headers;
     std::string body;
 };
 
-// K16's answer: 200 with x-key-id (and the rate and credit figures the key
-// has), 401 for header and key problems (a key of another tenant answers
-// exactly as an unknown one), 403 for status, address, family, access or a
-// request no route covers, 429 for rate and credits with Retry-After in whole
-// seconds rounded up where a retry time exists. No answer carries a key.
-inline answer answer_for(const keyhook::authorization& a, keyhook::timestamp now) {
-    using keyhook::denial_reason;
+// Who an allowed call is, for the service behind the proxy (O2): the key's
+// name and tenant as the store holds them.
+struct key_identity {
+    std::string_view name;
+    std::string_view tenant;
+};
+
+// An answer of code `c` without figures: its status, x-keyhook-code,
+// x-keyhook-message (for the proxy, which cannot read a body: nginx builds the
+// client's body from the two headers) and the JSON body
+// {"code":"...","message":"..."} and a newline.
+inline answer answer_of(code c) {
+    const auto& row = row_of(c);
     answer out;
+    out.value = c;
+    out.status = row.status;
+    out.headers.push_back({"x-keyhook-code", std::string(row.name), false});
+    out.headers.push_back({"x-keyhook-message", std::string(row.message), false});
+    out.headers.push_back({"Content-Type", "application/json", false});
+    out.body.reserve(32 + row.name.size() + row.message.size());
+    out.body.append("{\"code\":\"").append(row.name).append("\",\"message\":\"").append(row.message).append("\"}\n");
+    return out;
+}
+
+// K16 and O2's answer: the code's status, headers and body; on VALID the
+// key's id, and with `who` its name and tenant percent-encoded (RFC 3986:
+// every byte but A-Z a-z 0-9 - . _ ~ as %XX, so any name is one ASCII header
+// value), RateLimit-Remaining and RateLimit-Reset (seconds) for a key with a
+// rate limit, x-credits-remaining for a key with credits (left out when the
+// key has no credit limit); on RATE_LIMITED and USAGE_EXCEEDED, Retry-After in
+// whole seconds rounded up where a retry time exists. NOT_FOUND answers are
+// alike byte for byte, whatever the reason (a key of another tenant looks
+// like an unknown one). No answer carries a key.
+inline answer answer_for(const keyhook::authorization& a, keyhook::timestamp now, const key_identity* who = nullptr) {
     const auto seconds_until = [now](keyhook::timestamp t) {
         const auto us = (t - now).count();
         return std::to_string(us <= 0 ? 0 : (us + 999999) / 1000000);
     };
-    if (a.allowed()) {
-        out.status = 200;
+    auto out = answer_of(code_of(a));
+    if (out.value == code::valid) {
         out.headers.push_back({"x-key-id", a.key() ? a.key()->str() : std::string(), false});
+        if (who) {
+            out.headers.push_back({"x-key-name", keyhook::percent_encode(who->name), false});
+            out.headers.push_back({"x-tenant", keyhook::percent_encode(who->tenant), false});
+        }
         if (const auto left = a.rate_remaining()) {
             out.headers.push_back({"RateLimit-Remaining", std::to_string(*left), false});
             out.headers.push_back({"RateLimit-Reset", seconds_until(*a.rate_reset()), false});
         }
         if (const auto credits = a.credits_remaining())
             out.headers.push_back({"x-credits-remaining", std::to_string(*credits), false});
-        return out;
-    }
-    switch (*a.reason()) {
-        case denial_reason::missing_key:
-        case denial_reason::conflicting_key:
-        case denial_reason::missing_tenant:
-        case denial_reason::conflicting_tenant:
-        case denial_reason::unknown_key:
-        case denial_reason::wrong_tenant:
-            out.status = 401;
-            out.body = "unauthorized\n";
-            break;
-        case denial_reason::not_active:
-        case denial_reason::address_not_allowed:
-        case denial_reason::family_not_allowed:
-        case denial_reason::insufficient_access:
-            out.status = 403;
-            out.body = "forbidden\n";
-            break;
-        case denial_reason::rate_limited:
-        case denial_reason::usage_exceeded:
-            out.status = 429;
-            out.body = *a.reason() == denial_reason::rate_limited ? "rate limited\n" : "usage exceeded\n";
-            if (const auto retry = a.retry_at()) out.headers.push_back({"Retry-After", seconds_until(*retry), false});
-            break;
+    } else if (out.value == code::rate_limited || out.value == code::usage_exceeded) {
+        if (const auto retry = a.retry_at()) out.headers.push_back({"Retry-After", seconds_until(*retry), false});
     }
     return out;
 }
 
-// K17's refusal of a stale gateway: 503 (fails closed) while the store has
-// not been read for longer than the stale period. Retry-After: 1, as the
-// store is checked several times a second.
+// K17's refusal of a stale gateway: UNAVAILABLE, 503 (fails closed) while
+// the store has not been read for longer than the stale period. Retry-After:
+// 1, as the store is checked several times a second.
 inline answer unavailable_answer() {
-    answer out;
-    out.status = 503;
+    auto out = answer_of(code::unavailable);
     out.headers.push_back({"Retry-After", "1", false});
-    out.body = "key store unavailable\n";
     return out;
 }
 

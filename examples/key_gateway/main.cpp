@@ -3,6 +3,7 @@
 //
 //   key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik
 //               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
+//               [--log json|none]
 //
 // --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
 // which refuses any other form, naming the accepted ones: exit 2). The
@@ -29,6 +30,11 @@
 // the gateway answering from what it holds for --stale-for seconds (default
 // 5) after the last good read; then every call is refused with 503 until the
 // store reads again. Such failures are logged at most once a second.
+// O2: every answer has one code (forward_auth.hpp). O3: with --log json (the
+// default) each decision is one JSON line on standard error
+// (examples/shared/request_log.hpp), written by a thread of its own so a slow
+// standard error never holds a call; the program's other lines are plain
+// text ("key_gateway: ...") and carry no "code".
 //
 // Exit status (rule O1): 0 stopped by SIGINT or SIGTERM with the usage
 // written back; 1 bad input: the routes file missing or malformed, or a store
@@ -54,6 +60,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -67,6 +74,7 @@
 #include "shared/cli.hpp"
 #include "shared/http_server.hpp"
 #include "shared/key_store.hpp"
+#include "shared/request_log.hpp"
 #include "shared/store_opener.hpp"
 
 namespace {
@@ -75,7 +83,8 @@ namespace cli = examples::cli;
 
 const cli::program program{"key_gateway",
                            "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik\n"
-                           "                   --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]",
+                           "                   --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
+                           "                   [--log json|none]",
                            ""};
 
 constexpr const char* description =
@@ -94,6 +103,7 @@ struct settings {
     // K17: how long the gateway answers from what it holds once the store
     // cannot be read; then it refuses every call (503) until the store reads.
     std::chrono::milliseconds stale_for{5000};
+    bool log_requests = true;  // --log json (O3); none: no request lines
 };
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -114,7 +124,7 @@ using usage_error = cli::usage_error;
 std::variant<settings, int> parse_arguments(int argc, char** argv) {
     CLI::App app;
     cli::configure(app, program, description);
-    std::string listen, store, proxy, stale_for;
+    std::string listen, store, proxy, stale_for, log_format = "json";
     std::vector<std::string> trusted;
     settings s;
     app.add_option("--listen", listen, "serve HTTP on HOST:PORT (port 0: any free port, printed)")
@@ -138,6 +148,10 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
                    "at most 3 decimals; then 503")
         ->type_name("SECONDS")
         ->default_str("5");
+    app.add_option("--log", log_format,
+                   "json: one JSON line per decision on standard error (O3); none: no request lines; any case")
+        ->type_name("json|none")
+        ->default_str("json");
     if (const auto status = cli::parse(app, program, argc, argv)) return *status;
     try {
         const auto colon = listen.rfind(':');
@@ -158,6 +172,11 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
         if (proxy_word != "nginx" && proxy_word != "traefik")
             throw usage_error{"--proxy: expected nginx or traefik, got " + keyhook::quoted_input(proxy)};
         s.proxy = proxy_word == "nginx" ? gateway::proxy_kind::nginx : gateway::proxy_kind::traefik;
+
+        const std::string log_word = cli::lower(log_format);  // O1: any case
+        if (log_word != "json" && log_word != "none")
+            throw usage_error{"--log: expected json or none, got " + keyhook::quoted_input(log_format)};
+        s.log_requests = log_word == "json";
 
         if (app.get_option("--stale-for")->count() > 0) {
             // Seconds, with up to three decimals: 0 to 3600.
@@ -192,41 +211,38 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
 
 keyhook::timestamp now() { return keyhook::to_timestamp(std::chrono::system_clock::now()); }
 
-void log(const std::string& line) { std::cerr << "key_gateway: " << line << std::endl; }
+// Standard error's writer (O3), from the start of main to its end: the
+// request lines and the program's own lines go through it, whole, in order.
+examples::request_log::line_writer* standard_error = nullptr;
+
+// One of the program's own lines ("key_gateway: ..."), plain text.
+void log(const std::string& line) {
+    if (standard_error)
+        standard_error->write("key_gateway: " + line, examples::request_log::line_writer::kind::notice);
+    else
+        std::cerr << "key_gateway: " << line << std::endl;
+}
 
 using steady = std::chrono::steady_clock;
 
-// One kind of failure, logged at most once a second: the first at once, the
-// repeats counted and named in the next line (and in the line that says it
-// is over), so a store that stays unreadable never floods the log.
+// One kind of failure, logged at most once a second (O3): the first at once,
+// the repeats counted and named in the next line (and in the line that says
+// it is over), so a store that stays unreadable never floods the log.
 class failure_log {
 public:
     explicit failure_log(std::string what) : what_(std::move(what)) {}
     void failed(const std::string& why) {
-        const auto t = steady::now();
-        if (logged_ && t - last_ < std::chrono::seconds{1}) {
-            ++repeats_;
-            return;
-        }
-        log(what_ + ": " + why + (repeats_ ? " (" + std::to_string(repeats_) + " more since the last report)" : ""));
-        logged_ = true;
-        last_ = t;
-        total_ += repeats_ + 1;
-        repeats_ = 0;
+        const auto repeats = limit_.occurred(steady::now());
+        if (!repeats) return;
+        log(what_ + ": " + why + (*repeats ? " (" + std::to_string(*repeats) + " more since the last report)" : ""));
     }
     void succeeded(const std::string& now_line) {
-        if (!logged_) return;
-        total_ += repeats_;
-        log(now_line + " (after " + std::to_string(total_) + " failed attempts)");
-        logged_ = false;
-        repeats_ = total_ = 0;
+        if (const auto all = limit_.ended()) log(now_line + " (after " + std::to_string(*all) + " failed attempts)");
     }
 
 private:
     std::string what_;
-    bool logged_ = false;
-    steady::time_point last_{};
-    unsigned long repeats_ = 0, total_ = 0;
+    examples::request_log::repeated_error limit_;
 };
 
 // Runs a write-back's jobs (formatting and checking the changed lines, each
@@ -312,6 +328,7 @@ private:
 // What the gateway holds of one stored key.
 struct live_key {
     std::string tenant;
+    std::string name;
     keyhook::key_limits limits;  // policy, and usage as of the last allowed call
     keyhook::credit_state base;  // the credits as the store has them
     std::optional<keyhook::timestamp> written_last_used;
@@ -321,6 +338,7 @@ struct live_key {
 };
 
 using key_table = std::map<std::string, live_key, std::less<>>;
+using tenant_set = std::set<std::string, std::less<>>;
 
 // The request path (handle) and the store's thread (check, write_back) share
 // the index, the key table and the list of changed ids under mutex_. The
@@ -345,28 +363,61 @@ public:
 
     examples::http_server::response handle(const examples::http_server::request& req) {
         namespace hs = examples::http_server;
-        const auto peer = keyhook::try_parse_ip_address(req.peer_address);
-        if (!peer) return hs::json_answer(500, "the connection's peer address is unknown");
+        const auto started = steady::now();
         keyhook::http_headers headers;
         headers.reserve(req.headers.size());
         for (const auto& f : req.headers)
             headers.push_back({f.name, f.value, keyhook::header_name_equal(f.name, keyhook::synthetic_key_header)});
-        const auto original =
-            gateway::read_original(settings_.proxy, headers, req.method, req.target, *peer, settings_.trusted);
-        if (!original) return hs::json_answer(400, original.error().path + ": " + original.error().message);
-        const auto* route = gateway::match_route(routes_, original->method, original->uri);
+        // The call asked about. A trusted proxy's request without its
+        // forwarded headers (once each) is a misconfigured proxy: it is logged
+        // and judged as a call no route covers, from the proxy's address (the
+        // key's checks answer first, K15; a valid key gets FORBIDDEN), so it
+        // too has a code (O2).
+        gateway::original_request asked{req.method, req.target, {}};
+        const auto peer = keyhook::try_parse_ip_address(req.peer_address);
+        bool routable = false;
+        if (peer) {
+            auto original =
+                gateway::read_original(settings_.proxy, headers, req.method, req.target, *peer, settings_.trusted);
+            if (original) {
+                asked = std::move(*original);
+                routable = true;
+            } else {
+                asked.caller = *peer;
+                std::lock_guard<std::mutex> hold(proxy_log_mutex_);
+                proxy_log_.failed(original.error().path + ": " + original.error().message);
+            }
+        }
+        const auto* route = routable ? gateway::match_route(routes_, asked.method, asked.uri) : nullptr;
         const auto& family = route ? route->family : gateway::no_route_family();
         const keyhook::resource_ref resource = route ? route->resource.ref() : keyhook::resource_ref::all();
         const auto access = route ? route->access : keyhook::access_level::read;
 
-        // K17: past the stale period without a read of the store, every call is refused.
-        const auto answer =
-            stale() ? gateway::unavailable_answer() : decide(headers, family, resource, access, original->caller);
+        const auto tenant = keyhook::find_header(headers, keyhook::tenant_name_header);
+        // The peer's address is always an IP address; were it not, no call could be judged.
+        auto d = peer ? decide(headers, family, resource, access, asked.caller, tenant ? &tenant->value : nullptr)
+                      : decision{gateway::unavailable_answer(), std::nullopt, false, now()};
         hs::response out;
-        out.status = answer.status;
-        for (const auto& h : answer.headers) out.headers.push_back({h.name, h.value});
-        out.headers.push_back({"Content-Type", "text/plain; charset=utf-8"});
-        out.body = answer.body;
+        out.status = d.answer.status;
+        for (auto& h : d.answer.headers) out.headers.push_back({std::move(h.name), std::move(h.value)});
+        out.body = std::move(d.answer.body);
+        if (settings_.log_requests && standard_error) {
+            examples::request_log::request_line line;
+            line.time = d.at;
+            if (tenant) line.tenant = std::string_view(tenant->value);
+            line.tenant_known = d.tenant_known;
+            if (d.key_id) line.key_id = std::string_view(*d.key_id);
+            line.method = asked.method;
+            const auto path = gateway::plain_path(asked.uri);
+            const std::string_view raw = std::string_view(asked.uri).substr(0, asked.uri.find_first_of("?#"));
+            line.path = path ? std::string_view(*path) : raw;
+            line.code = gateway::row_of(d.answer.value).name;
+            line.latency = steady::now() - started;
+            // The key the call presented is never logged, wherever the client also put it.
+            for (const auto& h : headers)
+                if (h.sensitive) line.secrets.push_back(h.value);
+            standard_error->write(examples::request_log::format_request_line(line));
+        }
         return out;
     }
 
@@ -465,6 +516,12 @@ public:
         return true;
     }
 
+    // How many keys the gateway holds.
+    std::size_t key_count() {
+        std::lock_guard<std::mutex> hold(mutex_);
+        return keys_.size();
+    }
+
     // Whether the last failed read was the file system's (O1: exit 3 at
     // start), not the store's content (exit 1).
     bool last_read_failure_was_platform() const { return last_read_failure_was_platform_; }
@@ -482,6 +539,7 @@ private:
     struct loaded {
         std::unique_ptr<keyhook::key_index> index;
         key_table keys;
+        tenant_set tenants;  // the tenants of `keys`
     };
     struct merge_result {
         bool found = false;
@@ -531,19 +589,33 @@ private:
         changed_.emplace_back(id);
     }
 
-    gateway::answer decide(const keyhook::http_headers& headers, const keyhook::api_family& family,
-                           keyhook::resource_ref resource, keyhook::access_level access,
-                           const keyhook::ip_address& caller) {
+    // An answer and what its log line names (O3): the key's id (never on
+    // NOT_FOUND, which must not tell a key of another tenant from an unknown
+    // one, nor on UNAVAILABLE) and whether the store knows the tenant.
+    struct decision {
+        gateway::answer answer;
+        std::optional<std::string> key_id;
+        bool tenant_known = false;
+        keyhook::timestamp at{};
+    };
+
+    decision decide(const keyhook::http_headers& headers, const keyhook::api_family& family,
+                    keyhook::resource_ref resource, keyhook::access_level access, const keyhook::ip_address& caller,
+                    const std::string* tenant) {
         std::lock_guard<std::mutex> hold(mutex_);
         const auto at = now();
+        const bool tenant_known = tenant && tenants_.count(*tenant) > 0;
+        // K17: past the stale period without a read of the store, every call is refused.
+        if (stale()) return decision{gateway::unavailable_answer(), std::nullopt, tenant_known, at};
         const auto find = [this](std::string_view id) -> const keyhook::key_limits* {
             const auto it = keys_.find(id);
             return it == keys_.end() ? nullptr : &it->second.limits;
         };
         const auto a =
             keyhook::authorize(*index_, headers, family, resource, access, at, keyhook::call_context{caller, 1}, find);
+        const auto found = a.key() ? keys_.find(a.key()->str()) : keys_.end();
         if (a.allowed()) {
-            const auto it = keys_.find(a.key()->str());
+            const auto it = found;
             if (it != keys_.end()) {
                 if (a.usage()) it->second.limits.usage = *a.usage();
                 if (a.digest_outdated()) {
@@ -561,7 +633,11 @@ private:
                 }
             }
         }
-        return gateway::answer_for(a, at);
+        gateway::key_identity who;
+        if (found != keys_.end()) who = {found->second.name, found->second.tenant};
+        decision d{gateway::answer_for(a, at, found != keys_.end() ? &who : nullptr), std::nullopt, tenant_known, at};
+        if (d.answer.value != gateway::code::not_found && a.key()) d.key_id = a.key()->str();
+        return d;
     }
 
     // The usage to write, as it is now: the list is taken in one step, the
@@ -609,7 +685,7 @@ private:
     // Off mutex_: a new index and key table from the store's entries, usage
     // as the store has it (install carries the gateway's over).
     loaded build(const std::vector<key_store::entry>& entries) const {
-        loaded out{std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{}), {}};
+        loaded out{std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{}), {}, {}};
         for (const auto& e : entries) {
             const auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key);
             if (!digest) continue;  // the store's reader checked it already
@@ -619,8 +695,10 @@ private:
                 log("key " + e.record.id.str() + " left out: " + added.error().what());
                 continue;
             }
+            out.tenants.insert(e.tenant);
             live_key k;
             k.tenant = e.tenant;
+            k.name = e.record.name;
             k.limits = keyhook::key_limits{e.policy, e.usage};
             k.base = e.usage.credits;
             k.written_last_used = e.usage.last_used_at;
@@ -680,6 +758,8 @@ private:
                 index_ = std::move(fresh->index);
                 old.keys.swap(keys_);
                 keys_.swap(fresh->keys);
+                old.tenants.swap(tenants_);
+                tenants_.swap(fresh->tenants);
                 changed_ = std::move(changed);
             }
         }
@@ -699,6 +779,7 @@ private:
     // Under mutex_:
     std::unique_ptr<keyhook::key_index> index_;
     key_table keys_;
+    tenant_set tenants_;                // the tenants keys_ has (O3: only these are logged by name)
     std::vector<std::string> changed_;  // ids whose usage is not yet written, each once
     // The store's thread alone:
     key_store::store_version seen_;
@@ -707,6 +788,9 @@ private:
     bool last_read_failure_was_platform_ = false;
     failure_log read_log_{"the store could not be read"};
     failure_log write_log_{"usage not written back"};
+    // The request threads': a trusted proxy's request without its forwarded headers.
+    std::mutex proxy_log_mutex_;
+    failure_log proxy_log_{"a request from a trusted proxy lacks its forwarded headers"};
     // Both: when the store was last read or written (steady clock ticks).
     std::atomic<steady::rep> heard_at_;
     background_runner runner_;  // the store thread's write-back jobs
@@ -726,13 +810,23 @@ int main(int argc, char** argv) {
     const auto parsed = parse_arguments(argc, argv);
     if (const int* status = std::get_if<int>(&parsed)) return *status;
     const auto& s = std::get<settings>(parsed);
+    // Standard error's writer (O3) until main returns; a failure closes it
+    // before it writes to std::cerr itself, so no two writers interleave.
+    examples::request_log::line_writer lines("key_gateway");
+    standard_error = &lines;
+    const auto close_lines = [&lines] {
+        standard_error = nullptr;
+        lines.close(std::chrono::seconds{2});
+    };
     try {
         // KEYHOOK_PEPPERS is configuration, as the command line is: a usage error (O1).
         const char* pepper_text = std::getenv("KEYHOOK_PEPPERS");
         auto peppers = key_store::parse_peppers(pepper_text ? pepper_text : "");
-        if (!peppers)
+        if (!peppers) {
+            close_lines();
             return cli::usage_failure(program,
                                       keyhook::escape_text(peppers.error().path + ": " + peppers.error().message));
+        }
         // The routes file is input: missing or malformed, exit 1.
         const auto routes_text = read_file(s.routes);
         auto routes = gateway::parse_routes(routes_text);
@@ -754,7 +848,13 @@ int main(int argc, char** argv) {
         gateway_state state(s, std::move(*peppers), std::move(*routes), std::move(*groups));
         // A store that does not read is not served: 3 when its file cannot
         // be read, 1 when what it holds is refused.
-        if (!state.check(true)) return state.last_read_failure_was_platform() ? cli::exit_failure : cli::exit_bad_input;
+        if (!state.check(true)) {
+            close_lines();
+            return state.last_read_failure_was_platform() ? cli::exit_failure : cli::exit_bad_input;
+        }
+        // Served, but every call would be NOT_FOUND: most likely the wrong file.
+        if (state.key_count() == 0)
+            log("warning: the store holds no keys: every call is answered NOT_FOUND (401) until key_admin adds one");
 
         examples::http_server::options o;
         o.threads = 2;
@@ -765,6 +865,7 @@ int main(int argc, char** argv) {
         const auto port = server.listen(s.host, s.port, error);
         if (!port) {
             log("cannot listen: " + error);
+            close_lines();
             return cli::exit_failure;
         }
         std::cout << "key_gateway: listening on " << s.host << ":" << *port << std::endl;
@@ -788,11 +889,14 @@ int main(int argc, char** argv) {
         serving.join();
         const bool written = state.write_back(true);
         log(written ? "stopped; usage written back" : "stopped; the usage could not be written back");
+        close_lines();
         return written ? cli::exit_ok : cli::exit_failure;
     } catch (const keyhook::error& e) {
+        close_lines();
         std::cerr << "key_gateway: " << e << '\n';
         return key_store::is_platform_failure(e) ? cli::exit_failure : cli::exit_bad_input;
     } catch (const std::exception& e) {
+        close_lines();
         std::cerr << "key_gateway: " << keyhook::escape_text(e.what()) << '\n';
         return cli::exit_failure;
     }

@@ -155,6 +155,7 @@ public:
             auto r = json_answer(503, "too many open connections; retry later");
             r.headers.push_back({"Retry-After", "1"});
             r.close = true;
+            told(503);
             return send(std::move(r));
         }
         arm(srv_.opts.request_deadline);
@@ -180,6 +181,7 @@ private:
         auto r = json_answer(408, "the request did not arrive whole within " +
                                       std::to_string(srv_.opts.request_deadline.count()) + " ms");
         r.close = true;
+        told(408);
         send(std::move(r));
     }
 
@@ -197,7 +199,13 @@ private:
     void refuse(int status, std::string why) {
         auto r = json_answer(status, why);
         r.close = true;
+        told(status);
         send(std::move(r));
+    }
+
+    // An answer the server makes on its own, told to whoever asked (options::server_answered).
+    void told(int status) {
+        if (srv_.opts.server_answered) srv_.opts.server_answered(status);
     }
 
     // Reads as far as the bytes in `in_` allow; asks for more, or answers.
@@ -279,6 +287,7 @@ private:
         } catch (const std::exception&) {
             r = json_answer(500, "the request could not be handled");
             r.close = true;
+            told(500);
         }
         if (!keep_alive) r.close = true;
         send(std::move(r));

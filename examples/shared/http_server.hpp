@@ -70,6 +70,11 @@ struct options {
     std::size_t max_connections = 256;
     unsigned threads = 4;
     bool allow_chunked = false;  // false: any Transfer-Encoding is refused 411
+    // Told the status of each answer the server makes on its own, without
+    // the handler: H13's refusals (400, 408, 411, 413, 431, 503 past the
+    // connection limit) and 500 for a handler that threw. On the server's
+    // threads, concurrently (the programs count them, rule O4).
+    std::function<void(int status)> server_answered;
 };
 
 // Handlers. `check_head`, when set, sees each request before its body is read

@@ -35,6 +35,7 @@
 #include "keyhook/receiving.hpp"
 #include "serve.hpp"
 #include "shared/cli.hpp"
+#include "shared/metrics.hpp"
 
 namespace {
 
@@ -45,7 +46,8 @@ const examples::cli::program program{
     "webhook_receiver",
     "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver [--key-env NAME] [REQUEST.json | -]\n"
     "       KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]\n"
-    "         [--max-connections N] [--threads N] [--store S] [--replay-scope NAME] [--pending-bound S]",
+    "         [--max-connections N] [--threads N] [--store S] [--replay-scope NAME] [--pending-bound S]\n"
+    "         [--metrics-listen HOST:PORT]",
     "only one request file"};
 
 int usage(std::string_view problem) { return examples::cli::usage_failure(program, problem); }
@@ -139,7 +141,8 @@ int main(int argc, char** argv) {
         "KEYHOOK_SIGNING_SECRET=\"whsec_... whpk_...\" (--listen) also requires signatures.");
     webhook_receiver::listen_arguments listen;
     std::string path = "-";
-    std::string request_timeout, read_timeout, max_connections, threads, store, replay_scope, pending_bound;
+    std::string request_timeout, read_timeout, max_connections, threads, store, replay_scope, pending_bound,
+        metrics_listen;
     app.add_option("REQUEST", path, "the request description; '-' reads standard input")
         ->type_name("")
         ->default_str("-");
@@ -179,9 +182,16 @@ int main(int argc, char** argv) {
         ->type_name("S")
         ->default_str("30")
         ->group(serving);
+    app.add_option("--metrics-listen", metrics_listen,
+                   "serve GET /metrics (Prometheus) and GET /healthz on HOST:PORT, a separate address (O4)")
+        ->type_name("HOST:PORT")
+        ->default_str("off")
+        ->group(serving);
     if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
 
     const auto given = [&app](const char* name) { return app.get_option(name)->count() > 0; };
+    // O4: refused before anything else in a build without prometheus-cpp (or Boost.Beast).
+    if (given("--metrics-listen") && !examples::metrics::built()) return usage(examples::metrics::not_built_message());
     if (given("--listen")) {
         if (given("REQUEST")) return usage("--listen reads requests from the network, not REQUEST");
         if (timeout_option->count() > 0 && read_timeout_option->count() > 0)
@@ -196,10 +206,11 @@ int main(int argc, char** argv) {
         if (given("--store")) listen.store = store;
         if (given("--replay-scope")) listen.replay_scope = replay_scope;
         if (given("--pending-bound")) listen.pending_bound = pending_bound;
+        if (given("--metrics-listen")) listen.metrics_listen = metrics_listen;
         return webhook_receiver::run_listen_mode(listen);
     }
     for (const char* name : {"--request-timeout", "--read-timeout", "--max-connections", "--threads", "--store",
-                             "--replay-scope", "--pending-bound"})
+                             "--replay-scope", "--pending-bound", "--metrics-listen"})
         if (given(name)) return usage(std::string(name) + " goes with --listen");
     const std::string& key_env = listen.key_env;
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,31 @@ public:
     // B6 policy: long enough for any line to be written, short enough for a sender's retry.
     static constexpr std::chrono::microseconds default_pending_bound = std::chrono::seconds(30);
 
+    // Told the outcome of each operation on the store (true: it answered),
+    // for the receiver's health and metrics (O4). Set before serving.
+    void set_observer(std::function<void(bool answered)> observe) { observe_ = std::move(observe); }
+
+    // O4's probe: a claim and a release of an id no request can carry (a
+    // header value holds no line feed), expired from the start. True when
+    // the store answered both; nothing is left in it. Its claim prunes
+    // expired ids, as any claim does.
+    bool probe() {
+        static const std::string id = "\nkeyhook health probe";
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto now = examples::store::micros(keyhook::to_timestamp(std::chrono::system_clock::now()));
+        try {
+            std::int64_t held_until = 0;
+            if (store_->claim_replay_id(id, now, now, now + 1, examples::store::replay_prune_batch, held_until))
+                store_->release_replay_id(id, now + 1);
+            tell(true);
+            return true;
+        } catch (const std::exception& e) {
+            std::cerr << "webhook_receiver: the replay store failed its health probe: " << e.what() << std::endl;
+            tell(false);
+            return false;
+        }
+    }
+
     using replay_table::claim;
     outcome claim(const std::string& id, keyhook::timestamp signed_at, keyhook::timestamp now,
                   std::chrono::seconds& retry_after) override {
@@ -67,8 +93,11 @@ public:
             token = last->second + 1;
         try {
             std::int64_t held_until = 0;
-            if (store_->claim_replay_id(id, examples::store::micros(forget_after), examples::store::micros(now), token,
-                                        examples::store::replay_prune_batch, held_until)) {
+            const bool claimed =
+                store_->claim_replay_id(id, examples::store::micros(forget_after), examples::store::micros(now), token,
+                                        examples::store::replay_prune_batch, held_until);
+            tell(true);
+            if (claimed) {
                 tokens_[id] = token;
                 return outcome::claimed;
             }
@@ -83,6 +112,7 @@ public:
         } catch (const std::exception& e) {
             // The store's message names the table and the reason, never a password.
             std::cerr << "webhook_receiver: the replay store failed: " << e.what() << std::endl;
+            tell(false);
             return outcome::unavailable;
         }
     }
@@ -92,7 +122,9 @@ public:
         const auto token = take_token(id);
         try {
             store_->accept_replay_id(id, token);
+            tell(true);
         } catch (const std::exception& e) {
+            tell(false);
             // The line is written: the id stays pending until its bound, then a retry is processed again.
             std::cerr << "webhook_receiver: the replay store failed to mark an id accepted (a retry of it may "
                          "be processed again): "
@@ -105,7 +137,9 @@ public:
         const auto token = take_token(id);
         try {
             store_->release_replay_id(id, token);
+            tell(true);
         } catch (const std::exception& e) {
+            tell(false);
             std::cerr << "webhook_receiver: the replay store failed to give back an id (a retry of it is "
                          "answered 503 until its pending claim may be taken over): "
                       << e.what() << std::endl;
@@ -116,6 +150,10 @@ private:
     // t + d (d >= 0), the last instant a timestamp holds when that is later.
     static keyhook::timestamp later_by(keyhook::timestamp t, std::chrono::microseconds d) {
         return t > keyhook::max_timestamp - d ? keyhook::max_timestamp : t + d;
+    }
+
+    void tell(bool answered) {
+        if (observe_) observe_(answered);
     }
 
     std::int64_t take_token(const std::string& id) {
@@ -131,6 +169,7 @@ private:
     std::chrono::microseconds pending_bound_;
     std::mutex mutex_;
     std::unordered_map<std::string, std::int64_t> tokens_;  // the ids this receiver holds pending
+    std::function<void(bool)> observe_;
 };
 
 }  // namespace webhook_receiver

@@ -4,7 +4,7 @@
 //   KEYHOOK_RECEIVER_KEY=<key> [KEYHOOK_SIGNING_SECRET="whsec_... whpk_..."]
 //     webhook_receiver --listen HOST:PORT [--key-env NAME] [--request-timeout S]
 //       [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | PATH]
-//       [--replay-scope NAME] [--pending-bound S]
+//       [--replay-scope NAME] [--pending-bound S] [--metrics-listen HOST:PORT]
 //
 // The server answers, before the receiver sees a request (H13): 431 for a
 // header section over 64 KiB or 100 fields, 400 for framing RFC 9112 refuses,
@@ -49,7 +49,14 @@
 //        receiver stop itself (SIGSTOP) between its claim and its line.
 //   200  accepted: one JSON line on standard output,
 //        {"id": webhook-id or null when unsigned, "notification": {spec 6.2}}.
-// Port 0 picks a free port; "listening on HOST:PORT" goes to standard error.
+// Each answer is counted, by the result word of metrics.hpp, in
+// keyhook_receiver_requests_total{result}, and each failed operation on the
+// replay store in keyhook_store_errors_total{store="replay"} (O4): with
+// --metrics-listen HOST:PORT, GET /metrics serves them there and GET /healthz
+// answers 503 once the replay store (--store) has failed for more than 5 s,
+// probing it when no request has used it for a second, and while stopping.
+// Port 0 picks a free port; "listening on HOST:PORT" goes to standard error
+// (after "metrics on HOST:PORT" with --metrics-listen).
 // SIGINT and SIGTERM stop it cleanly (exit 0). Exit 2: a usage error; 3: it
 // cannot listen, or its store cannot be opened (rule O1).
 #include "serve.hpp"
@@ -87,11 +94,14 @@
 #include "replay_store.hpp"
 #include "shared/cli.hpp"
 #include "shared/http_server.hpp"
+#include "shared/metrics.hpp"
 
 namespace webhook_receiver {
 namespace {
 
 namespace hs = examples::http_server;
+namespace metrics = examples::metrics;
+using result = metrics::receiver_result;
 
 constexpr int exit_ok = examples::cli::exit_ok;
 constexpr int exit_usage = examples::cli::exit_usage;
@@ -112,7 +122,7 @@ int usage(std::string_view problem) {
     std::cerr << "webhook_receiver: " << problem << "\n"
               << "usage: KEYHOOK_RECEIVER_KEY=<key> webhook_receiver --listen HOST:PORT [--key-env NAME] "
                  "[--request-timeout S] [--max-connections N] [--threads N] [--store sqlite:PATH | postgresql://... | "
-                 "PATH] [--replay-scope NAME] [--pending-bound S]\n"
+                 "PATH] [--replay-scope NAME] [--pending-bound S] [--metrics-listen HOST:PORT]\n"
               << "Run 'webhook_receiver --help' for every option.\n";
     return exit_usage;
 }
@@ -127,7 +137,8 @@ struct settings {
     std::optional<examples::store::store_address> store;  // --store: H9's replay table there (B6), else in memory
     std::string replay_scope = default_replay_scope;      // --replay-scope: this receiver's ids in the store (B6)
     std::chrono::microseconds pending_bound = store_replay_table::default_pending_bound;  // --pending-bound
-    bool stop_before_write = false;  // KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only)
+    bool stop_before_write = false;                  // KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE=1 (tests only)
+    std::optional<metrics::listen_address> metrics;  // --metrics-listen (O4)
 };
 
 // Appends `s` as a JSON string: nlohmann's escaping, with ensure_ascii, so
@@ -215,25 +226,64 @@ keyhook::http_request to_keyhook(hs::request&& req) {
     return r;
 }
 
-// Before the body is read: what the receiver refuses on the head alone.
-std::optional<hs::response> check_head(const hs::request& req) {
+// Before the body is read: what the receiver refuses on the head alone, and
+// the result word counted for it (O4).
+std::optional<hs::response> check_head(const hs::request& req, result& counted) {
     if (req.method != "POST") {
         auto r = answer(405, "expected POST, got " + keyhook::quoted_input(req.method, 16));
         r.headers.push_back({"Allow", "POST"});
+        counted = result::method;
         return r;
     }
-    if (const auto encoding = req.header("Content-Encoding"); encoding && !is_identity_coding(*encoding))
+    if (const auto encoding = req.header("Content-Encoding"); encoding && !is_identity_coding(*encoding)) {
+        counted = result::encoding;
         return answer(415, "a Content-Encoding is not accepted; send the body as is");
-    if (!req.header("Content-Length")) return answer(411, "a body must come with its Content-Length");
+    }
+    if (!req.header("Content-Length")) {
+        counted = result::length;
+        return answer(411, "a body must come with its Content-Length");
+    }
     return std::nullopt;
+}
+
+// The result word of an answer the HTTP server made by itself (H13).
+result server_result(int status) {
+    switch (status) {
+        case 400:
+        case 411: return result::framing;
+        case 413:
+        case 431: return result::too_large;
+        case 408: return result::timeout;
+        case 503: return result::overloaded;
+        default: return result::error;
+    }
 }
 
 class receiver {
 public:
-    receiver(const settings& s, replay_table& replays) : s_(s), replays_(replays) {}
+    receiver(const settings& s, replay_table& replays, metrics::registry& counts)
+        : s_(s), replays_(replays), counts_(counts) {}
 
+    // Each answer counted once, by its result word (O4). A handler that
+    // throws is counted by the server's 500 instead.
     hs::response post(hs::request&& req) {
+        result counted = result::error;
+        auto r = answer_post(std::move(req), counted);
+        counts_.receiver_request(counted);
+        return r;
+    }
+
+    std::optional<hs::response> head(const hs::request& req) {
+        result counted = result::error;
+        auto r = check_head(req, counted);
+        if (r) counts_.receiver_request(counted);
+        return r;
+    }
+
+private:
+    hs::response answer_post(hs::request&& req, result& counted) {
         const auto request = to_keyhook(std::move(req));
+        counted = result::bad_key;
         if (auto key = keyhook::try_authenticate(request, s_.key); !key)
             return answer(keyhook::suggested_http_status(key.error().code), key.error().what());
         std::optional<std::string> id;
@@ -241,11 +291,13 @@ public:
         std::optional<keyhook::crypto::verified_webhook> verified;
         if (!s_.signing.empty()) {
             auto v = keyhook::crypto::try_verify_signature(s_.signing, request.headers, request.body, now);
+            counted = result::bad_signature;
             if (!v) return answer(401, v.error().what());
             verified = std::move(*v);
             id = verified->id;
         }
         auto n = keyhook::try_parse_notification(request.body, s_.limits);
+        counted = result::bad_body;
         if (!n) {
             // The server already refused a body over max_bytes (413), so a
             // limit here is the depth: a bad body (400), not a large one.
@@ -256,19 +308,24 @@ public:
         if (id) {
             std::chrono::seconds retry_after{1};
             switch (replays_.claim(*id, verified->signed_at, now, retry_after)) {
-                case replay_table::outcome::replay: return answer(200, "already accepted; not processed again");
+                case replay_table::outcome::replay:
+                    counted = result::replay;
+                    return answer(200, "already accepted; not processed again");
                 case replay_table::outcome::pending: {
+                    counted = result::pending;
                     // B6: not accepted until its line is written; the holder may yet die.
                     auto r = answer(503, "this delivery is being processed by another request; retry later");
                     r.headers.push_back({"Retry-After", std::to_string(retry_after.count())});
                     return r;
                 }
                 case replay_table::outcome::full: {
+                    counted = result::full;
                     auto r = answer(503, "too many deliveries in the replay window; retry later");
                     r.headers.push_back({"Retry-After", "60"});
                     return r;
                 }
                 case replay_table::outcome::unavailable: {
+                    counted = result::unavailable;
                     auto r = answer(503, "the replay table's store is unavailable; retry later");
                     r.headers.push_back({"Retry-After", "5"});
                     return r;
@@ -289,41 +346,22 @@ public:
             if (!write_all(STDOUT_FILENO, text)) {
                 // Not processed: the id is given back, so the sender's retry is.
                 if (id) replays_.release(*id);
+                counted = result::unwritten;
                 auto r = answer(503, "the accepted line could not be written to standard output; retry later");
                 r.headers.push_back({"Retry-After", "5"});
                 return r;
             }
         }
         if (id) replays_.accept(*id);  // H9, B6: accepted once written, not before
+        counted = result::accepted;
         return answer(200, "accepted");
     }
 
-private:
     const settings& s_;
     replay_table& replays_;
+    metrics::registry& counts_;
     std::mutex out_;  // one whole line at a time
 };
-
-// "HOST:PORT", "[v6]:PORT".
-bool split_listen(std::string_view text, std::string& host, unsigned short& port) {
-    const auto colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size() || text.size() - colon > 6)
-        return false;
-    std::string_view h = text.substr(0, colon);
-    if (h.front() == '[') {
-        if (h.size() < 3 || h.back() != ']') return false;
-        h = h.substr(1, h.size() - 2);
-    }
-    long p = 0;
-    for (const char c : text.substr(colon + 1)) {
-        if (c < '0' || c > '9') return false;
-        p = p * 10 + (c - '0');
-    }
-    if (p > 65535) return false;
-    host = std::string(h);
-    port = static_cast<unsigned short>(p);
-    return true;
-}
 
 // A whole number from `min` to `max`, or nullopt.
 std::optional<long> whole_number(const std::string& text, long min, long max) {
@@ -381,8 +419,18 @@ int run_listen_mode(const listen_arguments& args) {
         if (!t) return usage("--pending-bound: expected seconds from 0.1 to 3600");
         s.pending_bound = std::chrono::microseconds(static_cast<long long>(*t * 1e6));
     }
-    if (!split_listen(*listen, s.host, s.port))
+    if (const auto at = metrics::parse_listen_address(*listen)) {
+        s.host = at->host;
+        s.port = at->port;
+    } else {
         return usage("--listen: expected HOST:PORT, got " + keyhook::quoted_input(*listen));
+    }
+    if (args.metrics_listen) {
+        if (!metrics::built()) return usage(metrics::not_built_message());
+        s.metrics = metrics::parse_listen_address(*args.metrics_listen);
+        if (!s.metrics)
+            return usage("--metrics-listen: expected HOST:PORT, got " + keyhook::quoted_input(*args.metrics_listen));
+    }
     const char* key_text = std::getenv(key_env.c_str());
     if (key_text == nullptr || *key_text == '\0')
         return usage("environment variable " + keyhook::quoted_input(key_env) + " is not set");
@@ -430,10 +478,36 @@ int run_listen_mode(const listen_arguments& args) {
     } else {
         replays = std::make_unique<memory_replay_table>(keyhook::crypto::default_signature_tolerance, 65536);
     }
-    receiver r(s, *replays);
+    // O4: every answer counted; the replay store's outcomes make /healthz.
+    metrics::registry counts(metrics::program::webhook_receiver);
+    metrics::health health;
+    if (auto* stored = dynamic_cast<store_replay_table*>(replays.get())) {
+        stored->set_observer([&counts, &health](bool answered) {
+            if (answered) {
+                health.store_ok();
+            } else {
+                health.store_failed();
+                counts.store_error(metrics::store::replay);
+            }
+        });
+        health.set_probe([stored] { return stored->probe(); });
+    }
+    s.server.server_answered = [&counts](int status) { counts.receiver_request(server_result(status)); };
+    receiver r(s, *replays, counts);
     hs::server server(
-        s.server, [&r](hs::request&& req) { return r.post(std::move(req)); }, check_head);
+        s.server, [&r](hs::request&& req) { return r.post(std::move(req)); },
+        [&r](const hs::request& req) { return r.head(req); });
+    metrics::listener metrics_listener(counts, health);
     std::string why;
+    if (s.metrics) {
+        const auto metrics_port = metrics_listener.start(*s.metrics, why);
+        if (!metrics_port) {
+            std::cerr << "webhook_receiver: cannot listen on " << keyhook::quoted_input(*args.metrics_listen)
+                      << " (--metrics-listen): " << why << '\n';
+            return exit_failure;
+        }
+        std::cerr << "webhook_receiver: metrics on " << s.metrics->host << ':' << *metrics_port << std::endl;
+    }
     const auto port = server.listen(s.host, s.port, why);
     if (!port) {
         std::cerr << "webhook_receiver: cannot listen on " << keyhook::quoted_input(*listen) << ": " << why << '\n';
@@ -442,16 +516,18 @@ int run_listen_mode(const listen_arguments& args) {
     std::cerr << "webhook_receiver: listening on " << s.host << ':' << *port << std::endl;
 
     std::atomic<bool> stopping{false};
-    std::thread stopper([&server, &stopping, stop_signals] {
+    std::thread stopper([&server, &stopping, &health, stop_signals] {
         int signal = 0;
         sigwait(&stop_signals, &signal);
         stopping = true;
-        server.stop();  // open connections are dropped: each request has a deadline anyway
+        health.shutting_down();  // /healthz says so until the metrics listener stops
+        server.stop();           // open connections are dropped: each request has a deadline anyway
     });
     server.run();
     // run() returned on its own (it should not): wake the stopper.
     if (!stopping) pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();
+    metrics_listener.stop();
     std::cerr << "webhook_receiver: stopped" << std::endl;
     return exit_ok;
 }

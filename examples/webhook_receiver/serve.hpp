@@ -19,10 +19,12 @@ struct listen_arguments {
     std::optional<std::string> store;
     std::optional<std::string> replay_scope;
     std::optional<std::string> pending_bound;
+    std::optional<std::string> metrics_listen;  // --metrics-listen HOST:PORT (O4)
 };
 
 // Runs the server until SIGINT or SIGTERM and returns the exit status (rule
 // O1: 0 stopped, 2 usage error, 3 cannot listen or the store cannot be opened).
+// With metrics_listen, /metrics and /healthz are served there (O4).
 int run_listen_mode(const listen_arguments& args);
 
 }  // namespace webhook_receiver

@@ -11,7 +11,7 @@ conventions every program under examples/ keeps (examples/shared/cli.hpp).
   unknown option exit 2, the option named on standard error, nothing on
                  standard output; also after a command (key_admin)
   any case       word-valued options take their words in any case
-                 (key_admin --format, --refill; key_gateway --proxy)
+                 (key_admin --format, --refill; key_gateway --proxy, --log)
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Each run of a program is bounded by BOUND.
@@ -38,7 +38,7 @@ OPTIONS = {
                          "--pending-bound": True},
     "key_admin": {"--store": False},
     "key_gateway": {"--listen": False, "--store": False, "--routes": False, "--proxy": False,
-                    "--trusted-proxy": False, "--stale-for": True},
+                    "--trusted-proxy": False, "--stale-for": True, "--log": True},
     "expiry_poll": {},
     "key_lifecycle": {},
     "signing": {},
@@ -203,6 +203,13 @@ if NAME == "key_gateway":
             check(r.returncode == 1 and "no-routes.json" in r.stderr,
                   f"--proxy {proxy}: taken in any case (then the missing routes file: exit 1)",
                   (r.returncode, r.stderr))
+        # --log in any case (O3), and a word it does not know refused, naming it.
+        r = run(*base, "--proxy", "nginx", "--log", "JSON", env=env)
+        check(r.returncode == 1 and "no-routes.json" in r.stderr, "--log JSON: taken in any case",
+              (r.returncode, r.stderr))
+        r = run(*base, "--proxy", "nginx", "--log", "text", env=env)
+        check(r.returncode == 2 and "--log: expected json or none" in r.stderr, "--log text: refused, naming --log",
+              (r.returncode, r.stderr))
         r = run(*base, "--proxy", "haproxy", env=env)
         check(r.returncode == 2 and "--proxy: expected nginx or traefik" in r.stderr, "--proxy haproxy: refused",
               (r.returncode, r.stderr))

@@ -2,8 +2,15 @@
 // answers, the proxy headers it trusts, and the routes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <functional>
+#include <iterator>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "forward_auth.hpp"
 #include "keyhook/creation.hpp"
@@ -273,4 +280,238 @@ TEST_CASE("K16: the routes file's groups are the tenant's permission model", "[K
           R"(groups["user:pf"].access[0].folder)");
     check(R"({"groups": {"user:pf": {"acess": []}}})", R"(groups["user:pf"].acess)");
     check(R"({"groups": {"user:pf": {"families": ["Reports", 3]}}})", R"(groups["user:pf"].families[1])");
+}
+
+// ---- O2: one code per answer.
+
+TEST_CASE("O2: each code's status, header, message and JSON body come from its one row", "[O2][gateway]") {
+    using gateway::code;
+    // The statuses O2 gives each code.
+    const std::vector<std::pair<code, int>> spec{{code::valid, 200},          {code::not_found, 401},
+                                                 {code::revoked, 403},        {code::expired, 403},
+                                                 {code::not_yet_active, 403}, {code::address_not_allowed, 403},
+                                                 {code::forbidden, 403},      {code::rate_limited, 429},
+                                                 {code::usage_exceeded, 429}, {code::unavailable, 503}};
+    REQUIRE(spec.size() == std::size(gateway::code_rows));
+    std::set<std::string_view> names;
+    for (const auto& [c, status] : spec) {
+        const auto& row = gateway::row_of(c);
+        INFO(row.name);
+        CHECK(row.status == status);
+        names.insert(row.name);
+        const auto a = gateway::answer_of(c);
+        CHECK(a.value == c);
+        CHECK(a.status == status);
+        REQUIRE(header(a, "x-keyhook-code"));
+        CHECK(header(a, "x-keyhook-code")->value == row.name);
+        REQUIRE(header(a, "x-keyhook-message"));
+        CHECK(header(a, "x-keyhook-message")->value == row.message);
+        CHECK(header(a, "Content-Type")->value == "application/json");
+        // Exactly one code header.
+        CHECK(std::count_if(a.headers.begin(), a.headers.end(),
+                            [](const http_header& h) { return header_name_equal(h.name, "x-keyhook-code"); }) == 1);
+        // The body: {"code", "message"} and a newline, compact, as nginx's configuration builds it.
+        CHECK(a.body ==
+              "{\"code\":\"" + std::string(row.name) + "\",\"message\":\"" + std::string(row.message) + "\"}\n");
+        const auto body = nlohmann::json::parse(a.body);
+        CHECK(body.size() == 2);
+        CHECK(body.at("code") == row.name);
+        CHECK(body.at("message") == row.message);
+        // Fixed text nginx may put between JSON quotes as it is: printable ASCII, no '"' or '\'.
+        for (const char ch : row.message) CHECK((ch >= 0x20 && ch <= 0x7E && ch != '"' && ch != '\\'));
+        for (const char ch : row.name) CHECK(((ch >= 'A' && ch <= 'Z') || ch == '_'));
+    }
+    CHECK(names.size() == spec.size());
+    // K17's refusal: UNAVAILABLE with Retry-After: 1.
+    const auto stale = gateway::unavailable_answer();
+    CHECK(stale.status == 503);
+    CHECK(header(stale, "x-keyhook-code")->value == "UNAVAILABLE");
+    CHECK(header(stale, "Retry-After")->value == "1");
+}
+
+TEST_CASE("O2: every denial reason of the library has a row, and not_active one per status", "[O2][gateway]") {
+    for (std::size_t r = 0; r <= static_cast<std::size_t>(denial_reason::usage_exceeded); ++r) {
+        const auto reason = static_cast<denial_reason>(r);
+        INFO(r);
+        std::size_t rows = 0;
+        for (const auto& row : gateway::verdict_rows) rows += row.reason == reason;
+        CHECK(rows == (reason == denial_reason::not_active ? 3u : 1u));
+    }
+    std::size_t allowed = 0;
+    for (const auto& row : gateway::verdict_rows) allowed += !row.reason;
+    CHECK(allowed == 1);
+}
+
+namespace {
+
+// Keys of "acme" for each code, with the period 2024-03-01 to 2024-03-31
+// (test_support::request), and one of "globex".
+struct verdict_fixture {
+    test_support::seeded_random random{11};
+    key_index index{random};
+    permission_policy permissions;
+    std::map<std::string, key_limits, std::less<>> limits;
+    std::map<std::string, std::string> keys;  // label -> plaintext
+    std::map<std::string, api_key> records;
+    timestamp start = test_support::at("2024-03-01T00:00:00Z");
+    timestamp end = test_support::at("2024-03-31T00:00:00Z");
+    timestamp mid = test_support::at("2024-03-15T00:00:00Z");
+
+    verdict_fixture() {
+        permissions.groups["user:pf"].access[resource::all()] = access_level::read;
+        add("plain", "acme");
+        add("revoked", "acme", [](api_key& r) { r.status = key_status::revoked; });
+        add("foreign", "globex");
+        key_policy ranged;
+        ranged.addresses = {parse_address_range("10.0.0.0/8")};
+        add("ranged", "acme", {}, ranged);
+        key_policy rated;
+        rated.rate = rate_limit{1, std::chrono::seconds{1}, 0};
+        add("rated", "acme", {}, rated);
+        key_policy credited;
+        credited.limited_credits = true;
+        credited.initial_credits = 1;
+        add("credited", "acme", {}, credited);
+    }
+
+    void add(const std::string& label, const char* tenant, const std::function<void(api_key&)>& edit = {},
+             std::optional<key_policy> policy = std::nullopt) {
+        auto request = test_support::request("key " + label);
+        auto created = create_key(request, tenant_kind::restricted, random, request.active_from);
+        if (edit) edit(created.record);
+        keys[label] = created.key.take()->reveal();
+        index.add(tenant, created.record, secret(keys[label]), permissions);
+        records[label] = created.record;
+        if (policy) limits[created.record.id.str()] = key_limits{*policy, key_usage::fresh(*policy, start)};
+    }
+
+    authorization check(const http_headers& h, timestamp now, const api_family& family = api_family::execute(),
+                        access_level needed = access_level::read,
+                        const ip_address& caller = parse_ip_address("192.0.2.1")) {
+        const auto find = [this](std::string_view id) -> const key_limits* {
+            const auto it = limits.find(id);
+            return it == limits.end() ? nullptr : &it->second;
+        };
+        auto a = authorize(index, h, family, resource_ref::all(), needed, now, call_context{caller, 1}, find);
+        if (a.usage()) limits.find(a.key()->str())->second.usage = *a.usage();
+        return a;
+    }
+    authorization check(const std::string& label, timestamp now, const api_family& family = api_family::execute(),
+                        access_level needed = access_level::read,
+                        const ip_address& caller = parse_ip_address("192.0.2.1")) {
+        return check(headers(keys.at(label)), now, family, needed, caller);
+    }
+    static http_headers headers(const std::string& key, const std::string& tenant = "acme") {
+        return {{"x-synthetic-key", key, true}, {"x-tenant-name", tenant, false}};
+    }
+    gateway::code code(const authorization& a) const { return gateway::answer_for(a, mid).value; }
+};
+
+}  // namespace
+
+TEST_CASE("O2: the codes of the library's verdicts, on both sides of each boundary", "[O2][K15][gateway]") {
+    using gateway::code;
+    verdict_fixture f;
+    const auto us = test_support::one_us;
+
+    // S1's half-open period: NOT_YET_ACTIVE before activeFrom, VALID from it, EXPIRED from expireAt.
+    CHECK(f.code(f.check("plain", f.start - us)) == code::not_yet_active);
+    CHECK(f.code(f.check("plain", f.start)) == code::valid);
+    CHECK(f.code(f.check("plain", f.end - us)) == code::valid);
+    CHECK(f.code(f.check("plain", f.end)) == code::expired);
+    // Revoked wins over the period.
+    CHECK(f.code(f.check("revoked", f.mid)) == code::revoked);
+    CHECK(f.code(f.check("revoked", f.end)) == code::revoked);
+    CHECK(f.code(f.check("revoked", f.start - us)) == code::revoked);
+
+    // K12: the range's first and last address are in, the neighbours out.
+    CHECK(f.code(f.check("ranged", f.mid, api_family::execute(), access_level::read, parse_ip_address("10.0.0.0"))) ==
+          code::valid);
+    CHECK(f.code(f.check("ranged", f.mid, api_family::execute(), access_level::read,
+                         parse_ip_address("10.255.255.255"))) == code::valid);
+    CHECK(f.code(f.check("ranged", f.mid, api_family::execute(), access_level::read, parse_ip_address("11.0.0.0"))) ==
+          code::address_not_allowed);
+    CHECK(f.code(f.check("ranged", f.mid, api_family::execute(), access_level::read,
+                         parse_ip_address("9.255.255.255"))) == code::address_not_allowed);
+
+    // Family, access level (read granted: read yes, execute no), no route: FORBIDDEN.
+    CHECK(f.code(f.check("plain", f.mid, api_family("Reports"))) == code::forbidden);
+    CHECK(f.code(f.check("plain", f.mid, api_family::execute(), access_level::read)) == code::valid);
+    CHECK(f.code(f.check("plain", f.mid, api_family::execute(), access_level::execute)) == code::forbidden);
+    CHECK(f.code(f.check("plain", f.mid, gateway::no_route_family())) == code::forbidden);
+
+    // K13: 1 a second. The next call is allowed exactly one second after the first, not a microsecond before.
+    const auto first = f.check("rated", f.mid);
+    CHECK(f.code(first) == code::valid);
+    const auto early = f.check("rated", f.mid + std::chrono::seconds{1} - us);
+    CHECK(f.code(early) == code::rate_limited);
+    const auto limited = gateway::answer_for(early, f.mid + std::chrono::seconds{1} - us);
+    CHECK(limited.status == 429);
+    CHECK(header(limited, "Retry-After")->value == "1");  // 1 us, rounded up
+    CHECK(f.code(f.check("rated", f.mid + std::chrono::seconds{1})) == code::valid);
+
+    // K14: one credit: the call that spends it is VALID, the next USAGE_EXCEEDED (no refill: no Retry-After).
+    const auto spends = f.check("credited", f.mid);
+    CHECK(f.code(spends) == code::valid);
+    CHECK(header(gateway::answer_for(spends, f.mid), "x-credits-remaining")->value == "0");
+    const auto spent = f.check("credited", f.mid);
+    CHECK(f.code(spent) == code::usage_exceeded);
+    CHECK_FALSE(header(gateway::answer_for(spent, f.mid), "Retry-After"));
+}
+
+TEST_CASE("O2: NOT_FOUND for every header and key problem, answered byte for byte alike", "[O2][K16][gateway]") {
+    verdict_fixture f;
+    const auto& key = f.keys.at("plain");
+    const std::vector<http_headers> cases{
+        {},                                                                 // no header at all
+        {{"x-tenant-name", "acme", false}},                                 // no key header
+        {{"x-synthetic-key", key, true}},                                   // no tenant header
+        {{"x-synthetic-key", "", true}, {"x-tenant-name", "acme", false}},  // an empty key
+        {{"x-synthetic-key", key, true}, {"x-tenant-name", "", false}},     // an empty tenant
+        {{"x-synthetic-key", key, true}, {"x-synthetic-key", key + "x", true}, {"x-tenant-name", "acme", false}},
+        {{"x-synthetic-key", key, true}, {"x-tenant-name", "acme", false}, {"X-Tenant-Name", "globex", false}},
+        verdict_fixture::headers("00000000-0000-4000-8000-000000000000"),  // an unknown key
+        verdict_fixture::headers(f.keys.at("foreign")),                    // a key of another tenant
+        verdict_fixture::headers(key, "globex"),                           // the key, another tenant named
+    };
+    const auto reference = gateway::answer_for(f.check(cases.back(), f.mid), f.mid);
+    CHECK(reference.value == gateway::code::not_found);
+    CHECK(reference.status == 401);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        INFO("case " << i);
+        const auto a = gateway::answer_for(f.check(cases[i], f.mid), f.mid);
+        CHECK(a.value == gateway::code::not_found);
+        CHECK(a.status == reference.status);
+        CHECK(a.headers == reference.headers);
+        CHECK(a.body == reference.body);
+        CHECK_FALSE(header(a, "x-key-id"));
+    }
+}
+
+TEST_CASE("O2: a VALID answer names the key for the service; no answer carries the key", "[O2][gateway]") {
+    verdict_fixture f;
+    const auto a = f.check("rated", f.mid);
+    const gateway::key_identity who{"Café \"batch\" #1\r\nx-evil: 1", "acme corp/ünit"};
+    const auto ok = gateway::answer_for(a, f.mid, &who);
+    CHECK(ok.value == gateway::code::valid);
+    CHECK(header(ok, "x-key-id")->value == f.records.at("rated").id.str());
+    CHECK(header(ok, "x-key-name")->value == "Caf%C3%A9%20%22batch%22%20%231%0D%0Ax-evil%3A%201");
+    CHECK(header(ok, "x-tenant")->value == "acme%20corp%2F%C3%BCnit");
+    CHECK(header(ok, "RateLimit-Remaining")->value == "0");
+    CHECK(header(ok, "RateLimit-Reset")->value == "1");
+    CHECK_FALSE(header(ok, "x-credits-remaining"));  // no credit limit: left out
+    // Without an identity, only the id.
+    const auto bare = gateway::answer_for(f.check("plain", f.mid), f.mid);
+    CHECK(header(bare, "x-key-id"));
+    CHECK_FALSE(header(bare, "x-key-name"));
+    CHECK_FALSE(header(bare, "RateLimit-Remaining"));
+
+    for (const auto& [label, key] : f.keys) {
+        for (const auto& c :
+             {f.check(label, f.mid), f.check(label, f.end), f.check(label, f.start - test_support::one_us)}) {
+            const auto answer = gateway::answer_for(c, f.mid, &who);
+            CHECK(answer.body.find(key) == std::string::npos);
+            for (const auto& h : answer.headers) CHECK(h.value.find(key) == std::string::npos);
+        }
+    }
 }

@@ -24,6 +24,16 @@ key_admin), several steps each.
         with 503 and Retry-After; the read failure is logged at most once a
         second, with the count of repeats; the store put back, calls are
         allowed again.
+  log   [O2 O3]  the request log: --log json writes one JSON line per decision
+        (its members in order; the tenant by name only when the store knows
+        it, else null and its length; no key id on NOT_FOUND) and no key,
+        also where the client put the key it presents in the tenant header,
+        the path and the query; --log none writes none; no other line is
+        JSON. A gateway started on an empty store warns; on a missing one it
+        exits 3 naming it. A proxy that omits its forwarded headers gets
+        codes (NOT_FOUND without a key, FORBIDDEN with a valid one) and one
+        report a second with the count. Standard error a pipe nobody reads:
+        every call is still answered, and SIGTERM still ends the gateway (0).
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Waits are on conditions, never on sleeps.
@@ -34,7 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from waits import BOUND, exit_status, stop, wait_until  # noqa: E402
 
 KEY_ADMIN, KEY_GATEWAY = sys.argv[1:3]
-SECTIONS = sys.argv[3:] or ["lock", "kill", "stale"]
+SECTIONS = sys.argv[3:] or ["lock", "kill", "stale", "log"]
 ENV = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(b"a" * 32).decode()}
 ENV.pop("KEY_STORE_TEST_STOP_BEFORE_RENAME", None)
 failures = 0
@@ -76,24 +86,25 @@ class Setup:
         return json.loads(self.admin("create", "--tenant", "acme", "--name", "a key", "--from", iso(-1), "--until",
                                      iso(30), "--group", "user:pf", *extra))
 
-    def start(self, *extra, env=None):
+    def start(self, *extra, env=None, stderr=None):
         with open(self.log, "a") as log:
             self.gateway = subprocess.Popen(
                 [KEY_GATEWAY, "--listen", "127.0.0.1:0", "--store", self.store, "--routes", self.routes, "--proxy",
                  "traefik", "--trusted-proxy", "127.0.0.1/32", *extra], env=env or ENV, stdout=subprocess.PIPE,
-                stderr=log, text=True)
+                stderr=stderr or log, text=True)
         m = re.search(r":(\d+)\s*$", self.gateway.stdout.readline())
         if not m:
             sys.exit(f"key_gateway did not start (exit {stop(self.gateway)}); see {self.log}")
         self.port = int(m.group(1))
 
-    def call(self, key):
+    def call(self, key, tenant="acme", uri="/api/things", forwarded=True):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=BOUND)
-        c.request("GET", "/.auth", headers={"x-synthetic-key": key, "x-tenant-name": "acme",
-                                            "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/api/things",
-                                            "X-Forwarded-For": "127.0.0.1"})
+        headers = {"x-synthetic-key": key, "x-tenant-name": tenant}
+        if forwarded:
+            headers.update({"X-Forwarded-Method": "GET", "X-Forwarded-Uri": uri, "X-Forwarded-For": "127.0.0.1"})
+        c.request("GET", "/.auth", headers=headers)
         r = c.getresponse()
-        r.read()
+        self.body = r.read()
         c.close()
         return r.status, {k.lower(): v for k, v in r.getheaders()}
 
@@ -225,7 +236,8 @@ def section_kill():
           "a gateway started again on the store serves the key from what was written", f"{status} {headers}")
     check(wait_until(lambda: credits_of(s.entry(key["id"])) == 999), "K18",
           "its write-back succeeds despite the leftover temporary file", s.entry(key["id"]))
-    check(stop(s.gateway) == 0, "K14", "key_gateway stops cleanly")
+    status = stop(s.gateway)
+    check(status == 0, "K14", "key_gateway stops cleanly", f"exit status {status}")
     s.done()
 
 
@@ -287,7 +299,131 @@ def section_stale():
     s.done()
 
 
+MEMBERS = ["time", "tenant", "keyId", "method", "path", "code", "latencyMs"]
+
+
+def decisions(s):
+    """The JSON lines of the log, and the lines that are neither those nor the program's own plain lines."""
+    out, odd = [], []
+    for line in s.log_lines():
+        if line.startswith("key_gateway: "):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            odd.append(line)
+            continue
+        if [m for m in entry if m != "tenantLength"] != MEMBERS:
+            odd.append(line)
+        out.append(entry)
+    return out, odd
+
+
+def section_log():
+    s = Setup("log")
+    key = s.create()
+    other = s.create()
+    s.start()
+    check(s.status(key["key"]) == 200, "O2", "a valid key is allowed")
+    status, headers = s.call(key["key"], tenant=other["key"], uri=f"/api/{key['key']}?k={key['key']}&o={other['key']}")
+    check(status == 401 and headers.get("x-keyhook-code") == "NOT_FOUND", "O2",
+          "a key in the tenant header: NOT_FOUND", f"{status} {headers}")
+    status, headers = s.call(other["key"], tenant="globex")
+    check(status == 401, "O2", "a tenant the store does not know: NOT_FOUND", f"{status}")
+    s.call("unknown-key-0000000000", tenant="acme")
+    check(wait_until(lambda: len(decisions(s)[0]) == 4), "O3", "one JSON line per decision", s.log_lines())
+    lines, odd = decisions(s)
+    check(odd == [], "O3", "every line is plain text or a decision's JSON line, its members in order", odd)
+    text = open(s.log).read()
+    check(key["key"] not in text and other["key"] not in text, "O3",
+          "no key in the log, though the client put keys in the tenant header, the path and the query")
+    if len(lines) == 4:
+        ok, leaked, foreign, unknown = lines
+        check((ok["tenant"], ok["keyId"], ok["code"], ok["path"], ok["method"]) ==
+              ("acme", key["id"], "VALID", "/api/things", "GET"), "O3", "a VALID line: tenant, key id, path", ok)
+        check((leaked["tenant"], leaked.get("tenantLength"), leaked["keyId"], leaked["path"]) ==
+              (None, len(other["key"]), None, "/api/[redacted]"), "O3",
+              "a tenant the store does not know is null with its length; the presented key redacted; no query",
+              leaked)
+        check((foreign["tenant"], foreign.get("tenantLength"), foreign["keyId"], foreign["code"]) ==
+              (None, 6, None, "NOT_FOUND"), "O3", "a key of another tenant: no key id", foreign)
+        check((unknown["tenant"], unknown["keyId"], unknown["code"]) == ("acme", None, "NOT_FOUND"), "O3",
+              "an unknown key of a known tenant: the tenant by name, no key id", unknown)
+        check(all(isinstance(entry["latencyMs"], float) and entry["latencyMs"] >= 0 and
+                  re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["time"]) for entry in lines), "O3",
+              "time in RFC 3339 UTC with milliseconds, latencyMs a number")
+
+    # A proxy that omits its forwarded headers: codes all the same, reported once a second with a count.
+    started = time.monotonic()
+    answers = [s.call(key["key"], forwarded=False)[1].get("x-keyhook-code") for _ in range(30)]
+    answers += [s.call("", forwarded=False)[1].get("x-keyhook-code") for _ in range(30)]
+    check(answers == ["FORBIDDEN"] * 30 + ["NOT_FOUND"] * 30, "O2",
+          "no forwarded headers: FORBIDDEN with a valid key, NOT_FOUND without one", answers)
+    check(wait_until(lambda: len(decisions(s)[0]) == 64), "O3", "each logged as a decision")
+    reports = [line for line in s.log_lines() if "lacks its forwarded headers" in line]
+    elapsed = time.monotonic() - started
+    check(1 <= len(reports) <= int(elapsed) + 1, "O3",
+          f"the proxy's fault reported at most once a second ({len(reports)} lines in {elapsed:.1f} s)", reports)
+
+    def repeats_counted():
+        s.call(key["key"], forwarded=False)  # one more occurrence each time: the next report comes a second on
+        return any("more since the last report" in line for line in s.log_lines()
+                   if "lacks its forwarded headers" in line)
+    check(wait_until(repeats_counted), "O3", "a later report counts the repeats it stands for")
+    check(stop(s.gateway) == 0, "O3", "key_gateway stops cleanly")
+    check(not any(line.startswith("{") and '"code"' not in line for line in s.log_lines()), "O3",
+          "no other JSON line")
+
+    # --log none: no decision lines.
+    open(s.log, "w").close()
+    s.start("--log", "NONE")
+    check(s.status(key["key"]) == 200, "O3", "--log none (any case): calls are answered")
+    check(stop(s.gateway) == 0, "O3", "and the gateway stops cleanly")
+    check(decisions(s)[0] == [] and any(line.startswith("key_gateway: ") for line in s.log_lines()), "O3",
+          "--log none writes no decision line, the program's own lines still", s.log_lines())
+
+    # Standard error a pipe nobody reads (3000 lines fill its 64 KiB many times
+    # over): the calls are answered all the same. The time is printed beside
+    # the same calls with standard error a file (not asserted: a shared machine).
+    def timed_calls():
+        started = time.monotonic()
+        answered = sum(s.status(key["key"]) == 200 for _ in range(3000))
+        return answered, time.monotonic() - started
+    s.start()
+    answered, to_file = timed_calls()
+    status = stop(s.gateway)
+    check(answered == 3000 and status == 0, "O3", f"standard error a file: 3000 calls in {to_file:.2f} s",
+          f"{answered} answered, exit status {status}")
+    r, w = os.pipe()
+    s.start(stderr=w)
+    os.close(w)
+    answered, to_pipe = timed_calls()
+    check(answered == 3000, "O3", f"standard error a pipe nobody reads: all 3000 calls answered, in {to_pipe:.2f} s",
+          answered)
+    check(stop(s.gateway) == 0, "O3", "and SIGTERM still ends the gateway (0), giving up on the unread lines")
+    os.close(r)
+    s.done()
+
+    # An empty store: served, with a warning; a missing one: exit 3, naming it.
+    s = Setup("empty")
+    open(s.store, "w").close()
+    os.chmod(s.store, 0o600)
+    s.start()
+    check(wait_until(lambda: any("warning: the store holds no keys" in line for line in s.log_lines())), "O3",
+          "an empty store: the gateway warns", s.log_lines())
+    check(s.call("no-such-key-000000")[1].get("x-keyhook-code") == "NOT_FOUND", "O2", "and answers NOT_FOUND")
+    check(stop(s.gateway) == 0, "O3", "key_gateway stops cleanly")
+    os.unlink(s.store)
+    p = subprocess.run([KEY_GATEWAY, "--listen", "127.0.0.1:0", "--store", s.store, "--routes", s.routes, "--proxy",
+                        "traefik", "--trusted-proxy", "127.0.0.1/32"], env=ENV, capture_output=True, text=True,
+                       timeout=BOUND)
+    lines = p.stderr.splitlines()
+    check(p.returncode == 3 and len(lines) == 1 and s.store in lines[0] and "cannot open" in lines[0], "O3",
+          "a missing store: exit 3, one line naming it", f"{p.returncode} {p.stderr}")
+    s.done()
+
+
 for section in SECTIONS:
-    {"lock": section_lock, "kill": section_kill, "stale": section_stale}[section]()
+    {"lock": section_lock, "kill": section_kill, "stale": section_stale, "log": section_log}[section]()
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed", flush=True)
 sys.exit(min(failures, 100))

@@ -27,11 +27,14 @@ endif()
 #                                            store as it was; restarted, it serves and writes back
 #   key_gateway.stale_store_fails_closed     [K17] an unreadable store: answers within the stale period,
 #                                            503 past it, failures logged at most once a second
+#   key_gateway.request_log                  [O2 O3] one JSON line per decision and no key in any; --log none;
+#                                            an empty store warned of, a missing one exit 3; a proxy without
+#                                            its forwarded headers; standard error a pipe nobody reads
 if(TARGET key_gateway AND TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
         foreach(_case "write_back_off_request_path|lock|cli;K14;K15;K16" "killed_mid_write_back|kill|cli;K14;K18"
-                      "stale_store_fails_closed|stale|cli;K17")
+                      "stale_store_fails_closed|stale|cli;K17" "request_log|log|cli;O2;O3")
             string(REPLACE "|" ";" _case "${_case}")
             list(GET _case 0 _name)
             list(GET _case 1 _section)
@@ -116,4 +119,34 @@ if(Python3_Interpreter_FOUND AND TARGET webhook_dispatch AND TARGET webhook_deli
         COMMAND "${Python3_EXECUTABLE}" "${_cli_tests}/readme_pipeline.py" "${PROJECT_SOURCE_DIR}/README.md"
                 $<TARGET_FILE:webhook_dispatch> $<TARGET_FILE:webhook_deliver> $<TARGET_FILE:webhook_receiver>)
     set_tests_properties(cli.readme_pipeline PROPERTIES LABELS "cli;O1" TIMEOUT 120)
+endif()
+
+# [O4] --metrics-listen on the command line. In a build without
+# prometheus-cpp's core or Boost.Beast (-DKEYHOOK_EXAMPLES_METRICS=OFF, or
+# .ci/run's core-only tree) it is a usage error that says what is missing
+# (exit 2), before anything listens; in a build with them, without --listen
+# or with an address that is not HOST:PORT it is a usage error too.
+if(TARGET webhook_receiver)
+    set(_receiver_env "${CMAKE_COMMAND}" -E env "KEYHOOK_RECEIVER_KEY=the-receiver-key-1234567890")
+    if(NOT KEYHOOK_EXAMPLES_HAVE_METRICS)
+        add_test(NAME webhook_receiver.metrics_not_built
+            COMMAND ${_receiver_env} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_receiver>
+                    "-DARGS=--listen|127.0.0.1:0|--metrics-listen|127.0.0.1:0" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_receiver: --metrics-listen is not available: this build has no prometheus-cpp"
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(webhook_receiver.metrics_not_built PROPERTIES LABELS "cli;O4")
+    else()
+        add_test(NAME webhook_receiver.metrics_needs_listen
+            COMMAND ${_receiver_env} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_receiver>
+                    "-DARGS=--metrics-listen|127.0.0.1:0" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_receiver: --metrics-listen goes with --listen"
+                    -P "${_cli_tests}/run_cli.cmake")
+        add_test(NAME webhook_receiver.metrics_address
+            COMMAND ${_receiver_env} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:webhook_receiver>
+                    "-DARGS=--listen|127.0.0.1:0|--metrics-listen|9100" -DEXIT=2 -DSTDOUT_EMPTY=ON
+                    "-DSTDERR_REGEX=^webhook_receiver: --metrics-listen: expected HOST:PORT, got \"9100\""
+                    -P "${_cli_tests}/run_cli.cmake")
+        set_tests_properties(webhook_receiver.metrics_needs_listen webhook_receiver.metrics_address
+                             PROPERTIES LABELS "cli;O4")
+    endif()
 endif()

@@ -3,7 +3,9 @@
 # once the programs are defined.
 #
 #   interop.gateway_nginx  key_gateway behind nginx's auth_request (K16), keys
-#                      made by key_admin: when Python 3 and /usr/sbin/nginx are found
+#                      made by key_admin, every code to the client and the
+#                      key's identity to the upstream (O2), the log (O3):
+#                      when Python 3 and /usr/sbin/nginx are found
 #   interop.key_store_postgresql
 #                      the key_store contract over PostgreSQL (K17, K18), on a
 #                      server the test starts: when the server is installed
@@ -24,6 +26,13 @@
 #                      lines name the tenant, a version 1 store is refused
 #                      (tests/interop/tenancy.py): SQLite when Python 3 is
 #                      found, PostgreSQL with the store tests below
+#   interop.metrics_prometheus
+#                      rule O4: webhook_receiver --listen --metrics-listen
+#                      scraped by a Prometheus server the test starts, its
+#                      counts checked through the query API, its scrape by
+#                      promtool; a SQLite replay store failing and recovering
+#                      (/healthz): when Python 3, Debian's prometheus (server
+#                      and promtool) and prometheus-cpp are found
 #   interop.deliver    webhook_deliver against a receiver on the npm package
 #   interop.receiver   webhook_receiver --listen against a sender on it
 #                      (standardwebhooks, pinned by package-lock.json): with
@@ -75,12 +84,28 @@ if(Python3_Interpreter_FOUND)
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/receiver_framing.py" $<TARGET_FILE:webhook_receiver>)
         set_tests_properties(interop.receiver_framing PROPERTIES LABELS interop TIMEOUT 60)
     endif()
-    # K11 to K16: key_gateway behind Debian's nginx (nginx-light), keys made by key_admin.
+    # O4: the programs' metrics through a real Prometheus (Debian's prometheus:
+    # the server, never its packaged service, and promtool).
+    if(TARGET webhook_receiver AND KEYHOOK_EXAMPLES_HAVE_METRICS AND EXISTS /usr/bin/prometheus
+       AND EXISTS /usr/bin/promtool)
+        set(_metrics_args)
+        if(KEYHOOK_EXAMPLES_HAVE_SQLITE)
+            list(APPEND _metrics_args --sqlite)
+        endif()
+        add_test(NAME interop.metrics_prometheus
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/metrics_prometheus.py" /usr/bin/prometheus
+                    /usr/bin/promtool $<TARGET_FILE:webhook_receiver> ${_metrics_args})
+        set_tests_properties(interop.metrics_prometheus PROPERTIES LABELS "interop;O4" TIMEOUT 120)
+    elseif(KEYHOOK_INTEROP)
+        message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs Debian's prometheus and prometheus-cpp-dev for "
+                            "interop.metrics_prometheus: run scripts/install-deps.sh --interop")
+    endif()
+    # K11 to K16, O2, O3: key_gateway behind Debian's nginx (nginx-light), keys made by key_admin.
     if(TARGET key_admin AND TARGET key_gateway AND EXISTS /usr/sbin/nginx)
         add_test(NAME interop.gateway_nginx
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_interop.py" /usr/sbin/nginx
                     $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
-        set_tests_properties(interop.gateway_nginx PROPERTIES LABELS "interop;K16" TIMEOUT 120)
+        set_tests_properties(interop.gateway_nginx PROPERTIES LABELS "interop;K16;O2;O3" TIMEOUT 120)
     elseif(KEYHOOK_INTEROP)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs nginx for interop.gateway_nginx: "
                             "run scripts/install-deps.sh --interop")
