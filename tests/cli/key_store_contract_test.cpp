@@ -99,7 +99,7 @@ const char* postgres_uri() {
 
 #if KEYHOOK_EXAMPLES_HAVE_LIBPQ
 // Runs SQL on the test's database; the first column of each row.
-std::vector<std::string> sql(const std::string& text) {
+std::vector<std::string> run_sql(const std::string& text) {
     PGconn* c = PQconnectdb(postgres_uri());
     REQUIRE(PQstatus(c) == CONNECTION_OK);
     PQsetNoticeProcessor(
@@ -116,11 +116,11 @@ std::vector<std::string> sql(const std::string& text) {
     return out;
 }
 
-void drop_key_tables() { sql("DROP TABLE IF EXISTS keyhook_keys, keyhook_key_version, keyhook_key_schema"); }
+void drop_key_tables() { run_sql("DROP TABLE IF EXISTS keyhook_keys, keyhook_key_version, keyhook_key_schema"); }
 #endif
 
 // One backend: opens a store object on the same store each time it is called.
-struct backend {
+struct store_backend {
     std::string name;
     std::function<std::unique_ptr<key_store::key_store>()> open;
     bool database = false;
@@ -133,8 +133,8 @@ std::string temp_directory() {
 }
 
 // The backends this run has; each store starts empty.
-std::vector<backend> backends(const std::string& dir) {
-    std::vector<backend> out;
+std::vector<store_backend> store_backends(const std::string& dir) {
+    std::vector<store_backend> out;
     const std::string path = dir + "/keys.jsonl";
     std::remove(path.c_str());
     out.push_back(
@@ -178,14 +178,10 @@ key_store::store_version add(key_store::key_store& store, const std::vector<key_
     return *r;
 }
 
-}  // namespace contract
-
-using namespace contract;
-
 TEST_CASE("K18: the key store keeps what a writer writes, in order; its version moves with each change only",
           "[K18][K17][key_store][key_store_contract]") {
     const auto dir = temp_directory();
-    for (const auto& b : backends(dir)) {
+    for (const auto& b : store_backends(dir)) {
         DYNAMIC_SECTION(b.name) {
             test_support::seeded_random random{101};
             auto store = b.open();
@@ -237,7 +233,7 @@ TEST_CASE("K18: the key store keeps what a writer writes, in order; its version 
 TEST_CASE("K18: a write that would break an invariant is refused, names no other key, and leaves the store as it was",
           "[K18][K11][key_store][key_store_contract]") {
     const auto dir = temp_directory();
-    for (const auto& b : backends(dir)) {
+    for (const auto& b : store_backends(dir)) {
         DYNAMIC_SECTION(b.name) {
             test_support::seeded_random random{102};
             auto store = b.open();
@@ -308,7 +304,7 @@ TEST_CASE("K18: a write that would break an invariant is refused, names no other
 
 TEST_CASE("K18: two writers adding one key at once: exactly one succeeds", "[K18][key_store][key_store_contract]") {
     const auto dir = temp_directory();
-    for (const auto& b : backends(dir)) {
+    for (const auto& b : store_backends(dir)) {
         DYNAMIC_SECTION(b.name) {
             test_support::seeded_random random{103};
             for (int round = 0; round < 10; ++round) {
@@ -359,7 +355,7 @@ TEST_CASE("K18: two writers adding one key at once: exactly one succeeds", "[K18
 TEST_CASE("K14, K15: a write-back spends credits, moves lastUsedAt forward only, rehashes, skips a deleted key",
           "[K14][K15][K11][key_store][key_store_contract]") {
     const auto dir = temp_directory();
-    for (const auto& b : backends(dir)) {
+    for (const auto& b : store_backends(dir)) {
         DYNAMIC_SECTION(b.name) {
             test_support::seeded_random random{104};
             auto store = b.open();
@@ -430,8 +426,6 @@ TEST_CASE("K17: a store that announces nothing never makes a reader wait", "[K17
 
 #if KEYHOOK_EXAMPLES_HAVE_LIBPQ
 
-namespace contract {
-
 // The PostgreSQL backend alone, or nothing when no database is given.
 std::unique_ptr<key_store::key_store> open_database() {
     const char* uri = postgres_uri();
@@ -449,8 +443,6 @@ std::unique_ptr<key_store::key_store> fresh_database() {
     if (postgres_uri()) drop_key_tables();
     return open_database();
 }
-
-}  // namespace contract
 
 TEST_CASE("K17, K14: on the database, several gateways' credits spent add up; a refill and key_admin's credits win",
           "[K17][K14][key_store][key_store_contract]") {
@@ -516,7 +508,7 @@ TEST_CASE("K17: a change is announced to every listening reader; an announcement
     // Anyone may NOTIFY the channel, with anything: the reader reads, and
     // finds the store as it is (the payload is never taken for content).
     const auto v1 = *reader->current_stamp();
-    sql("NOTIFY keyhook_keys, 'version 999999: key revoked'");
+    run_sql("NOTIFY keyhook_keys, 'version 999999: key revoked'");
     CHECK(eventually([&] { return reader->wait_for_change(std::chrono::milliseconds{100}); }));
     CHECK(*reader->current_stamp() == v1);
     const auto snap = reader->read_snapshot();
@@ -530,7 +522,8 @@ TEST_CASE("K17: a connection the database cut is made again by the next call, af
     auto store = fresh_database();
     if (!store) return;
     REQUIRE(store->current_stamp());
-    sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+    run_sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
         "AND pid <> pg_backend_pid()");
     const auto cut = store->current_stamp();
     REQUIRE_FALSE(cut);
@@ -542,7 +535,8 @@ TEST_CASE("K17: a connection the database cut is made again by the next call, af
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{5});
     // A listening reader listens again on its new connection.
     (void)store->wait_for_change(std::chrono::milliseconds{1});
-    sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+    run_sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
         "AND pid <> pg_backend_pid()");
     CHECK(eventually([&] { return store->wait_for_change(std::chrono::milliseconds{100}); }));
     CHECK(eventually([&] { return static_cast<bool>(store->current_stamp()); }));
@@ -557,15 +551,15 @@ TEST_CASE("K18: a key store of another schema version, or tables it did not make
     auto store = fresh_database();
     if (!store) return;
     store.reset();
-    CHECK(sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"1"});
-    sql("UPDATE keyhook_key_schema SET version = 2");
+    CHECK(run_sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"1"});
+    run_sql("UPDATE keyhook_key_schema SET version = 2");
     CHECK_THROWS_WITH(open_database(), Catch::Contains("schema version 2") &&
                                            Catch::Contains("needs schema version 1") &&
                                            Catch::Contains("newer keyhook"));
-    CHECK(sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"2"});
-    sql("DROP TABLE keyhook_key_schema");
+    CHECK(run_sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"2"});
+    run_sql("DROP TABLE keyhook_key_schema");
     CHECK_THROWS_WITH(open_database(), Catch::Contains("without keyhook_key_schema"));
-    CHECK(sql("SELECT to_regclass('keyhook_key_schema') IS NULL") == std::vector<std::string>{"t"});
+    CHECK(run_sql("SELECT to_regclass('keyhook_key_schema') IS NULL") == std::vector<std::string>{"t"});
 }
 
 TEST_CASE("K18, K11: the database's own refusal names no digest; an address's password is never shown",
@@ -634,7 +628,8 @@ TEST_CASE("K18: a writer waits for another's transaction and then sees its key",
         // The second writer is waiting on the version row's lock (seen in
         // pg_stat_activity), and has read nothing yet.
         CHECK(eventually([&] {
-            return sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            return run_sql(
+                       "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND wait_event_type = 'Lock'") == std::vector<std::string>{"1"};
         }));
         CHECK_FALSE(second_done.load());
@@ -646,3 +641,5 @@ TEST_CASE("K18: a writer waits for another's transaction and then sees its key",
 }
 
 #endif
+
+}  // namespace contract
