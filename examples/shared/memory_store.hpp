@@ -8,7 +8,9 @@
 // claim takes due deliveries no live lease holds, the earliest first (and of
 // those due at once, the first enqueued first), a renewal or a record
 // needs the lease's owner, the endpoint rows are written by compare-and-set,
-// the settings keep their first value. One mutex makes each call one
+// the settings keep their first value, the operator's actions (O5) change
+// only deliveries in the status and sequence they were read in, and a purged
+// delivery stays as a tombstone. One mutex makes each call one
 // transaction, so threads may share it.
 #pragma once
 
@@ -29,15 +31,22 @@ namespace examples::store {
 
 class memory_store final : public delivery_store {
 public:
-    std::size_t enqueue(const std::string& tenant, const std::vector<std::pair<std::string, std::string>>& webhooks,
-                        const std::vector<keyhook::delivery_state>& deliveries) override {
+    std::size_t enqueue(const std::string& tenant, const std::vector<webhook_config>& webhooks,
+                        const std::vector<keyhook::delivery_state>& deliveries,
+                        keyhook::timestamp created_at = {}) override {
         std::lock_guard<std::mutex> lock(mutex_);
-        for (const auto& [name, settings] : webhooks) webhooks_[webhook_key{tenant, name}].settings = settings;
+        std::map<std::string, std::string> endpoints;
+        for (const auto& w : webhooks) {
+            webhooks_[webhook_key{tenant, w.name}].settings = w.settings;
+            endpoints[w.name] = w.endpoint;
+        }
         std::size_t added = 0;
         for (const auto& d : deliveries) {
             row r;
             static_cast<keyhook::delivery_state&>(r.delivery) = d;
             r.delivery.tenant = tenant;
+            r.delivery.created_at = created_at;
+            if (const auto e = endpoints.find(d.webhook); e != endpoints.end()) r.delivery.endpoint = e->second;
             r.order = next_order_++;
             added += deliveries_.emplace(to_string(d.id), std::move(r)).second ? 1 : 0;
         }
@@ -61,6 +70,12 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         if (!clock_scale_) clock_scale_ = candidate;
         return *clock_scale_;
+    }
+    std::optional<kept_timeline> timeline() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto epoch = settings_.find("clockEpoch");
+        if (epoch == settings_.end() || !clock_scale_) return std::nullopt;
+        return kept_timeline{std::stoll(epoch->second), *clock_scale_};
     }
 
     std::uint64_t pending() override {
@@ -105,14 +120,21 @@ public:
         return true;
     }
 
-    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
+    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook,
+                const attempt_detail* made = nullptr) override {
         std::lock_guard<std::mutex> lock(mutex_);
         const auto found = deliveries_.find(to_string(d.id));
         if (found == deliveries_.end() || found->second.owner != owner) return false;
         auto& r = found->second;
-        static_cast<keyhook::delivery_state&>(r.delivery) = d;  // the row's tenant stays
+        // The row's tenant, sequence, creation and endpoint stay.
+        static_cast<keyhook::delivery_state&>(r.delivery) = d;
+        r.delivery.ended_at = d.ended_at;
+        r.delivery.ended_at = end_time(r.delivery);
         r.owner.reset();
         r.lease_until = 0;
+        if (made && !d.attempts.empty())
+            r.history.push_back(attempt_record{r.delivery.sequence, static_cast<std::int64_t>(d.attempts.size()),
+                                               d.attempts.back(), *made});
         if (disable_webhook)
             if (const auto hook = webhooks_.find(r.delivery.key()); hook != webhooks_.end())
                 hook->second.disabled = true;
@@ -138,22 +160,98 @@ public:
         return true;
     }
 
-    void for_each(const std::function<void(const stored_delivery&)>& f) override {
+    using delivery_store::for_each;
+    void for_each(const delivery_filter& filter, const std::function<void(const stored_delivery&)>& f) override {
         // Copied in batches, the mutex released while `f` runs (it may call the store).
         std::string after;
         for (bool first = true;; first = false) {
             std::vector<stored_delivery> batch;
+            bool last = false;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
-                for (auto at = first ? deliveries_.begin() : deliveries_.upper_bound(after);
-                     at != deliveries_.end() && batch.size() < read_batch; ++at) {
-                    batch.push_back(at->second.delivery);
+                auto at = first ? deliveries_.begin() : deliveries_.upper_bound(after);
+                for (; at != deliveries_.end() && batch.size() < read_batch; ++at) {
                     after = at->first;
+                    if (takes(filter, at->second)) batch.push_back(at->second.delivery);
                 }
+                last = at == deliveries_.end();
             }
-            if (batch.empty()) return;
             for (const auto& d : batch) f(d);
+            if (last) return;
         }
+    }
+
+    found_delivery find(const std::string& id) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        found_delivery out;
+        const auto found = deliveries_.find(id);
+        if (found == deliveries_.end()) return out;
+        if (found->second.purged)
+            out.purged = true;
+        else
+            out.delivery = found->second.delivery;
+        return out;
+    }
+
+    std::vector<attempt_record> history(const std::string& id) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto found = deliveries_.find(id);
+        return found == deliveries_.end() ? std::vector<attempt_record>{} : found->second.history;
+    }
+
+    std::vector<std::string> requeue(const std::vector<requeue_item>& items, keyhook::timestamp due) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<std::string> queued;
+        for (const auto& item : items) {
+            const auto found = deliveries_.find(to_string(item.was.id));
+            if (found == deliveries_.end()) continue;
+            auto& r = found->second;
+            // Only from the ended status and sequence it was read in.
+            if (r.purged || r.delivery.status == keyhook::delivery_status::pending ||
+                r.delivery.status != item.was.status || r.delivery.sequence != item.was.sequence)
+                continue;
+            auto next = requeued_state(r.delivery, due);
+            if (item.endpoint) next.endpoint = *item.endpoint;
+            r.delivery = std::move(next);
+            r.owner.reset();
+            r.lease_until = 0;
+            queued.push_back(found->first);
+        }
+        return queued;
+    }
+
+    enable_outcome enable_webhook(const webhook_key& key,
+                                  const std::function<endpoint_enabling(const std::string&)>& read) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto hook = webhooks_.find(key);
+        if (hook == webhooks_.end()) return enable_outcome::unknown_webhook;
+        const auto state = endpoints_.find(key);
+        const auto enabling = read(state == endpoints_.end() ? std::string() : state->second.state);
+        if (!hook->second.disabled && !enabling.disabled) return enable_outcome::not_disabled;
+        hook->second.disabled = false;
+        if (state != endpoints_.end()) state->second = endpoint_row{enabling.enabled_state, state->second.version + 1};
+        return enable_outcome::enabled;
+    }
+
+    std::size_t purge(const delivery_filter& filter) override {
+        if (!filter.ended_before) return 0;
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::size_t purged = 0;
+        for (auto& [id, r] : deliveries_) {
+            const auto& d = r.delivery;
+            if (r.purged || d.status == keyhook::delivery_status::pending || !d.ended_at ||
+                *d.ended_at >= *filter.ended_before || (filter.tenant && d.tenant != *filter.tenant) ||
+                (filter.webhook && d.webhook != *filter.webhook))
+                continue;
+            // A tombstone: the id (the map's key) and whose it was; no body, no history.
+            r.purged = true;
+            r.delivery.body.clear();
+            r.delivery.attempts.clear();
+            r.delivery.endpoint.clear();
+            r.history.clear();
+            ++purged;
+        }
+        return purged;
     }
 
 private:
@@ -162,11 +260,23 @@ private:
         std::uint64_t order = 0;           // enqueue order: of deliveries due at once, the first enqueued first
         std::optional<std::string> owner;  // the lease's worker
         std::int64_t lease_until = 0;      // real time
+        std::vector<attempt_record> history;
+        bool purged = false;  // a tombstone (O5)
         [[nodiscard]] std::optional<std::int64_t> due() const {
-            if (!delivery.next_due) return std::nullopt;
+            if (purged || !delivery.next_due) return std::nullopt;
             return micros(*delivery.next_due);
         }
     };
+
+    static bool takes(const delivery_filter& f, const row& r) {
+        const auto& d = r.delivery;
+        if (r.purged) return false;
+        if (!f.statuses.empty() && std::find(f.statuses.begin(), f.statuses.end(), d.status) == f.statuses.end())
+            return false;
+        if (f.tenant && d.tenant != *f.tenant) return false;
+        if (f.webhook && d.webhook != *f.webhook) return false;
+        return !f.created_since || d.created_at >= *f.created_since;
+    }
 
     std::string keep_first_setting(const std::string& name, const std::string& candidate) {
         std::lock_guard<std::mutex> lock(mutex_);

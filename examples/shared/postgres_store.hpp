@@ -6,7 +6,9 @@
 
 #include <cstdlib>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,16 +54,22 @@ public:
     postgres_store& operator=(const postgres_store&) = delete;
     ~postgres_store() override { PQfinish(conn_); }
 
-    std::size_t enqueue(const std::string& tenant, const std::vector<std::pair<std::string, std::string>>& webhooks,
-                        const std::vector<keyhook::delivery_state>& deliveries) override {
+    std::size_t enqueue(const std::string& tenant, const std::vector<webhook_config>& webhooks,
+                        const std::vector<keyhook::delivery_state>& deliveries,
+                        keyhook::timestamp created_at = {}) override {
         run("BEGIN", {});
         std::size_t added = 0;
         try {
-            for (const auto& [name, settings] : webhooks) run(sql::upsert_webhook, {tenant, name, settings});
+            std::map<std::string, std::string> endpoints;
+            for (const auto& w : webhooks) {
+                run(sql::upsert_webhook, {tenant, w.name, w.settings});
+                endpoints[w.name] = w.endpoint;
+            }
             for (const auto& d : deliveries) {
                 const auto r =
                     run(sql::insert_delivery, {to_string(d.id), tenant, d.webhook, std::to_string(micros(*d.next_due)),
-                                               keyhook::write_delivery_state(d)});
+                                               keyhook::write_delivery_state(d), std::to_string(micros(created_at)),
+                                               endpoints.count(d.webhook) ? endpoints[d.webhook] : std::string()});
                 added += static_cast<std::size_t>(std::stoul(PQcmdTuples(r.get())));
             }
             run("COMMIT", {});
@@ -94,6 +102,14 @@ public:
         return std::strtod(keep_first_setting("clockScale", text).c_str(), nullptr);
     }
 
+    std::optional<kept_timeline> timeline() override {
+        const auto epoch = run(sql::select_setting, {"clockEpoch"});
+        const auto scale = run(sql::select_setting, {"clockScale"});
+        if (PQntuples(epoch.get()) == 0 || PQntuples(scale.get()) == 0) return std::nullopt;
+        return kept_timeline{std::stoll(PQgetvalue(epoch.get(), 0, 0)),
+                             std::strtod(PQgetvalue(scale.get(), 0, 0), nullptr)};
+    }
+
     // B6: the setting `name` as the store has it, `candidate` when it had none
     // (the first writer wins).
     std::string keep_first_setting(const char* name, const std::string& candidate) {
@@ -117,14 +133,12 @@ public:
 
     std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
                                        const std::string& owner, std::size_t limit) override {
-        char text[512];
+        char text[1024];
         std::snprintf(text, sizeof text, sql::claim_format, " FOR UPDATE SKIP LOCKED");
         const auto r = run(text, {owner, std::to_string(lease_until), std::to_string(due_by), std::to_string(real_now),
                                   std::to_string(limit)});
         std::vector<stored_delivery> out;
-        for (int i = 0; i < PQntuples(r.get()); ++i)
-            out.push_back(
-                state_of_row(PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), PQgetvalue(r.get(), i, 2)));
+        for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(delivery_of(r.get(), i, 0));
         return out;
     }
 
@@ -133,16 +147,32 @@ public:
         return std::string(PQcmdTuples(r.get())) == "1";
     }
 
-    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
+    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook,
+                const attempt_detail* made = nullptr) override {
         run("BEGIN", {});
         try {
+            const auto ended = end_time(d);
             const std::vector<std::optional<std::string>> params{
-                to_string(d.id), owner, keyhook::write_delivery_state(d),
-                d.next_due ? std::optional<std::string>(std::to_string(micros(*d.next_due))) : std::nullopt};
+                to_string(d.id),
+                owner,
+                keyhook::write_delivery_state(d),
+                d.next_due ? std::optional<std::string>(std::to_string(micros(*d.next_due))) : std::nullopt,
+                status_text(d.status),
+                ended ? std::optional<std::string>(std::to_string(micros(*ended))) : std::nullopt};
             const auto r = run_nullable(sql::record, params);
             if (std::string(PQcmdTuples(r.get())) == "0") {
                 rollback();
                 return false;
+            }
+            if (made && !d.attempts.empty()) {
+                const auto& a = d.attempts.back();
+                run_nullable(sql::insert_attempt,
+                             {to_string(d.id), std::to_string(d.sequence), std::to_string(d.attempts.size()),
+                              std::to_string(micros(a.sent_at)), outcome_text(a.outcome),
+                              a.outcome.status() ? std::optional<std::string>(std::to_string(*a.outcome.status()))
+                                                 : std::nullopt,
+                              retry_after_text(a.retry_after), std::to_string(made->duration.count()), made->error,
+                              made->response, std::string(made->response_cut ? "1" : "0"), made->result});
             }
             if (disable_webhook) run(sql::disable_webhook, {d.tenant, d.webhook});
             run("COMMIT", {});
@@ -166,22 +196,138 @@ public:
         return std::string(PQcmdTuples(r.get())) == "1";
     }
 
-    void for_each(const std::function<void(const stored_delivery&)>& f) override {
+    using delivery_store::for_each;
+    void for_each(const delivery_filter& filter, const std::function<void(const stored_delivery&)>& f) override {
+        const auto statuses = status_parameters(filter);
         std::string after;
         for (;;) {
-            const auto r = run(sql::page, {after, std::to_string(read_batch)});
+            const auto r =
+                run_nullable(sql::page, {after, std::to_string(read_batch), statuses[0], statuses[1], statuses[2],
+                                         statuses[3], filter.tenant, filter.webhook,
+                                         filter.created_since
+                                             ? std::optional<std::string>(std::to_string(micros(*filter.created_since)))
+                                             : std::nullopt});
             const int n = PQntuples(r.get());
             if (n == 0) return;
-            for (int i = 0; i < n; ++i)
-                f(state_of_row(PQgetvalue(r.get(), i, 1), PQgetvalue(r.get(), i, 2), PQgetvalue(r.get(), i, 3)));
+            for (int i = 0; i < n; ++i) f(delivery_of(r.get(), i, 1));
             after = PQgetvalue(r.get(), n - 1, 0);
+        }
+    }
+
+    found_delivery find(const std::string& id) override {
+        const auto r = run(sql::find, {id});
+        found_delivery out;
+        if (PQntuples(r.get()) == 0) return out;
+        if (std::string(PQgetvalue(r.get(), 0, 0)) == purged_status)
+            out.purged = true;
+        else
+            out.delivery = delivery_of(r.get(), 0, 1);
+        return out;
+    }
+
+    std::vector<attempt_record> history(const std::string& id) override {
+        const auto r = run(sql::history, {id});
+        std::vector<attempt_record> out;
+        for (int i = 0; i < PQntuples(r.get()); ++i) {
+            const auto text = [&](int c) { return std::string(PQgetvalue(r.get(), i, c)); };
+            const auto null = [&](int c) { return PQgetisnull(r.get(), i, c) != 0; };
+            attempt_record a;
+            a.sequence = std::stoll(text(0));
+            a.number = std::stoll(text(1));
+            a.attempt.sent_at = from_micros(std::stoll(text(2)));
+            a.attempt.outcome = outcome_of(text(3), null(4) ? std::nullopt : std::optional<int>(std::stoi(text(4))));
+            a.attempt.retry_after = retry_after_of(text(5));
+            if (!null(6)) {
+                attempt_detail detail;
+                detail.duration = std::chrono::microseconds(std::stoll(text(6)));
+                detail.error = text(7);
+                detail.response = text(8);
+                detail.response_cut = text(9) == "1";
+                detail.result = text(10);
+                a.detail = std::move(detail);
+            }
+            out.push_back(std::move(a));
+        }
+        return out;
+    }
+
+    std::vector<std::string> requeue(const std::vector<requeue_item>& items, keyhook::timestamp due) override {
+        std::vector<std::string> queued;
+        run("BEGIN", {});
+        try {
+            for (const auto& item : items) {
+                const auto next = requeued_state(item.was, due);
+                // READ COMMITTED: a racing action's UPDATE of the row waits for
+                // this one, then finds its status or sequence changed.
+                const auto r =
+                    run_nullable(sql::requeue, {to_string(item.was.id), status_text(item.was.status),
+                                                std::to_string(item.was.sequence), keyhook::write_delivery_state(next),
+                                                std::to_string(micros(due)), item.endpoint});
+                if (std::string(PQcmdTuples(r.get())) == "1") queued.push_back(to_string(item.was.id));
+            }
+            run("COMMIT", {});
+        } catch (...) {
+            rollback();
+            throw;
+        }
+        return queued;
+    }
+
+    enable_outcome enable_webhook(const webhook_key& key,
+                                  const std::function<endpoint_enabling(const std::string&)>& read) override {
+        char text[256];
+        run("BEGIN", {});
+        try {
+            // Both rows locked: a racing enable waits, then reads them enabled;
+            // a worker's compare-and-set waits, then finds the version moved.
+            std::snprintf(text, sizeof text, sql::lock_webhook_format, " FOR UPDATE");
+            const auto hook = run(text, {key.tenant, key.name});
+            if (PQntuples(hook.get()) == 0) {
+                rollback();
+                return enable_outcome::unknown_webhook;
+            }
+            const bool flag = std::string(PQgetvalue(hook.get(), 0, 0)) != "0";
+            std::snprintf(text, sizeof text, sql::lock_endpoint_format, " FOR UPDATE");
+            const auto row = run(text, {key.tenant, key.name});
+            const bool has_row = PQntuples(row.get()) == 1;
+            const auto enabling = read(has_row ? std::string(PQgetvalue(row.get(), 0, 0)) : std::string());
+            if (!flag && !enabling.disabled) {
+                rollback();
+                return enable_outcome::not_disabled;
+            }
+            run(sql::enable_webhook, {key.tenant, key.name});
+            if (has_row)
+                run(sql::update_endpoint,
+                    {key.tenant, key.name, enabling.enabled_state, std::string(PQgetvalue(row.get(), 0, 1))});
+            run("COMMIT", {});
+        } catch (...) {
+            rollback();
+            throw;
+        }
+        return enable_outcome::enabled;
+    }
+
+    std::size_t purge(const delivery_filter& filter) override {
+        if (!filter.ended_before) return 0;
+        run("BEGIN", {});
+        try {
+            const auto r =
+                run_nullable(sql::purge, {std::to_string(micros(*filter.ended_before)), filter.tenant, filter.webhook});
+            const int n = PQntuples(r.get());
+            for (int i = 0; i < n; ++i) run(sql::purge_history, {PQgetvalue(r.get(), i, 0)});
+            run("COMMIT", {});
+            return static_cast<std::size_t>(n);
+        } catch (...) {
+            rollback();
+            throw;
         }
     }
 
 private:
     // B6, under the advisory lock: a store of the current version is used as
     // it is; an empty one gets the tables and its version row in one
-    // transaction; any other is refused (check_schema), and nothing is written.
+    // transaction; one of version 2 is migrated in one transaction (O5);
+    // any other is refused (check_schema), and nothing is written.
     void open_schema() {
         const auto exists = [this](const char* table) {
             const auto r = run("SELECT to_regclass(?1) IS NOT NULL", {table});
@@ -194,15 +340,71 @@ private:
         }
         bool old_tables = false;
         for (const char* table : sql::known_tables) old_tables = old_tables || exists(table);
-        check_schema(found, old_tables);
-        if (found) return;
+        const auto step = check_schema(found, old_tables);
+        if (step == schema_step::use) return;
         run("BEGIN", {});
-        run(sql::create_schema, {});
-        run(sql::insert_schema, {std::to_string(schema_version)});
-        for (const char* text : {sql::create_webhooks, sql::create_deliveries, sql::create_due_index,
-                                 sql::create_settings, sql::create_endpoints})
-            run(text, {});
+        if (step == schema_step::create) {
+            run(sql::create_schema, {});
+            run(sql::insert_schema, {std::to_string(migrated_schema_version)});
+            for (const char* text : {sql::create_webhooks, sql::create_deliveries, sql::create_due_index,
+                                     sql::create_settings, sql::create_endpoints})
+                run(text, {});
+        }
+        migrate_to_3();
         run("COMMIT", {});
+    }
+
+    // Version 2 to 3 (O5), in open_schema's transaction: the new columns and
+    // the history table, then each delivery's columns from its state
+    // (migrate_row) and its webhook's endpoint as stored now.
+    void migrate_to_3() {
+        for (const char* text : sql::to_version_3) run(text, {});
+        std::map<webhook_key, std::string> endpoints;
+        {
+            const auto r = run(sql::all_webhooks, {});
+            for (int i = 0; i < PQntuples(r.get()); ++i)
+                endpoints[webhook_key{PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1)}] =
+                    endpoint_of_settings(PQgetvalue(r.get(), i, 2));
+        }
+        std::string after;
+        for (;;) {
+            const auto r = run(sql::migrate_page, {after, std::to_string(read_batch)});
+            const int n = PQntuples(r.get());
+            if (n == 0) break;
+            for (int i = 0; i < n; ++i) {
+                const std::string id = PQgetvalue(r.get(), i, 0), tenant = PQgetvalue(r.get(), i, 2),
+                                  webhook = PQgetvalue(r.get(), i, 3);
+                const auto m = migrate_row(PQgetvalue(r.get(), i, 1), tenant, webhook);
+                const auto endpoint = endpoints.find(webhook_key{tenant, webhook});
+                run_nullable(sql::migrate_delivery,
+                             {id, m.status, std::to_string(m.created_at),
+                              m.ended_at ? std::optional<std::string>(std::to_string(*m.ended_at)) : std::nullopt,
+                              endpoint == endpoints.end() ? std::string() : endpoint->second});
+                for (const auto& a : m.attempts)
+                    run_nullable(sql::insert_attempt,
+                                 {id, std::to_string(a.sequence), std::to_string(a.number),
+                                  std::to_string(micros(a.attempt.sent_at)), outcome_text(a.attempt.outcome),
+                                  a.attempt.outcome.status()
+                                      ? std::optional<std::string>(std::to_string(*a.attempt.outcome.status()))
+                                      : std::nullopt,
+                                  retry_after_text(a.attempt.retry_after), std::nullopt, std::nullopt, std::nullopt,
+                                  std::nullopt, std::nullopt});
+            }
+            after = PQgetvalue(r.get(), n - 1, 0);
+        }
+        run(sql::update_schema, {std::to_string(schema_version)});
+    }
+
+    // The delivery of row `i`'s delivery columns from column `first` on
+    // (sql::delivery_columns: state, tenant, webhook, sequence, created_at,
+    // ended_at, endpoint).
+    static stored_delivery delivery_of(const PGresult* r, int i, int first) {
+        auto d = state_of_row(PQgetvalue(r, i, first), PQgetvalue(r, i, first + 1), PQgetvalue(r, i, first + 2));
+        d.sequence = std::stoll(PQgetvalue(r, i, first + 3));
+        d.created_at = from_micros(std::stoll(PQgetvalue(r, i, first + 4)));
+        if (!PQgetisnull(r, i, first + 5)) d.ended_at = from_micros(std::stoll(PQgetvalue(r, i, first + 5)));
+        d.endpoint = PQgetvalue(r, i, first + 6);
+        return d;
     }
 
     struct result_free {

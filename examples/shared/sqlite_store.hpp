@@ -14,8 +14,11 @@
 #include <thread>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <sqlite3.h>
 
@@ -66,16 +69,21 @@ public:
     sqlite_store& operator=(const sqlite_store&) = delete;
     ~sqlite_store() override { sqlite3_close(db_); }
 
-    std::size_t enqueue(const std::string& tenant, const std::vector<std::pair<std::string, std::string>>& webhooks,
-                        const std::vector<keyhook::delivery_state>& deliveries) override {
+    std::size_t enqueue(const std::string& tenant, const std::vector<webhook_config>& webhooks,
+                        const std::vector<keyhook::delivery_state>& deliveries,
+                        keyhook::timestamp created_at = {}) override {
         transaction t(*this);
-        for (const auto& [name, settings] : webhooks)
-            statement(*this, sql::upsert_webhook).text(1, tenant).text(2, name).text(3, settings).done();
+        std::map<std::string, std::string> endpoints;
+        for (const auto& w : webhooks) {
+            statement(*this, sql::upsert_webhook).text(1, tenant).text(2, w.name).text(3, w.settings).done();
+            endpoints[w.name] = w.endpoint;
+        }
         std::size_t added = 0;
         for (const auto& d : deliveries) {
             statement s(*this, sql::insert_delivery);
             s.text(1, to_string(d.id)).text(2, tenant).text(3, d.webhook).integer(4, micros(*d.next_due));
-            s.text(5, keyhook::write_delivery_state(d)).done();
+            s.text(5, keyhook::write_delivery_state(d)).integer(6, micros(created_at));
+            s.text(7, endpoints.count(d.webhook) ? endpoints[d.webhook] : std::string()).done();
             added += static_cast<std::size_t>(sqlite3_changes(db_));
         }
         t.commit();
@@ -90,16 +98,7 @@ public:
     }
 
     std::string delivery_id_key(const std::string& candidate) override {
-        transaction t(*this);
-        statement(*this, sql::insert_setting).text(1, "deliveryIdKey").text(2, candidate).done();
-        std::string key;
-        {
-            statement s(*this, sql::select_setting);
-            s.text(1, "deliveryIdKey");
-            if (s.step()) key = s.column_text(0);
-        }
-        t.commit();
-        return key;
+        return keep_first_setting("deliveryIdKey", candidate);
     }
 
     std::int64_t clock_epoch(std::int64_t candidate) override {
@@ -112,19 +111,28 @@ public:
         return std::strtod(keep_first_setting("clockScale", text).c_str(), nullptr);
     }
 
+    std::optional<kept_timeline> timeline() override {
+        const auto epoch = setting("clockEpoch");
+        const auto scale = setting("clockScale");
+        if (!epoch || !scale) return std::nullopt;
+        return kept_timeline{std::stoll(*epoch), std::strtod(scale->c_str(), nullptr)};
+    }
+
     // B6: the setting `name` as the store has it, `candidate` when it had none
     // (the first writer wins; one transaction).
     std::string keep_first_setting(const char* name, const std::string& candidate) {
         transaction t(*this);
         statement(*this, sql::insert_setting).text(1, name).text(2, candidate).done();
-        std::string kept;
-        {
-            statement s(*this, sql::select_setting);
-            s.text(1, name);
-            if (s.step()) kept = s.column_text(0);
-        }
+        std::string kept = setting(name).value_or(std::string());
         t.commit();
         return kept;
+    }
+
+    std::optional<std::string> setting(const char* name) {
+        statement s(*this, sql::select_setting);
+        s.text(1, name);
+        if (!s.step()) return std::nullopt;
+        return s.column_text(0);
     }
 
     std::uint64_t pending() override {
@@ -142,7 +150,7 @@ public:
 
     std::vector<stored_delivery> claim(std::int64_t due_by, std::int64_t real_now, std::int64_t lease_until,
                                        const std::string& owner, std::size_t limit) override {
-        char text[512];
+        char text[1024];
         std::snprintf(text, sizeof text, sql::claim_format, "");
         std::vector<stored_delivery> out;
         transaction t(*this);
@@ -150,7 +158,7 @@ public:
             statement s(*this, text);
             s.text(1, owner).integer(2, lease_until).integer(3, due_by).integer(4, real_now);
             s.integer(5, static_cast<std::int64_t>(limit));
-            while (s.step()) out.push_back(state_of_row(s.column_text(0), s.column_text(1), s.column_text(2)));
+            while (s.step()) out.push_back(delivery_of(s, 0));
         }
         t.commit();
         return out;
@@ -161,16 +169,28 @@ public:
         return sqlite3_changes(db_) == 1;  // one statement: its own transaction
     }
 
-    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook) override {
+    bool record(const stored_delivery& d, const std::string& owner, bool disable_webhook,
+                const attempt_detail* made = nullptr) override {
         transaction t(*this);
         statement s(*this, sql::record);
         s.text(1, to_string(d.id)).text(2, owner).text(3, keyhook::write_delivery_state(d));
-        if (d.next_due)
-            s.integer(4, micros(*d.next_due));
-        else
-            s.null(4);
+        optional_integer(s, 4, d.next_due ? std::optional<std::int64_t>(micros(*d.next_due)) : std::nullopt);
+        s.text(5, status_text(d.status));
+        const auto ended = end_time(d);
+        optional_integer(s, 6, ended ? std::optional<std::int64_t>(micros(*ended)) : std::nullopt);
         s.done();
         if (sqlite3_changes(db_) == 0) return false;  // the rollback leaves the row to its new owner
+        if (made && !d.attempts.empty()) {
+            const auto& a = d.attempts.back();
+            statement h(*this, sql::insert_attempt);
+            h.text(1, to_string(d.id)).integer(2, d.sequence).integer(3, static_cast<std::int64_t>(d.attempts.size()));
+            h.integer(4, micros(a.sent_at)).text(5, outcome_text(a.outcome));
+            optional_integer(h, 6,
+                             a.outcome.status() ? std::optional<std::int64_t>(*a.outcome.status()) : std::nullopt);
+            optional_text(h, 7, retry_after_text(a.retry_after));
+            h.integer(8, made->duration.count()).text(9, made->error).text(10, made->response);
+            h.integer(11, made->response_cut ? 1 : 0).text(12, made->result).done();
+        }
         if (disable_webhook) statement(*this, sql::disable_webhook).text(1, d.tenant).text(2, d.webhook).done();
         t.commit();
         return true;
@@ -200,16 +220,24 @@ public:
         return written;
     }
 
-    void for_each(const std::function<void(const stored_delivery&)>& f) override {
+    using delivery_store::for_each;
+    void for_each(const delivery_filter& filter, const std::function<void(const stored_delivery&)>& f) override {
+        const auto statuses = status_parameters(filter);
         std::string after;
         for (;;) {
             std::vector<stored_delivery> batch;
             {
                 statement s(*this, sql::page);
                 s.text(1, after).integer(2, static_cast<std::int64_t>(read_batch));
+                for (int i = 0; i < 4; ++i) s.text(3 + i, statuses[static_cast<std::size_t>(i)]);
+                optional_text(s, 7, filter.tenant);
+                optional_text(s, 8, filter.webhook);
+                optional_integer(
+                    s, 9,
+                    filter.created_since ? std::optional<std::int64_t>(micros(*filter.created_since)) : std::nullopt);
                 while (s.step()) {
                     after = s.column_text(0);
-                    batch.push_back(state_of_row(s.column_text(1), s.column_text(2), s.column_text(3)));
+                    batch.push_back(delivery_of(s, 1));
                 }
             }
             if (batch.empty()) return;
@@ -217,11 +245,114 @@ public:
         }
     }
 
+    found_delivery find(const std::string& id) override {
+        statement s(*this, sql::find);
+        s.text(1, id);
+        found_delivery out;
+        if (!s.step()) return out;
+        if (s.column_text(0) == purged_status)
+            out.purged = true;
+        else
+            out.delivery = delivery_of(s, 1);
+        return out;
+    }
+
+    std::vector<attempt_record> history(const std::string& id) override {
+        statement s(*this, sql::history);
+        s.text(1, id);
+        std::vector<attempt_record> out;
+        while (s.step()) {
+            attempt_record r;
+            r.sequence = sqlite3_column_int64(s.get(), 0);
+            r.number = sqlite3_column_int64(s.get(), 1);
+            r.attempt.sent_at = from_micros(sqlite3_column_int64(s.get(), 2));
+            r.attempt.outcome = outcome_of(s.column_text(3), column_int(s, 4));
+            r.attempt.retry_after = retry_after_of(s.column_text(5));
+            if (sqlite3_column_type(s.get(), 6) != SQLITE_NULL) {
+                attempt_detail detail;
+                detail.duration = std::chrono::microseconds(sqlite3_column_int64(s.get(), 6));
+                detail.error = s.column_text(7);
+                detail.response = s.column_text(8);
+                detail.response_cut = sqlite3_column_int64(s.get(), 9) != 0;
+                detail.result = s.column_text(10);
+                r.detail = std::move(detail);
+            }
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+    std::vector<std::string> requeue(const std::vector<requeue_item>& items, keyhook::timestamp due) override {
+        std::vector<std::string> queued;
+        transaction t(*this);
+        for (const auto& item : items) {
+            const auto next = requeued_state(item.was, due);
+            statement s(*this, sql::requeue);
+            s.text(1, to_string(item.was.id)).text(2, status_text(item.was.status)).integer(3, item.was.sequence);
+            s.text(4, keyhook::write_delivery_state(next)).integer(5, micros(due));
+            optional_text(s, 6, item.endpoint);
+            s.done();
+            if (sqlite3_changes(db_) == 1) queued.push_back(to_string(item.was.id));
+        }
+        t.commit();
+        return queued;
+    }
+
+    enable_outcome enable_webhook(const webhook_key& key,
+                                  const std::function<endpoint_enabling(const std::string&)>& read) override {
+        char text[256];
+        transaction t(*this);  // BEGIN IMMEDIATE: no other writer until it ends
+        bool flag = false;
+        {
+            std::snprintf(text, sizeof text, sql::lock_webhook_format, "");
+            statement s(*this, text);
+            s.text(1, key.tenant).text(2, key.name);
+            if (!s.step()) return enable_outcome::unknown_webhook;
+            flag = sqlite3_column_int64(s.get(), 0) != 0;
+        }
+        std::optional<std::pair<std::string, std::int64_t>> row;
+        {
+            std::snprintf(text, sizeof text, sql::lock_endpoint_format, "");
+            statement s(*this, text);
+            s.text(1, key.tenant).text(2, key.name);
+            if (s.step()) row.emplace(s.column_text(0), sqlite3_column_int64(s.get(), 1));
+        }
+        const auto enabling = read(row ? row->first : std::string());
+        if (!flag && !enabling.disabled) return enable_outcome::not_disabled;
+        statement(*this, sql::enable_webhook).text(1, key.tenant).text(2, key.name).done();
+        if (row)
+            statement(*this, sql::update_endpoint)
+                .text(1, key.tenant)
+                .text(2, key.name)
+                .text(3, enabling.enabled_state)
+                .integer(4, row->second)
+                .done();
+        t.commit();
+        return enable_outcome::enabled;
+    }
+
+    std::size_t purge(const delivery_filter& filter) override {
+        if (!filter.ended_before) return 0;
+        transaction t(*this);
+        std::vector<std::string> ids;
+        {
+            statement s(*this, sql::purge);
+            s.integer(1, micros(*filter.ended_before));
+            optional_text(s, 2, filter.tenant);
+            optional_text(s, 3, filter.webhook);
+            while (s.step()) ids.push_back(s.column_text(0));
+        }
+        for (const auto& id : ids) statement(*this, sql::purge_history).text(1, id).done();
+        t.commit();
+        return ids.size();
+    }
+
 private:
     // B6: in one write transaction, so programs opening a new store together
     // create it once: a store of the current version is used as it is; an
-    // empty one gets the tables and its version row; any other is refused
-    // (check_schema), and nothing is written to it.
+    // empty one gets the tables and its version row; one of version 2 is
+    // migrated (O5); any other is refused (check_schema), and nothing is
+    // written to it.
     void open_schema() {
         transaction t(*this);
         auto table_exists = [this](const char* name) {
@@ -237,16 +368,65 @@ private:
         }
         bool old_tables = false;
         for (const char* name : sql::known_tables) old_tables = old_tables || table_exists(name);
-        check_schema(found, old_tables);
-        if (found) return;  // the current version; the transaction wrote nothing
-        exec(sql::create_schema);
-        statement(*this, sql::insert_schema).integer(1, schema_version).done();
-        exec(sql::create_webhooks);
-        exec(sql::create_deliveries);
-        exec(sql::create_due_index);
-        exec(sql::create_settings);
-        exec(sql::create_endpoints);
+        const auto step = check_schema(found, old_tables);
+        if (step == schema_step::use) return;  // the current version; the transaction wrote nothing
+        if (step == schema_step::create) {
+            exec(sql::create_schema);
+            statement(*this, sql::insert_schema).integer(1, migrated_schema_version).done();
+            exec(sql::create_webhooks);
+            exec(sql::create_deliveries);
+            exec(sql::create_due_index);
+            exec(sql::create_settings);
+            exec(sql::create_endpoints);
+        }
+        migrate_to_3();
         t.commit();
+    }
+
+    // Version 2 to 3 (O5), in open_schema's transaction: the new columns and
+    // the history table, then each delivery's columns from its state
+    // (migrate_row) and its webhook's endpoint as stored now.
+    void migrate_to_3() {
+        for (const char* text : sql::to_version_3) exec(text);
+        std::map<webhook_key, std::string> endpoints;
+        {
+            statement s(*this, sql::all_webhooks);
+            while (s.step())
+                endpoints[webhook_key{s.column_text(0), s.column_text(1)}] = endpoint_of_settings(s.column_text(2));
+        }
+        std::string after;
+        for (;;) {
+            std::vector<std::tuple<std::string, std::string, std::string, std::string>> rows;
+            {
+                statement s(*this, sql::migrate_page);
+                s.text(1, after).integer(2, static_cast<std::int64_t>(read_batch));
+                while (s.step())
+                    rows.emplace_back(s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3));
+            }
+            if (rows.empty()) break;
+            for (const auto& [id, state, tenant, webhook] : rows) {
+                after = id;
+                const auto m = migrate_row(state, tenant, webhook);
+                const auto endpoint = endpoints.find(webhook_key{tenant, webhook});
+                statement u(*this, sql::migrate_delivery);
+                u.text(1, id).text(2, m.status).integer(3, m.created_at);
+                optional_integer(u, 4, m.ended_at);
+                u.text(5, endpoint == endpoints.end() ? std::string() : endpoint->second).done();
+                for (const auto& r : m.attempts) {
+                    statement h(*this, sql::insert_attempt);
+                    h.text(1, id).integer(2, r.sequence).integer(3, r.number).integer(4, micros(r.attempt.sent_at));
+                    h.text(5, outcome_text(r.attempt.outcome));
+                    optional_integer(h, 6,
+                                     r.attempt.outcome.status()
+                                         ? std::optional<std::int64_t>(*r.attempt.outcome.status())
+                                         : std::nullopt);
+                    optional_text(h, 7, retry_after_text(r.attempt.retry_after));
+                    for (int i = 8; i <= 12; ++i) h.null(i);
+                    h.done();
+                }
+            }
+        }
+        statement(*this, sql::update_schema).integer(1, schema_version).done();
     }
 
     [[noreturn]] void fail(const char* what) const {
@@ -334,6 +514,35 @@ private:
         sqlite_store& store_;
         bool open_ = true;
     };
+
+    // The delivery of a row's delivery columns from column `first` on
+    // (sql::delivery_columns: state, tenant, webhook, sequence, created_at,
+    // ended_at, endpoint).
+    static stored_delivery delivery_of(statement& s, int first) {
+        auto d = state_of_row(s.column_text(first), s.column_text(first + 1), s.column_text(first + 2));
+        d.sequence = sqlite3_column_int64(s.get(), first + 3);
+        d.created_at = from_micros(sqlite3_column_int64(s.get(), first + 4));
+        if (sqlite3_column_type(s.get(), first + 5) != SQLITE_NULL)
+            d.ended_at = from_micros(sqlite3_column_int64(s.get(), first + 5));
+        d.endpoint = s.column_text(first + 6);
+        return d;
+    }
+    static std::optional<int> column_int(statement& s, int i) {
+        if (sqlite3_column_type(s.get(), i) == SQLITE_NULL) return std::nullopt;
+        return static_cast<int>(sqlite3_column_int64(s.get(), i));
+    }
+    static void optional_integer(statement& s, int i, std::optional<std::int64_t> v) {
+        if (v)
+            s.integer(i, *v);
+        else
+            s.null(i);
+    }
+    static void optional_text(statement& s, int i, const std::optional<std::string>& v) {
+        if (v)
+            s.text(i, *v);
+        else
+            s.null(i);
+    }
 
     sqlite3* db_ = nullptr;
 

@@ -17,12 +17,14 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/crypto/random.hpp"
+#include "keyhook/escape.hpp"
 #include "keyhook/dispatch.hpp"
 #include "keyhook/endpoint_health.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/retry.hpp"
 #include "keyhook/timestamps.hpp"
 #include "shared/curl_client.hpp"
+#include "shared/delivery_store.hpp"
 
 namespace deliver {
 
@@ -116,10 +118,11 @@ inline std::string_view outcome_name(keyhook::retry_decision::action a) {
     return "retry";
 }
 
-// One attempt made: what it was, what came back, and the plan after it.
+// One attempt made: what it was, what came back, how long it took, and the plan after it.
 struct attempt_report {
     keyhook::delivery_attempt attempt;
     examples::http::response answer;
+    std::chrono::microseconds duration{0};
     keyhook::result<keyhook::retry_decision> decision = keyhook::retry_decision{};
 };
 
@@ -137,7 +140,9 @@ inline attempt_report attempt(const keyhook::result<keyhook::http_request>& requ
     } else {
         r.answer.error = request.error().message;
     }
-    clock.advance(std::chrono::steady_clock::now() - started);
+    const auto took = std::chrono::steady_clock::now() - started;
+    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(took);
+    clock.advance(took);
     r.attempt = keyhook::delivery_attempt{sent_at, keyhook::attempt_outcome::transport_failure(), std::nullopt};
     if (r.answer.status)
         r.attempt.outcome = keyhook::attempt_outcome::http(*r.answer.status);
@@ -158,12 +163,86 @@ inline keyhook::retry_decision decided(const attempt_report& r) {
     return keyhook::retry_decision{keyhook::retry_decision::action::give_up, {}, 0};
 }
 
+// O5: the texts of a webhook's secrets, from its settings as the store keeps
+// them (every secret in plaintext): each authentication value as configured
+// and percent-encoded (as a query parameter carries it), the signing secret
+// and every key of its key set, each also without its whsec_ or whsk_
+// prefix. The longest first, so that a secret holding another is replaced
+// whole.
+inline std::vector<std::string> secret_texts(const std::string& settings) {
+    std::vector<std::string> out;
+    const auto add = [&out](const nlohmann::json& v) {
+        if (!v.is_string() || v.get_ref<const std::string&>().empty()) return;
+        const auto& text = v.get_ref<const std::string&>();
+        out.push_back(text);
+        out.push_back(keyhook::percent_encode(text));
+        for (const std::string_view prefix : {"whsec_", "whsk_"})
+            if (text.size() > prefix.size() && text.compare(0, prefix.size(), prefix) == 0)
+                out.push_back(text.substr(prefix.size()));
+    };
+    const auto j = nlohmann::json::parse(settings, nullptr, false);
+    if (j.is_object()) {
+        if (const auto auth = j.find("auth"); auth != j.end() && auth->is_array())
+            for (const auto& p : *auth)
+                if (p.is_object() && p.contains("value")) add(p["value"]);
+        if (const auto s = j.find("signingSecret"); s != j.end()) add(*s);
+        if (const auto keys = j.find("signingKeys"); keys != j.end() && keys->is_object()) {
+            if (const auto current = keys->find("current"); current != keys->end() && current->is_array())
+                for (const auto& k : *current) add(k);
+            if (const auto old = keys->find("oldKeys"); old != keys->end() && old->is_array())
+                for (const auto& k : *old)
+                    if (k.is_object() && k.contains("key")) add(k["key"]);
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() > b.size() : a < b;
+    });
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+// O5 (O1): `text` with every whole occurrence of each of `secrets` replaced
+// by [redacted].
+inline std::string redact_secrets(std::string text, const std::vector<std::string>& secrets) {
+    for (const auto& s : secrets) {
+        if (s.empty()) continue;
+        for (auto at = text.find(s); at != std::string::npos; at = text.find(s, at + keyhook::redacted_text.size()))
+            text.replace(at, s.size(), keyhook::redacted_text);
+    }
+    return text;
+}
+
+// O5: what a store's history keeps of a response body: its first 1 KiB.
+inline constexpr std::size_t kept_response_bytes = 1024;
+// The bytes of a response read for it: 1 KiB and room for the longest
+// secret text (an authentication value of 4096 bytes, percent-encoded), so
+// that a secret the kept part begins is replaced whole before the cut.
+inline constexpr std::size_t read_response_bytes = kept_response_bytes + 3 * 4096;
+
+// O5: an attempt as the store's history keeps it: its duration, its
+// transport error and its response body's first 1 KiB, each with the
+// webhook's secrets replaced (before the cut) and escaped (P1), and what
+// followed it (`result`: "retry", "delivered", "gave_up", "disabled").
+inline examples::store::attempt_detail detail_of(const attempt_report& r, const std::vector<std::string>& secrets,
+                                                 std::string result) {
+    examples::store::attempt_detail d;
+    d.duration = r.duration;
+    if (!r.answer.status) d.error = keyhook::escape_text(redact_secrets(r.answer.error, secrets));
+    auto body = redact_secrets(r.answer.body, secrets);
+    d.response_cut = r.answer.body_truncated || body.size() > kept_response_bytes;
+    if (body.size() > kept_response_bytes) body.resize(kept_response_bytes);
+    d.response = keyhook::escape_text(body);
+    d.result = std::move(result);
+    return d;
+}
+
 // One JSON line per attempt (see main.cpp), naming the tenant and its
 // webhook (B6: a webhook's name is the tenant's own). `endpoint_disabled`:
 // the webhook is disabled after this attempt (H10), which ends the delivery
 // whatever B2 planned.
 inline void print_attempt(const keyhook::delivery_id& id, const std::string& tenant, const std::string& webhook,
-                          std::size_t number, const attempt_report& r, bool endpoint_disabled = false) {
+                          std::size_t number, const attempt_report& r, bool endpoint_disabled = false,
+                          const std::vector<std::string>& secrets = {}) {
     nlohmann::ordered_json line;
     line["deliveryId"] = to_string(id);
     line["tenant"] = tenant;
@@ -171,7 +250,8 @@ inline void print_attempt(const keyhook::delivery_id& id, const std::string& ten
     line["attempt"] = number;
     line["sentAt"] = keyhook::format_timestamp(r.attempt.sent_at);
     line["status"] = r.answer.status ? nlohmann::ordered_json(*r.answer.status) : nlohmann::ordered_json(nullptr);
-    line["error"] = r.answer.status ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.answer.error);
+    line["error"] = r.answer.status ? nlohmann::ordered_json(nullptr)
+                                    : nlohmann::ordered_json(redact_secrets(r.answer.error, secrets));
     if (!r.decision) {
         line["outcome"] = "gave_up";
         line["planError"] = r.decision.error().message;
@@ -184,6 +264,45 @@ inline void print_attempt(const keyhook::delivery_id& id, const std::string& ten
     }
     // ensure_ascii: names cannot carry control or bidi characters to a terminal (P1).
     std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
+}
+
+// H10, O5: the line of a delivery that ended without an attempt because its
+// webhook is disabled (or has no usable settings): the attempt line's
+// members, "attempt" the attempts its sequence had, "sentAt" and "status"
+// null, "error" saying why, "outcome" "disabled".
+inline void print_ended_unsent(const keyhook::delivery_id& id, const std::string& tenant, const std::string& webhook,
+                               std::size_t attempts, std::string_view why) {
+    nlohmann::ordered_json line;
+    line["deliveryId"] = to_string(id);
+    line["tenant"] = tenant;
+    line["webhook"] = webhook;
+    line["attempt"] = attempts;
+    line["sentAt"] = nullptr;
+    line["status"] = nullptr;
+    line["error"] = why;
+    line["outcome"] = "disabled";
+    std::cout << line.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
+}
+
+// The counts of a run (O5): the deliveries this run saw end each way.
+struct run_counts {
+    std::size_t delivered = 0;
+    std::size_t gave_up = 0;
+    std::size_t disabled = 0;
+    [[nodiscard]] std::size_t undelivered() const { return gave_up + disabled; }
+};
+
+// O1, O5: the last line of every run on standard output,
+// {"summary": {"delivered", "gaveUp", "disabled", "pending"}}.
+inline void print_summary(const run_counts& c, std::uint64_t pending) {
+    nlohmann::ordered_json counts;
+    counts["delivered"] = c.delivered;
+    counts["gaveUp"] = c.gave_up;
+    counts["disabled"] = c.disabled;
+    counts["pending"] = pending;
+    nlohmann::ordered_json line;
+    line["summary"] = std::move(counts);
+    std::cout << line.dump() << std::endl;
 }
 
 // H10: one JSON line per operational notice, {"operational": {...}}, the

@@ -39,6 +39,7 @@
 #include "keyhook/webhook.hpp"
 #include "keyhook/webhook_json.hpp"
 #include "keyhook/webhook_validation.hpp"
+#include "shared/delivery_store.hpp"
 #include "shared/dispatch_input.hpp"
 
 namespace deliver {
@@ -165,11 +166,12 @@ inline std::string stored_settings_text(const deliver_webhook& w) {
     return j.dump();
 }
 
-// Each webhook of the input by name, as the store keeps it.
-inline std::vector<std::pair<std::string, std::string>> stored_settings_of(const delivery_input& in) {
-    std::vector<std::pair<std::string, std::string>> out;
+// Each webhook of the input by name, as the store keeps it, with its
+// endpoint URL (its deliveries remember it, O5).
+inline std::vector<examples::store::webhook_config> stored_settings_of(const delivery_input& in) {
+    std::vector<examples::store::webhook_config> out;
     out.reserve(in.webhooks.size());
-    for (const auto& w : in.webhooks) out.emplace_back(w.config.name, stored_settings_text(w));
+    for (const auto& w : in.webhooks) out.push_back({w.config.name, stored_settings_text(w), w.config.endpoint});
     return out;
 }
 

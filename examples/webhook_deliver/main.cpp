@@ -7,7 +7,11 @@
 //                   [--resolve HOST:PORT:ADDRESS]... [FILE | -]
 //   webhook_deliver --store S [options] FILE          enqueue FILE's deliveries, then work the store
 //   webhook_deliver --store S [options] --work [--until-empty]
-//   webhook_deliver --store S --list
+//   webhook_deliver --store S --list [--status S]... [--tenant T [--webhook W]] [--since T0]
+//   webhook_deliver --store S --resend DELIVERY_ID [--to-current-endpoint]
+//   webhook_deliver --store S --recover --tenant T --webhook W --since T0 [--to-current-endpoint]
+//   webhook_deliver --store S --enable --tenant T --webhook W
+//   webhook_deliver --store S --purge-before T [--tenant T [--webhook W]]
 //
 // Reads the INPUT of webhook_dispatch (a tenant, its webhooks, one event; not
 // webhook_dispatch's output) from
@@ -74,7 +78,33 @@
 //                  the outcome), and the delivery skipped when another worker
 //                  holds it by then: a crashed worker's deliveries are taken
 //                  over within --timeout + --lease.
-// --list           prints every stored delivery's state (JSON, without the body).
+// --list           prints each stored delivery's state (JSON, without the
+//                  body) with every attempt of its history: status,
+//                  duration, transport error, the response body's first 1 KiB
+//                  (the webhook's secrets replaced, escaped); filtered by
+//                  --status, --tenant and --webhook, --since (created at or
+//                  after).
+//
+// The operator's actions on a store (rule O5, actions.hpp) only queue:
+// running workers (or --work --until-empty) send. Each changes only
+// deliveries in the state it names, so repeating or racing it queues each
+// delivery at most once per time it ended:
+// --resend ID      queues one delivery that gave up, was ended by its
+//                  webhook's disabling, or was delivered: a new attempt
+//                  sequence, the same webhook-id, its history kept.
+// --recover        with --tenant, --webhook and --since: queues every delivery
+//                  of that webhook created at or after the time that gave up
+//                  or was ended by its disabling.
+//                  Both refuse a disabled webhook (enable it first) and a
+//                  delivery enqueued for another endpoint URL than its
+//                  webhook's now, unless --to-current-endpoint.
+// --enable         with --tenant and --webhook: clears the webhook's disabled
+//                  flag and health (H10), printing an endpoint.enabled notice.
+// --purge-before T reduces the deliveries that ended before T (of --tenant,
+//                  --webhook) to tombstones: their ids stay, so enqueueing
+//                  their events again adds nothing.
+// Times are T1's forms, on the workers' timeline (the wall clock unless
+// --time-scale).
 //
 // One JSON line per attempt on standard output:
 //   {"deliveryId", "tenant", "webhook" (its name within the tenant), "attempt" (from 1), "sentAt" (on the run's
@@ -88,16 +118,29 @@
 // webhooks of one name never share a row (docs/embedding.md).
 // Nothing of an authentication value or signing secret is printed.
 //
+// Every run ends with one line on standard output,
+//   {"summary": {"delivered": N, "gaveUp": N, "disabled": N, "pending": N}}
+// the deliveries this run saw end each way (--list: of those listed) and
+// those pending in the store at its end (without --store: left unsent).
+// A delivery ended without an attempt (its webhook disabled) has a line
+// too, with "outcome" "disabled". SIGINT or SIGTERM stops a worker after
+// the attempt in flight, with its summary.
+//
 // Exit status (rule O1): 0 once every delivery has ended delivered, 4 once
 // every delivery has ended and one or more of this run's did not reach its
 // endpoint (gave up, or ended by its webhook's disabling; a --work worker
 // counts the deliveries it worked), 1 invalid input (an input FILE that cannot
 // be read included), 2 usage error (a --store
 // this build has no library for included), 3 the store failed (or libcurl
-// could not start).
+// could not start). The actions exit 0 when done (a recover or enable with
+// nothing to do included), 1 when refused (an unknown or purged id, a
+// delivery not ended, a disabled webhook, an endpoint changed), 3 when the
+// store fails.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -112,6 +155,7 @@
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
+#include "actions.hpp"
 #include "attempt.hpp"
 #include "delivery_input.hpp"
 #include "key_sets.hpp"
@@ -141,7 +185,12 @@ constexpr int exit_gave_up = examples::cli::exit_gave_up;
 const examples::cli::program program{
     "webhook_deliver",
     "usage: webhook_deliver [--allow-local] [--time-scale F] [--timeout S] [--resolve HOST:PORT:ADDRESS]... "
-    "[--store S [--work [--until-empty]] [--lease S] [--list]] [FILE | -]",
+    "[--store S [--work [--until-empty]] [--lease S]] [FILE | -]\n"
+    "       webhook_deliver --store S --list [--status S]... [--tenant T [--webhook W]] [--since T0]\n"
+    "       webhook_deliver --store S --resend DELIVERY_ID [--to-current-endpoint]\n"
+    "       webhook_deliver --store S --recover --tenant T --webhook W --since T0 [--to-current-endpoint]\n"
+    "       webhook_deliver --store S --enable --tenant T --webhook W\n"
+    "       webhook_deliver --store S --purge-before T [--tenant T [--webhook W]]",
     "give at most one input file"};
 
 int usage_error(std::string_view problem) { return examples::cli::usage_failure(program, problem); }
@@ -158,20 +207,30 @@ constexpr const char* description =
     "                   a rotating key set (B5) instead of signingSecret.\n"
     "A webhook failing for 5 days, or answering 410, is disabled (H10).\n"
     "Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex digits) when set, else under a key kept in the store.\n"
+    "On a store, an operator's actions (O5) queue ended deliveries again (--resend, --recover), enable a\n"
+    "disabled webhook (--enable) and purge ended deliveries (--purge-before); they only queue: the\n"
+    "workers send. Every run ends with {\"summary\": {\"delivered\", \"gaveUp\", \"disabled\", \"pending\"}}.\n"
     "Exit 4 when a delivery of this run ended without being delivered (it gave up, or its webhook was\n"
     "disabled). See docs/embedding.md and docs/retries.md.";
+
+// What a run on a store does besides enqueueing and working it (O5).
+enum class action { none, list, resend, recover, enable, purge };
 
 struct arguments {
     bool allow_local = false;
     double time_scale = 1.0;
+    bool time_scale_given = false;
     double timeout_seconds = 30.0;
     std::vector<std::string> resolve;
     std::optional<std::string> file;
     std::optional<examples::store::store_address> store;
     bool work = false;
     bool until_empty = false;
-    bool list = false;
     std::optional<double> lease_seconds;
+    action act = action::none;
+    std::string resend_id;
+    bool to_current_endpoint = false;
+    examples::store::delivery_filter filter;  // --status, --tenant, --webhook, --since, --purge-before
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -182,13 +241,27 @@ std::optional<double> parse_non_negative(std::string_view text) {
     return v;
 }
 
+// --status: a delivery's status, in any case, "gave_up" also as "gaveUp".
+std::optional<keyhook::delivery_status> parse_status(std::string_view text) {
+    std::string key;
+    for (const char c : examples::cli::lower(text))
+        if (c != '_' && c != '-') key += c;
+    if (key == "pending") return keyhook::delivery_status::pending;
+    if (key == "delivered") return keyhook::delivery_status::delivered;
+    if (key == "gaveup") return keyhook::delivery_status::gave_up;
+    if (key == "disabled") return keyhook::delivery_status::disabled;
+    return std::nullopt;
+}
+
 // The arguments, or the exit status after --help, --version or a usage error.
 std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     using keyhook::quoted_input;
     CLI::App app;
     examples::cli::configure(app, program, description);
     arguments args;
-    std::string time_scale, timeout, store, lease, file;
+    std::string time_scale, timeout, store, lease, file, since, purge_before, tenant, webhook;
+    std::vector<std::string> statuses;
+    bool list = false, recover = false, enable = false;
     app.add_option("FILE", file, "the input; '-' reads standard input")->type_name("")->default_str("-");
     app.add_flag("--allow-local", args.allow_local,
                  "permit plain http and loopback or private addresses (development and tests only)");
@@ -219,7 +292,49 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         ->type_name("S")
         ->default_str("30")
         ->group(stored);
-    app.add_flag("--list", args.list, "print every stored delivery's state (JSON, without the body)")->group(stored);
+    const std::string actions = "An operator's actions on a store (rule O5; they only queue, workers send)";
+    app.add_flag("--list", list,
+                 "print each stored delivery (JSON, without the body) with every attempt: status, duration, "
+                 "error, the response's first 1 KiB")
+        ->group(actions);
+    app.add_option("--status", statuses,
+                   "with --list: only deliveries of this status (pending, delivered, gave_up, disabled); repeatable")
+        ->type_name("S")
+        ->default_str("every status")
+        ->allow_extra_args(false)
+        ->group(actions);
+    app.add_option("--tenant", tenant,
+                   "the tenant whose webhook --webhook names; with --list and --purge-before "
+                   "a filter")
+        ->type_name("T")
+        ->default_str("every tenant")
+        ->group(actions);
+    app.add_option("--webhook", webhook, "the webhook (of --tenant); with --list and --purge-before a filter")
+        ->type_name("W")
+        ->default_str("every webhook")
+        ->group(actions);
+    app.add_option("--since", since, "with --list and --recover: deliveries created at or after T0 (T1's forms)")
+        ->type_name("T0")
+        ->default_str("any time")
+        ->group(actions);
+    app.add_option("--resend", args.resend_id,
+                   "queue one delivery that gave up, was ended by its webhook's disabling, or was delivered")
+        ->type_name("DELIVERY_ID")
+        ->group(actions);
+    app.add_flag("--recover", recover,
+                 "with --tenant, --webhook, --since: queue every delivery of the webhook created since T0 that "
+                 "gave up or was ended by its disabling")
+        ->group(actions);
+    app.add_flag("--to-current-endpoint", args.to_current_endpoint,
+                 "with --resend and --recover: send deliveries enqueued for another endpoint URL to the "
+                 "webhook's current one")
+        ->group(actions);
+    app.add_flag("--enable", enable, "with --tenant, --webhook: enable the disabled webhook, clearing its health")
+        ->group(actions);
+    app.add_option("--purge-before", purge_before,
+                   "reduce the deliveries that ended before T to tombstones (their ids kept)")
+        ->type_name("T")
+        ->group(actions);
     if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
     const auto given = [&app](const char* name) { return app.get_option(name)->count() > 0; };
 
@@ -252,22 +367,117 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         const auto number = parse_non_negative(time_scale);
         if (!number) return usage_error("--time-scale: expected a number >= 0, got " + quoted_input(time_scale));
         args.time_scale = *number;
+        args.time_scale_given = true;
     }
     if (given("FILE")) args.file = file;
-    if (!args.store && (args.work || args.until_empty || args.list || args.lease_seconds))
-        return usage_error("--work, --until-empty, --list and --lease need --store");
-    if (args.store && !args.list && args.time_scale == 0)
+
+    // O5: one action at most, and the options each takes.
+    std::vector<std::pair<action, const char*>> chosen;
+    if (list) chosen.emplace_back(action::list, "--list");
+    if (given("--resend")) chosen.emplace_back(action::resend, "--resend");
+    if (recover) chosen.emplace_back(action::recover, "--recover");
+    if (enable) chosen.emplace_back(action::enable, "--enable");
+    if (given("--purge-before")) chosen.emplace_back(action::purge, "--purge-before");
+    if (chosen.size() > 1)
+        return usage_error(std::string(chosen[0].second) + " and " + chosen[1].second + " do not go together");
+    args.act = chosen.empty() ? action::none : chosen[0].first;
+    const char* act_name = chosen.empty() ? "" : chosen[0].second;
+    const auto only_with = [&](const char* option, std::initializer_list<action> allowed) -> std::optional<int> {
+        if (!given(option) || std::find(allowed.begin(), allowed.end(), args.act) != allowed.end()) return std::nullopt;
+        std::string names;
+        for (const auto a : allowed) {
+            const char* n = a == action::list      ? "--list"
+                            : a == action::resend  ? "--resend"
+                            : a == action::recover ? "--recover"
+                            : a == action::enable  ? "--enable"
+                                                   : "--purge-before";
+            names += names.empty() ? n : std::string(", ") + n;
+        }
+        return usage_error(std::string(option) + " goes with " + names);
+    };
+    if (auto e = only_with("--status", {action::list})) return *e;
+    if (auto e = only_with("--since", {action::list, action::recover})) return *e;
+    if (auto e = only_with("--tenant", {action::list, action::recover, action::enable, action::purge})) return *e;
+    if (auto e = only_with("--webhook", {action::list, action::recover, action::enable, action::purge})) return *e;
+    if (auto e = only_with("--to-current-endpoint", {action::resend, action::recover})) return *e;
+    if (args.act != action::none) {
+        if (!args.store) return usage_error(std::string(act_name) + " needs --store");
+        if (args.file || args.work || args.until_empty || args.lease_seconds || args.time_scale_given)
+            return usage_error(std::string(act_name) +
+                               " takes no input file, --work, --until-empty, --lease or --time-scale (an action "
+                               "uses the store's timeline and only queues; workers send)");
+    }
+    if ((args.act == action::recover || args.act == action::enable) && (!given("--tenant") || !given("--webhook")))
+        return usage_error(std::string(act_name) + " needs --tenant T and --webhook W (either may hold '/')");
+    if (args.act == action::recover && !given("--since")) return usage_error("--recover needs --since T0");
+    if (given("--webhook") && !given("--tenant"))
+        return usage_error("--webhook needs --tenant: a webhook's name is its tenant's own");
+    if (given("--tenant")) args.filter.tenant = tenant;
+    if (given("--webhook")) args.filter.webhook = webhook;
+    for (const auto& text : statuses) {
+        const auto s = parse_status(text);
+        if (!s)
+            return usage_error("--status: expected pending, delivered, gave_up or disabled, got " + quoted_input(text));
+        args.filter.statuses.push_back(*s);
+    }
+    const auto read_time = [](const char* option, const std::string& text) -> std::variant<keyhook::timestamp, int> {
+        auto t = keyhook::try_parse_timestamp(text);
+        if (!t) return usage_error(std::string(option) + ": " + t.error().message);
+        return *t;
+    };
+    if (given("--since")) {
+        const auto t = read_time("--since", since);
+        if (const int* status = std::get_if<int>(&t)) return *status;
+        args.filter.created_since = std::get<keyhook::timestamp>(t);
+    }
+    if (given("--purge-before")) {
+        const auto t = read_time("--purge-before", purge_before);
+        if (const int* status = std::get_if<int>(&t)) return *status;
+        args.filter.ended_before = std::get<keyhook::timestamp>(t);
+    }
+    if (args.act == action::resend && !keyhook::try_parse_delivery_id(args.resend_id))
+        return usage_error("--resend: expected a delivery id (msg_ and 32 hex digits), got " +
+                           quoted_input(args.resend_id));
+    if (args.act != action::none) return args;
+
+    if (!args.store && (args.work || args.until_empty || args.lease_seconds))
+        return usage_error("--work, --until-empty and --lease need --store");
+    if (args.store && args.time_scale == 0)
         return usage_error(
             "--time-scale 0 has no timeline the workers on a store can share (B6); give a scale above 0");
-    if (args.store && !args.list && args.time_scale < deliver::min_store_time_scale)
+    if (args.store && args.time_scale < deliver::min_store_time_scale)
         return usage_error(
             "--time-scale with a store: at least 0.000001 (a million times faster than real "
             "time), so that the shared timeline stays within the years a timestamp holds");
     if (args.until_empty && !args.work) return usage_error("--until-empty goes with --work");
-    if (args.store && (args.work || args.list) && args.file) return usage_error("--work and --list take no input file");
-    if (args.store && !args.work && !args.list && !args.file)
-        return usage_error("--store needs an input FILE, --work or --list");
+    if (args.store && args.work && args.file) return usage_error("--work takes no input file");
+    if (args.store && !args.work && !args.file)
+        return usage_error(
+            "--store needs an input FILE, --work, or an action (--list, --resend, --recover, "
+            "--enable, --purge-before)");
     return args;
+}
+
+// SIGINT and SIGTERM ask a worker to stop after the attempt in flight (its summary printed).
+std::atomic<bool> stop_requested{false};
+extern "C" void request_stop(int) { stop_requested.store(true); }
+
+// O5: an action on the store, its summary line and exit status.
+int run_action(const arguments& args, examples::store::delivery_store& store) {
+    deliver::action_result r;
+    switch (args.act) {
+        case action::list: r = deliver::list_deliveries(store, args.filter); break;
+        case action::resend: r = deliver::resend(store, args.resend_id, args.to_current_endpoint); break;
+        case action::recover:
+            r = deliver::recover(store, {*args.filter.tenant, *args.filter.webhook}, *args.filter.created_since,
+                                 args.to_current_endpoint);
+            break;
+        case action::enable: r = deliver::enable(store, {*args.filter.tenant, *args.filter.webhook}); break;
+        case action::purge: r = deliver::purge(store, args.filter); break;
+        case action::none: break;
+    }
+    deliver::print_summary(r.counts, r.pending ? *r.pending : store.pending());
+    return r.status;
 }
 
 }  // namespace
@@ -295,10 +505,7 @@ int main(int argc, char** argv) {
             return exit_store;
         }
         try {
-            if (args->list) {
-                deliver::list_store(*store);
-                return exit_ok;
-            }
+            if (args->act != action::none) return run_action(*args, *store);
             // B6: the store's one timeline, from the epoch and the scale its first worker kept.
             const double kept = store->clock_scale(args->time_scale);
             if (kept != args->time_scale) {
@@ -318,7 +525,7 @@ int main(int argc, char** argv) {
 
     // The input's deliveries, each due at its event's time on the run's timeline.
     std::vector<keyhook::delivery_state> states;
-    std::vector<std::pair<std::string, std::string>> settings;
+    std::vector<examples::store::webhook_config> settings;
     std::string tenant;
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
@@ -333,6 +540,11 @@ int main(int argc, char** argv) {
             std::cerr << "webhook_deliver: " << source << ": " << input.error() << '\n';
             return exit_invalid;
         }
+        // H4: the tenant's switch off sends nothing; say so.
+        if (!input->settings.tenant.webhooks_enabled)
+            std::cerr << "webhook_deliver: " << source << ": tenant "
+                      << keyhook::quoted_input(input->settings.tenant.name, 128)
+                      << " has webhooksEnabled false: no webhook fires (H4), nothing is sent\n";
         keyhook::dispatch_options options;
         if (args->store) {
             try {
@@ -378,12 +590,16 @@ int main(int argc, char** argv) {
     client.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args->timeout_seconds * 1000));
     client.connect_timeout = std::min(client.total_timeout, std::chrono::milliseconds(10000));
     client.resolve = args->resolve;
+    if (args->store) client.max_body = deliver::read_response_bytes;  // O5: the history keeps its first 1 KiB
 
-    std::size_t undelivered = 0;
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    deliver::run_counts counts;
+    std::uint64_t pending = 0;
     try {
         // B6: recorded before the first attempt.
         if (!args->work) {
-            const auto added = store->enqueue(tenant, settings, states);
+            const auto added = store->enqueue(tenant, settings, states, clock.now());
             if (args->store)
                 std::cerr << "webhook_deliver: " << added << " of " << states.size()
                           << " deliveries added to the store\n";
@@ -391,16 +607,20 @@ int main(int argc, char** argv) {
         }
         deliver::work_options options;
         options.until_empty = args->until_empty || !args->work;
+        options.stop = &stop_requested;
         if (args->lease_seconds)
             options.lease = std::chrono::microseconds(static_cast<std::int64_t>(*args->lease_seconds * 1e6));
         options.timeout = client.total_timeout;
         options.policy = policy;
-        undelivered = deliver::work(*store, options, client, clock);
+        options.keep_history = args->store.has_value();
+        counts = deliver::work(*store, options, client, clock);
+        pending = store->pending();
     } catch (const std::exception& e) {
         std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
         curl_global_cleanup();
         return exit_store;
     }
     curl_global_cleanup();
-    return undelivered == 0 ? exit_ok : exit_gave_up;
+    deliver::print_summary(counts, pending);
+    return counts.undelivered() == 0 ? exit_ok : exit_gave_up;
 }

@@ -11,10 +11,14 @@
 // memory, the run's virtual timeline (waits scaled by --time-scale, 0
 // allowed); on a store, B6's timeline, the wall clock's from the epoch and
 // scale the store keeps. Leases, their renewal before each attempt, the H10
-// health and H11 throttle rows are the same code for every backend.
+// health and H11 throttle rows are the same code for every backend. Each
+// attempt goes to the store's history with its duration, its transport
+// error and its response's first 1 KiB, the webhook's secrets replaced
+// (O5). The operator's actions on a store are in actions.hpp.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <chrono>
 #include <cstdint>
@@ -76,6 +80,9 @@ inline keyhook::result<keyhook::delivery_id_key> delivery_id_key_for(examples::s
 
 struct work_options {
     bool until_empty = false;
+    // Set (by SIGINT or SIGTERM) to stop: the worker finishes the attempt in
+    // flight and returns; its leases run out for other workers.
+    const std::atomic<bool>* stop = nullptr;
     std::chrono::microseconds lease = std::chrono::seconds(30);  // B6 policy
     // A transfer's overall limit (--timeout): before each attempt the
     // delivery's lease is renewed to at least now + timeout + allowance,
@@ -85,6 +92,9 @@ struct work_options {
     std::chrono::microseconds timeout = std::chrono::seconds(30);
     std::size_t batch = 64;
     keyhook::endpoint_policy policy;
+    // Each attempt's detail (duration, error, response) to the store's
+    // history (O5); off in memory, where no one can list it.
+    bool keep_history = true;
 };
 
 inline std::int64_t real_micros() { return examples::store::micros(clock_now()); }
@@ -117,6 +127,7 @@ struct stored_webhook {
     std::uint64_t max_per_second = 0;
     std::optional<keyhook::crypto::signing_key_set> keys;
     bool disabled = false;
+    std::vector<std::string> secrets;  // what is replaced in stored errors and responses (O5)
 };
 
 // The stored settings of the tenant's webhook, or nothing (said on standard
@@ -132,7 +143,8 @@ inline std::optional<stored_webhook> read_webhook(examples::store::delivery_stor
         std::cerr << "webhook_deliver: the stored settings of " << webhook_text(key) << ": " << valid.error() << '\n';
         return std::nullopt;
     }
-    return stored_webhook{std::move(*valid), stored->max_per_second, std::move(stored->key_set), row->disabled};
+    return stored_webhook{std::move(*valid), stored->max_per_second, std::move(stored->key_set), row->disabled,
+                          secret_texts(row->settings)};
 }
 
 // H10, H11: the webhook's one endpoint_state as stored (a fresh one when it has none).
@@ -168,35 +180,39 @@ auto update_endpoint(examples::store::delivery_store& store, const examples::sto
 
 // Works the store: claims due deliveries in batches (memory follows the batch,
 // not the store), attempts each, records each outcome with the next due time
-// in one transaction. Returns when nothing is pending (until_empty) or never,
-// with the number of deliveries this worker saw end undelivered: gave up
-// (B2), or ended by their webhook's disabling (H10) -- webhook_deliver's exit 4.
+// in one transaction. Returns when nothing is pending (until_empty), when
+// asked to stop, or never, with the counts of the deliveries this worker saw
+// end: delivered, gave up (B2), or ended by their webhook's disabling (H10)
+// -- the last two webhook_deliver's exit 4.
 // Due deliveries are claimed the earliest first; the in-memory store breaks
 // ties by enqueue order, so a run without --store sends in the order it
 // always did: each event's deliveries at the event's time on the timeline,
 // interleaved with the retries by their due times.
-inline std::size_t work(examples::store::delivery_store& store, const work_options& o,
-                        const examples::http::client_options& client, run_clock& clock) {
+inline run_counts work(examples::store::delivery_store& store, const work_options& o,
+                       const examples::http::client_options& client, run_clock& clock) {
     const std::string owner = worker_name();
-    std::size_t undelivered = 0;
+    run_counts counts;
     const auto lease = o.lease.count();
+    const auto stopping = [&o] { return o.stop && o.stop->load(); };
     // Idle polls: short against the lease, so a stopped worker's deliveries are taken over soon after it ends.
     const auto poll = std::chrono::microseconds(std::clamp<std::int64_t>(lease / 8, 1000, 200000));
     for (;;) {
+        if (stopping()) return counts;
         const auto claimed_at = real_micros();
         auto batch = store.claim(examples::store::micros(clock.now()), claimed_at, claimed_at + lease, owner, o.batch);
         if (batch.empty()) {
             if (const auto due = store.next_due(real_micros())) {
-                clock.wait_toward(examples::store::from_micros(*due), std::chrono::seconds(1));
+                clock.wait_toward(examples::store::from_micros(*due), std::chrono::milliseconds(o.stop ? 200 : 1000));
                 continue;
             }
-            if (o.until_empty && store.pending() == 0) return undelivered;
+            if (o.until_empty && store.pending() == 0) return counts;
             std::this_thread::sleep_for(poll);  // the rest is leased by other workers, or nothing is due yet
             continue;
         }
         // Settings read once a batch: a configuration stored meanwhile (a new key) applies from the next.
         std::map<examples::store::webhook_key, std::optional<stored_webhook>> webhooks;
         for (auto& d : batch) {
+            if (stopping()) return counts;
             // B6: the batch's leases may have run out while earlier deliveries
             // were attempted (a slow endpoint) and another worker may have
             // claimed this one: it is renewed for this attempt and its
@@ -212,10 +228,16 @@ inline std::size_t work(examples::store::delivery_store& store, const work_optio
             if (found == webhooks.end()) found = webhooks.emplace(key, read_webhook(store, key, o)).first;
             // H10: the webhook's one state, as every worker left it.
             if (!found->second || found->second->disabled || read_endpoint(store, key).state.disabled) {
-                // Disabled or no usable settings: the delivery ends without an attempt.
+                // Disabled or no usable settings: the delivery ends without an attempt, and says so (O5).
                 d.status = keyhook::delivery_status::disabled;
                 d.next_due.reset();
-                if (store.record(d, owner, false)) ++undelivered;
+                d.ended_at = clock.now();
+                if (store.record(d, owner, false)) {
+                    ++counts.disabled;
+                    print_ended_unsent(d.id, d.tenant, d.webhook, d.attempts.size(),
+                                       found->second ? "its webhook is disabled: ended without an attempt"
+                                                     : "its webhook has no usable settings: ended without an attempt");
+                }
                 continue;
             }
             auto& hook = *found->second;
@@ -248,30 +270,25 @@ inline std::size_t work(examples::store::delivery_store& store, const work_optio
             const bool disable = health.state.disabled;
             if (disable) decision.what = keyhook::retry_decision::action::disable_webhook;
             keyhook::record_attempt(d, report.attempt, decision);
-            if (!store.record(d, owner, disable)) {
+            if (d.status != keyhook::delivery_status::pending) d.ended_at = report.attempt.sent_at;
+            const auto detail =
+                detail_of(report, hook.secrets, std::string(disable ? "disabled" : outcome_name(decision.what)));
+            if (!store.record(d, owner, disable, o.keep_history ? &detail : nullptr)) {
                 std::cerr << "webhook_deliver: " << d.id << ": the lease ran out during the attempt; "
                           << "another worker has the delivery\n";
                 continue;
             }
             if (disable) hook.disabled = true;
-            if (disable || decision.what == keyhook::retry_decision::action::give_up) ++undelivered;
-            print_attempt(d.id, d.tenant, d.webhook, d.attempts.size(), report, disable);
+            if (disable)
+                ++counts.disabled;
+            else if (decision.what == keyhook::retry_decision::action::give_up)
+                ++counts.gave_up;
+            else if (decision.what == keyhook::retry_decision::action::succeeded)
+                ++counts.delivered;
+            print_attempt(d.id, d.tenant, d.webhook, d.attempts.size(), report, disable, hook.secrets);
             for (const auto& n : health.notices) print_notice(n, d.tenant);
         }
     }
-}
-
-// One JSON line per stored delivery (delivery_state's JSON form without the
-// body, with its "tenant" first).
-inline void list_store(examples::store::delivery_store& store) {
-    store.for_each([](const examples::store::stored_delivery& d) {
-        const nlohmann::ordered_json state = static_cast<const keyhook::delivery_state&>(d);
-        nlohmann::ordered_json j = {{"tenant", d.tenant}};
-        for (const auto& [name, value] : state.items())
-            if (name != "body") j[name] = value;
-        std::cout << j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) << '\n';
-    });
-    std::cout.flush();
 }
 
 }  // namespace deliver

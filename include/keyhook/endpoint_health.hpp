@@ -74,14 +74,14 @@ struct endpoint_state {
 };
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s);
 
-// The three operational notices (H10), named as Svix names its operational webhooks.
-enum class notice_type { attempt_failing, attempt_exhausted, endpoint_disabled };
+// The operational notices (H10, O5), named as Svix names its operational webhooks.
+enum class notice_type { attempt_failing, attempt_exhausted, endpoint_disabled, endpoint_enabled };
 
 namespace detail {
 template <>
 struct enum_names<notice_type> {
     static constexpr std::string_view values[] = {"message.attempt.failing", "message.attempt.exhausted",
-                                                  "endpoint.disabled"};
+                                                  "endpoint.disabled", "endpoint.enabled"};
 };
 }  // namespace detail
 
@@ -153,6 +153,14 @@ struct health_decision {
     s.throttle = state.throttle;
     return s;
 }
+
+// H10, O5: the notice that the host enabled the webhook whose state was
+// `before` (endpoint.enabled), stamped `now`: failSince is the failing
+// period that enabling closed (none when there was none), lastAttempt that
+// period's latest failure and its status. When the health knows no failure,
+// lastAttempt's time is when the endpoint was disabled, or else `now`.
+[[nodiscard]] KEYHOOK_INLINE operational_notice endpoint_enabled_notice(const endpoint_state& before,
+                                                                        const std::string& webhook_name, timestamp now);
 
 // H11 policy: at most `per_second` deliveries a second to one webhook, burst
 // 1; 0 means no throttle.

@@ -32,7 +32,10 @@ OPTIONS = {
                   "--tenant": False, "--page-size": True, "--timeout": True},
     "webhook_dispatch": {"--now": True, "--delivery-id-key": True, "--allow-local": False},
     "webhook_deliver": {"--allow-local": False, "--time-scale": True, "--timeout": True, "--resolve": False,
-                        "--store": True, "--work": False, "--until-empty": False, "--lease": True, "--list": False},
+                        "--store": True, "--work": False, "--until-empty": False, "--lease": True, "--list": False,
+                        "--status": True, "--tenant": True, "--webhook": True, "--since": True, "--resend": False,
+                        "--recover": False, "--to-current-endpoint": False, "--enable": False,
+                        "--purge-before": False},
     "webhook_receiver": {"--key-env": True, "--listen": False, "--request-timeout": True, "--read-timeout": False,
                          "--max-connections": True, "--threads": True, "--store": True, "--replay-scope": True,
                          "--pending-bound": True},
@@ -191,6 +194,42 @@ if NAME == "key_admin":
         check(r.returncode == 1, "a store whose content does not read: exit 1", (r.returncode, r.stderr))
         r = run("--store", store, "deactivate", "--id", "7d07d425-8c75-4e14-99ea-db7ed05a30e2")
         check(r.returncode == 1 and "--id" in r.stderr, "an --id no key has: exit 1", (r.returncode, r.stderr))
+
+if NAME == "webhook_deliver":
+    with tempfile.TemporaryDirectory() as work:
+        store = "sqlite:" + os.path.join(work, "deliveries.db")
+        probe = run("--store", store, "--list")
+        if probe.returncode == 2 and "made without" in probe.stderr:
+            print("skip webhook_deliver's store options: " + probe.stderr.strip())
+        else:
+            # O5: --status in any case, "gave_up" also as "gaveUp".
+            for status in ("GAVE_UP", "gaveUp", "Delivered", "pending"):
+                r = run("--store", store, "--list", "--status", status)
+                check(r.returncode == 0 and r.stdout.startswith('{"summary":'),
+                      f"--list --status {status}: taken in any case", (r.returncode, r.stdout, r.stderr))
+            id_ = "msg_" + "0" * 32
+            for args, said in (
+                    (["--list", "--status", "lost"], "--status: expected pending, delivered, gave_up or disabled"),
+                    (["--recover", "--tenant", "a/b", "--webhook", "w"], "--recover needs --since T0"),
+                    (["--enable", "--tenant", "a"], "--enable needs --tenant T and --webhook W"),
+                    (["--list", "--webhook", "w"], "--webhook needs --tenant"),
+                    (["--list", "--resend", id_], "--list and --resend do not go together"),
+                    (["--resend", "msg_secret-looking-value"], "--resend: expected a delivery id"),
+                    (["--list", "--since", "2026-02-30T00:00:00Z"], "--since: "),
+                    (["--purge-before", "yesterday"], "--purge-before: "),
+                    (["--resend", id_, "--status", "pending"], "--status goes with --list"),
+                    (["--enable", "--tenant", "a", "--webhook", "w", "--to-current-endpoint"],
+                     "--to-current-endpoint goes with --resend, --recover"),
+                    (["--resend", id_, "--work"], "--resend takes no input file, --work")):
+                r = run("--store", store, *args)
+                check(r.returncode == 2 and said in r.stderr and r.stdout == "", f"{' '.join(args)}: usage error",
+                      (r.returncode, r.stderr))
+            r = run("--resend", id_)
+            check(r.returncode == 2 and "--resend needs --store" in r.stderr, "--resend without --store: exit 2",
+                  (r.returncode, r.stderr))
+            r = run("--store", store, "--enable", "--tenant", "a", "--webhook", "w")
+            check(r.returncode == 1 and "has no webhook" in r.stderr, "--enable of an unknown webhook: exit 1",
+                  (r.returncode, r.stderr))
 
 if NAME == "key_gateway":
     with tempfile.TemporaryDirectory() as work:

@@ -73,7 +73,10 @@ try:
     check(len(requests) == 1 and requests[0]["webhook"] == "crm-sync",
           "webhook_dispatch hooks.json: the one request hooks.json makes", requests)
     with open(os.path.join(work, "attempts.jsonl")) as f:
-        attempts = [json.loads(l) for l in f if l.strip()]
+        lines = [json.loads(l) for l in f if l.strip()]
+    attempts = [l for l in lines if "deliveryId" in l]
+    check(lines and lines[-1] == {"summary": {"delivered": 1, "gaveUp": 0, "disabled": 0, "pending": 0}},
+          "webhook_deliver's last line is its summary", lines[-1:])
     check(len(attempts) == 1 and attempts[0].get("outcome") == "delivered" and attempts[0].get("status") == 200,
           "webhook_deliver hooks.json: the same input delivered in one attempt", attempts)
     check(attempts and requests and attempts[0].get("deliveryId") is not None,

@@ -80,6 +80,7 @@ def event(after, entity):
 def deliver(webhooks, events, scale, store=()):
     """One run: its exit status, stderr, attempt lines and notices (in order)."""
     Receiver.seen = []
+    deliver.unsent, deliver.summary = [], None
     doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": webhooks, "events": events}
     try:
         r = subprocess.run([DELIVER, "--allow-local", "--time-scale", str(scale), *store, "-"], input=json.dumps(doc),
@@ -87,7 +88,11 @@ def deliver(webhooks, events, scale, store=()):
     except subprocess.TimeoutExpired:
         return None, "still running, killed", [], []
     lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
-    return (r.returncode, r.stderr, [l for l in lines if "operational" not in l],
+    # O5: a delivery ended without an attempt (its webhook disabled) has a
+    # line too (sentAt null), and the run ends with its summary line.
+    deliver.unsent = [l for l in lines if "deliveryId" in l and l["sentAt"] is None]
+    deliver.summary = lines[-1].get("summary") if lines else None
+    return (r.returncode, r.stderr, [l for l in lines if "deliveryId" in l and l["sentAt"] is not None],
             [l["operational"] for l in lines if "operational" in l])
 
 
@@ -120,6 +125,14 @@ def health_and_throttle(mode, store=(), throttle_store=()):
         check(mode, when(n["timestamp"]) >= when(last[0]["sentAt"]), "[H10] the notice is stamped after that attempt")
     ids = {a["deliveryId"] for a in dead}
     check(mode, len(ids) == 4, f"[H10] the event after the disable (day 6) gave the disabled webhook no attempt ({len(ids)} of 5)")
+    unsent = [l for l in deliver.unsent if l["webhook"] == "dead"]
+    check(mode, len(unsent) >= 1 and all(l["outcome"] == "disabled" and l["status"] is None for l in unsent)
+          and len(ids | {l["deliveryId"] for l in unsent}) == 5,
+          f"[H10] [O5] the delivery ended by the disabled webhook without an attempt has its line ({unsent})")
+    summary = deliver.summary or {}
+    check(mode, summary.get("delivered") == 5 and summary.get("gaveUp", 0) + summary.get("disabled", 0) == 5
+          and summary.get("pending") == 0,
+          f"[O5] the summary: the blip endpoint's 5 delivered, the dead one's 5 given up or disabled ({summary})")
     hits = sum(1 for r, _, _ in Receiver.seen if r == "/dead")
     check(mode, hits == len(dead), f"[H10] no request went to the disabled endpoint unreported ({hits} requests, {len(dead)} lines)")
     check(mode, len(dead) < 5 * 8, "[H10] the dead endpoint was not retried for ever (fewer than 5 deliveries x 8 attempts)")
@@ -320,7 +333,7 @@ def two_workers(store):
     workers = [sum(1 for l in out.splitlines() if '"attempt"' in l) for _, out, _ in outs]
     check(all(w > 0 for w in workers), f"[H10] two workers: both made attempts ({workers})")
     rows = subprocess.run([DELIVER, "--store", store, "--list"], capture_output=True, text=True, timeout=BOUND)
-    states = [json.loads(l) for l in rows.stdout.splitlines() if l.strip()]
+    states = [s for s in (json.loads(l) for l in rows.stdout.splitlines() if l.strip()) if "id" in s]
     check(len(states) == 15 and all(s["status"] == "delivered" for s in states if s["webhook"] in ("blip", "hold"))
           and all(s["status"] in ("disabled", "gave_up") for s in states if s["webhook"] == "dead")
           and sum(s["status"] == "disabled" for s in states if s["webhook"] == "dead") >= 1,

@@ -56,6 +56,11 @@
 #                      rules B6 and H9: two webhook_receiver --listen --store
 #                      on one store, one killed and restarted, process each
 #                      webhook-id once (tests/interop/receiver_store.js)
+#   interop.recovery_sqlite, interop.recovery_postgresql
+#                      rule O5: an operator's --resend, --recover (racing and
+#                      repeated), --enable, a changed endpoint refused, --list
+#                      and --purge-before, with a worker running, against the
+#                      standardwebhooks receiver (tests/interop/recovery.js)
 option(KEYHOOK_INTEROP "Run the interop tests that need Node.js and the npm registry (tests/interop)" OFF)
 
 set(_interop_src "${PROJECT_SOURCE_DIR}/tests/interop")
@@ -208,6 +213,16 @@ foreach(_store IN LISTS _store_cases)
     add_test(NAME interop.store_worker_${_store}
         COMMAND "${KEYHOOK_NODE}" "${_interop_src}/store_worker.js" ${_store} $<TARGET_FILE:webhook_deliver>)
     set_tests_properties(interop.store_worker_${_store} PROPERTIES LABELS "interop;B5;B6" TIMEOUT 120)
+endforeach()
+
+# O5: the operator's actions on a store with a worker running, against the
+# standardwebhooks receiver (recovery.js); two processes race each action.
+foreach(_store IN LISTS _store_cases)
+    add_test(NAME interop.recovery_${_store}
+        COMMAND "${KEYHOOK_NODE}" "${_interop_src}/recovery.js" ${_store} $<TARGET_FILE:webhook_deliver>)
+    set_tests_properties(interop.recovery_${_store} PROPERTIES LABELS "interop;O5;B6;H10"
+                         FIXTURES_REQUIRED keyhook_npm TIMEOUT 180
+                         ENVIRONMENT "NODE_PATH=${_interop_bin}/node_modules")
 endforeach()
 
 # B6 and H9, test (c): two webhook_receiver --listen --store sharing one store

@@ -205,13 +205,17 @@ def deliver(webhooks, *args):
     doc = {"tenant": {"name": "t", "webhooksEnabled": True}, "webhooks": webhooks,
            "event": {"UserAction": "PublishEngine"}}
     started = time.monotonic()
+    deliver.summary = None
     try:
         r = subprocess.run([DELIVER, *args, "-"], input=json.dumps(doc), capture_output=True, text=True,
                            timeout=BOUND)
     except subprocess.TimeoutExpired:
         r = Ended(DELIVER)
-    # The attempt lines; H10's notice lines are checked in deliver_over_time.py.
-    lines = [l for l in (json.loads(l) for l in r.stdout.splitlines() if l.strip()) if "operational" not in l]
+    # The attempt lines; H10's notice lines are checked in deliver_over_time.py,
+    # the summary line (O5), the last, in deliver.summary.
+    every = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    deliver.summary = every[-1].get("summary") if every else None
+    lines = [l for l in every if "deliveryId" in l]
     return r, lines, time.monotonic() - started
 
 
@@ -224,6 +228,8 @@ check(len(redirect) == 8 and all(l["status"] == 302 for l in redirect) and Hooks
 error = [l for l in lines if l["webhook"] == "error"]
 check(len(error) == 8 and error[-1]["outcome"] == "gave_up" and [l["attempt"] for l in error] == list(range(1, 9)),
       "500 every time: attempts 1 to 8, then gave_up")
+check(deliver.summary == {"delivered": 0, "gaveUp": 2, "disabled": 0, "pending": 0},
+      f"[O5] [O1] the run's last line is its summary: both gave up ({deliver.summary})")
 # /slow answers after 1 s: an attempt that waited for it would print status
 # 200, so the statuses, not the clock, show the limit held. The time only
 # bounds the run: 8 attempts of 0.2 s take 1.6 s, 15 s leaves a loaded machine room.
@@ -238,6 +244,13 @@ r, lines, _ = deliver([hook("local", "/ok")], "--time-scale", "0")
 check(r.returncode == 1 and "http" in r.stderr and not lines, "[B4] plain http without --allow-local: exit 1")
 r, _, _ = deliver([hook("x", "/ok")], "--time-scale", "-1")
 check(r.returncode == 2, "a negative --time-scale: exit 2")
+# H4: the tenant's switch off: nothing is sent, and standard error says why.
+r = subprocess.run([DELIVER, "--allow-local", "-"], capture_output=True, text=True, timeout=BOUND,
+                   input=json.dumps({"tenant": {"name": "t", "webhooksEnabled": False}, "webhooks": [hook("x", "/ok")],
+                                     "event": {"UserAction": "PublishEngine"}}))
+check(r.returncode == 0 and "webhooksEnabled false" in r.stderr and Hooks.hits.get("/ok") is None
+      and r.stdout.strip() == '{"summary":{"delivered":0,"gaveUp":0,"disabled":0,"pending":0}}',
+      f"[H4] [O5] webhooksEnabled false: nothing sent, said on stderr, a summary of nothing ({r.stderr.strip()})")
 # B6's options: what each needs, said before anything is sent.
 for argv, what in ((["--work"], "need --store"), (["--lease", "5", "-"], "need --store"), (["--store", "s.db", "--until-empty"], "goes with --work"),
                    (["--store", "s.db", "--lease", "0"], "--lease"), (["--store", "s.db", "--work", "f.json"],

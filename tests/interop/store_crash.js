@@ -108,7 +108,8 @@ function start(args) {
 function list(store) {
   const r = spawnSync(deliver, ["--store", store, "--list"], { encoding: "utf8", timeout: BOUND_MS });
   check(r.status === 0, `--list exits 0 (got ${r.status}; ${String(r.stderr).trim()})`);
-  return r.status === 0 ? jsonLines(r.stdout) : [];
+  // One line per delivery, then the summary line (O5).
+  return r.status === 0 ? jsonLines(r.stdout).filter((l) => !l.summary) : [];
 }
 
 const routeOf = (i) => (i === 7 ? "gone" : i % 3 === 0 ? "flaky" : "ok");

@@ -74,8 +74,15 @@ def signed_by(key, headers, body):
 
 
 def lines_of(text):
+    """The attempts made (a delivery ended without one, its webhook disabled,
+    kept in lines_of.unsent) and the notices."""
     out = [json.loads(l) for l in text.splitlines() if l.strip()]
-    return [l for l in out if "operational" not in l], [l["operational"] for l in out if "operational" in l]
+    lines_of.unsent = [l for l in out if "deliveryId" in l and l["sentAt"] is None]
+    return ([l for l in out if "deliveryId" in l and l["sentAt"] is not None],
+            [l["operational"] for l in out if "operational" in l])
+
+
+lines_of.unsent = []
 
 
 def run(store, document, scale="0.0001"):
@@ -106,7 +113,7 @@ def enqueue_only(store, document):
 
 def listed(store):
     r = subprocess.run([DELIVER, "--store", store, "--list"], capture_output=True, text=True, timeout=BOUND)
-    return r.returncode, [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    return r.returncode, [s for s in (json.loads(l) for l in r.stdout.splitlines() if l.strip()) if "id" in s]
 
 
 class Stores:
@@ -230,6 +237,8 @@ def scenarios():
     status, err, attempts, notices = run(store, doc("globex", "gone", GLOBEX_KEY, [(0, "globex-2")]))
     check(status == 4 and not attempts and [r for r, _, _ in Receiver.seen].count("/gone") == 1,
           f"[H10] globex's crm-sync stays disabled: its next delivery gets no attempt ({status}: {err.strip()}; {attempts})")
+    check([(l["tenant"], l["webhook"], l["outcome"]) for l in lines_of.unsent] == [("globex", "crm-sync", "disabled")],
+          f"[H10] [O5] and says so in its line ({lines_of.unsent})")
     rows = {(t, n): json.loads(s) for t, n, s in stores.sql(store, "SELECT tenant, name, state FROM keyhook_endpoints")}
     check(rows.get(("globex", "crm-sync"), {}).get("disabled") is True
           and rows.get(("acme", "crm-sync"), {}).get("disabled", False) is False,
@@ -250,7 +259,7 @@ def scenarios():
     for argv in (["--list"], ["--work", "--until-empty"]):
         r = subprocess.run([DELIVER, "--store", store, *argv], capture_output=True, text=True, timeout=BOUND)
         check(r.returncode == 3 and "the store has schema version 1" in r.stderr
-              and "this program needs schema version 2" in r.stderr and not r.stdout,
+              and "this program needs schema version 3" in r.stderr and not r.stdout,
               f"[B6] {' '.join(argv)} on a version 1 store: exit 3, naming both versions ({r.returncode}: {r.stderr.strip()})")
     tables = stores.sql(store, "SELECT COUNT(*) FROM keyhook_webhooks")
     check(tables == [("1",)], f"[B6] the version 1 store is left as it was ({tables})")

@@ -104,7 +104,7 @@ TEST_CASE("store replay table: a store of the version 1 layout is refused, namin
     } catch (const std::runtime_error& e) {
         const std::string why = e.what();
         CHECK(why.find("the store has schema version 1") != std::string::npos);
-        CHECK(why.find("needs schema version 2") != std::string::npos);
+        CHECK(why.find("needs schema version 3") != std::string::npos);
     }
 }
 

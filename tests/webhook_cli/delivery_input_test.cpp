@@ -197,7 +197,7 @@ TEST_CASE("B5: a webhook's signingKeys: read with its path, never with a key, an
 }
 
 TEST_CASE("B6: the store keeps a webhook as its table writes it, with its secrets, and reads it back equal",
-          "[B6][B5][H11][dispatch]") {
+          "[B6][B5][H11][O5][dispatch]") {
     const std::string hook = std::string(R"({"name": "crm", "endpoint": "https://crm.example.com/in?key=k1",
         "saved": true, "events": ["AddProduct"], "auth": [{"in": "header", "name": "x-api-key", "value": "s3cr3t"}],
         "maxPerSecond": 2, "signingKeys": )") +
@@ -207,20 +207,21 @@ TEST_CASE("B6: the store keeps a webhook as its table writes it, with its secret
     REQUIRE(in);
     const auto rows = deliver::stored_settings_of(*in);
     REQUIRE(rows.size() == 1);
-    CHECK(rows[0].first == "crm");
+    CHECK(rows[0].name == "crm");
+    CHECK(rows[0].endpoint == "https://crm.example.com/in?key=k1");  // its deliveries remember it (O5)
     // The store's copy keeps what the webhook needs to be sent and signed.
     for (const char* kept : {"key=k1", "s3cr3t", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}) {
         INFO(kept);
-        CHECK(rows[0].second.find(kept) != std::string::npos);
+        CHECK(rows[0].settings.find(kept) != std::string::npos);
     }
-    const auto back = deliver::try_read_stored_settings(rows[0].second);
+    const auto back = deliver::try_read_stored_settings(rows[0].settings);
     REQUIRE(back);
     CHECK(keyhook::records_equal(*back, in->webhooks[0]));
     CHECK(back->max_per_second == 2);
     REQUIRE(back->key_set);
     CHECK(*back->key_set == *in->webhooks[0].key_set);
     // Written again, the same text.
-    CHECK(deliver::stored_settings_text(*back) == rows[0].second);
+    CHECK(deliver::stored_settings_text(*back) == rows[0].settings);
 
     // A row of the earlier form, the webhook's input JSON as given (unknown
     // members included), reads back as the same record.

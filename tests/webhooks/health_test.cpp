@@ -192,6 +192,41 @@ TEST_CASE("H10: the notices' JSON form follows Svix's member names", "[H10]") {
           "2026-03-14T09:00:00.000500Z");
 }
 
+TEST_CASE("H10, O5: endpoint.enabled names the failing period enabling closed and its latest failure", "[H10][O5]") {
+    // Failing from t0, its latest failure a 503 an hour later, then a 410 disabling it.
+    auto s = keyhook::record_attempt({}, report(1, t0, attempt_outcome::http(500)), t0).state;
+    s = keyhook::record_attempt(s, report(2, t0 + 1h, attempt_outcome::http(503)), t0 + 1h).state;
+    s = keyhook::record_attempt(s, report(3, t0 + 2h, attempt_outcome::http(410)), t0 + 2h).state;
+    REQUIRE(s.disabled);
+    const auto n = keyhook::endpoint_enabled_notice(s, "crm-sync", t0 + 24h);
+    CHECK(n.type == notice_type::endpoint_enabled);
+    CHECK(keyhook::to_string(n.type) == "endpoint.enabled");
+    CHECK(nlohmann::json(n).dump() ==
+          R"({"data":{"endpointId":"crm-sync","failSince":"2026-03-14T09:00:00.000Z",)"
+          R"("lastAttempt":{"responseStatusCode":410,"timestamp":"2026-03-14T11:00:00.000Z"}},)"
+          R"("timestamp":"2026-03-15T09:00:00.000Z","type":"endpoint.enabled"})");
+    // The state it goes with: enabled, healthy.
+    const auto enabled = keyhook::enable_endpoint(s);
+    CHECK_FALSE(enabled.disabled);
+    CHECK(enabled.health == keyhook::endpoint_health{});
+    // No failure known (a disabled flag alone): the period is null, lastAttempt the disabling's time, else now.
+    endpoint_state flagged;
+    flagged.disabled = true;
+    flagged.disabled_at = t0 + 5min;
+    const nlohmann::json f = keyhook::endpoint_enabled_notice(flagged, "crm-sync", t0 + 1h);
+    CHECK(f["data"]["failSince"].is_null());
+    CHECK(f["data"]["lastAttempt"]["timestamp"] == "2026-03-14T09:05:00.000Z");
+    CHECK(f["data"]["lastAttempt"]["responseStatusCode"].is_null());
+    const nlohmann::json none = keyhook::endpoint_enabled_notice({}, "crm-sync", t0 + 1h);
+    CHECK(none["data"]["lastAttempt"]["timestamp"] == "2026-03-14T10:00:00.000Z");
+    CHECK_FALSE(none["data"].contains("msgId"));
+    std::ostringstream os;
+    os << keyhook::endpoint_enabled_notice(s, "crm-sync", t0 + 24h);
+    CHECK(os.str() ==
+          "endpoint.enabled at 2026-03-15T09:00:00.000Z for webhook \"crm-sync\", failing since "
+          "2026-03-14T09:00:00.000Z");
+}
+
 TEST_CASE("H10: the stored form of an endpoint's state reads back; bad values name their path", "[H10]") {
     endpoint_state s = keyhook::record_attempt({}, report(1, t0, attempt_outcome::http(410)), t0 + 1s).state;
     s.throttle.tat = t0 + 2s;

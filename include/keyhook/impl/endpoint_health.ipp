@@ -152,6 +152,21 @@ KEYHOOK_INLINE health_decision record_attempt(const endpoint_state& state, const
     return d;
 }
 
+KEYHOOK_INLINE operational_notice endpoint_enabled_notice(const endpoint_state& before, const std::string& webhook_name,
+                                                          timestamp now) {
+    const auto& h = before.health;
+    operational_notice n;
+    n.type = notice_type::endpoint_enabled;
+    n.at = now;
+    n.webhook_name = webhook_name;
+    n.fail_since = h.fail_since;
+    n.last_attempt_at = h.last_failure_at ? *h.last_failure_at
+                        : h.fail_since    ? *h.fail_since
+                                          : before.disabled_at.value_or(now);
+    n.last_status = h.last_status;
+    return n;
+}
+
 KEYHOOK_INLINE throttle_decision throttle_delivery(const endpoint_state& state, const throttle_policy& policy,
                                                    timestamp now) noexcept {
     throttle_decision d;
@@ -219,9 +234,9 @@ KEYHOOK_INLINE void endpoint_registry::set(const std::string& webhook_name, cons
 // Compiled mode: the JSON forms a program's translation units only declare.
 #include <nlohmann/json.hpp>
 namespace keyhook {
-#define KEYHOOK_ENDPOINT_JSON(Json)                                                                     \
-    template void to_json<Json>(Json&, const operational_notice&);                                    \
-    template void to_json<Json>(Json&, const endpoint_state&);                                        \
+#define KEYHOOK_ENDPOINT_JSON(Json)                                \
+    template void to_json<Json>(Json&, const operational_notice&); \
+    template void to_json<Json>(Json&, const endpoint_state&);     \
     template result<endpoint_state> try_endpoint_state_from_json<Json>(const Json&, std::string_view);
 KEYHOOK_ENDPOINT_JSON(nlohmann::json)
 KEYHOOK_ENDPOINT_JSON(nlohmann::ordered_json)
