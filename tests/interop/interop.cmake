@@ -131,10 +131,11 @@ if(Python3_Interpreter_FOUND)
         set_tests_properties(interop.gateway_postgresql PROPERTIES LABELS "interop;K17;K18;O2" TIMEOUT 120)
     endif()
     # K17, K18: the key_store contract (tests/cli/key_store_contract_test.cpp)
-    # over PostgreSQL, on a server the wrapper starts (tests/interop/with_postgres.py).
+    # over PostgreSQL, on a server the wrapper starts (tests/webhook_cli/with_postgresql.py).
     if(TARGET keyhook_cli_tests AND KEYHOOK_EXAMPLES_HAVE_LIBPQ AND EXISTS /usr/lib/postgresql/15/bin/postgres)
         add_test(NAME interop.key_store_postgresql
-            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/with_postgres.py" $<TARGET_FILE:keyhook_cli_tests>
+            COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/webhook_cli/with_postgresql.py"
+                    $<TARGET_FILE:keyhook_cli_tests>
                     "[key_store_contract]")
         set_tests_properties(interop.key_store_postgresql PROPERTIES LABELS "interop;K17;K18" TIMEOUT 120)
     endif()
