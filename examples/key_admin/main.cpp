@@ -57,8 +57,8 @@
 // store whose content does not read, an --id no key has, a change the rules
 // refuse (the store then unchanged); 2 usage error, KEYHOOK_PEPPERS or
 // --own-key-env's variable missing or malformed included; 3 the store's file
-// cannot be opened, locked, read or written (or the platform's random source
-// failed).
+// cannot be opened, locked, read or written, or its database reached, read or
+// written (or the platform's random source failed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
