@@ -43,8 +43,23 @@ its /metrics must count every answer as VALID, or the row fails.
 
     scripts/bench-gateway.py --row metrics [the log row's options]
 
+--row postgresql (K17): requests per second of one key_gateway on a
+PostgreSQL key store against one key_gateway on the JSON-lines file holding
+the same keys, at 64 keep-alive connections (PASS when at least 0.8):
+
+  postgresql, 64 connections  the log row's measurement (the same request
+                  bytes, load generator, pinning and repetitions), both
+                  gateways with --log none; the store on a PostgreSQL 15 server
+                  this script starts (tests/interop/postgres_server.py: a
+                  socket, fsync off, unpinned), its tables made by key_admin
+                  and its rows loaded from the file with psql's COPY. Every
+                  answer spends a credit, so both write usage back each second.
+
+    scripts/bench-gateway.py --row postgresql [--build-dir DIR] [--keys N] [--connections N] [--seconds S]
+                             [--repetitions N] [--no-pin]
+
 Without --gateway (write-back) or --build-dir naming a build that has them
-(log) it builds key_gateway (and for the log row webhook_receiver_load) in
+(log, postgresql) it builds key_gateway (and for those rows webhook_receiver_load, and key_admin) in
 Release in build-perf-gateway (KEYHOOK_BENCH_GATEWAY_BUILD_DIR overrides). The store is written directly in
 the layout of examples/shared/key_store.hpp (digests kh1.<pepper>.<HMAC>),
 as 20,000 runs of key_admin would each rewrite it. Every answer must be 200,
@@ -52,6 +67,7 @@ or the run fails. Not a test: nothing here is run by CTest. Exit status 1 if
 the row fails."""
 import argparse
 import base64
+import calendar
 import fcntl
 import hashlib
 import hmac
@@ -74,11 +90,13 @@ import uuid
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
 from waits import stop  # noqa: E402  (the interop tests' condition waits)
+import postgres_server  # noqa: E402  (the interop tests' PostgreSQL server)
 
 PEPPER = b"k" * 32
 TARGET = 2.0
 LOG_TARGET = 0.9
 METRICS_TARGET = 0.9
+POSTGRESQL_TARGET = 0.8
 DEFAULT_BUILD = os.environ.get("KEYHOOK_BENCH_GATEWAY_BUILD_DIR", os.path.join(ROOT, "build-perf-gateway"))
 
 
@@ -298,9 +316,111 @@ def metrics_row(args):
                                         ("no --metrics-listen", [])], METRICS_TARGET)
 
 
+def load_postgresql(server, uri, jsonl, key_admin):
+    """The file's keys as rows of the PostgreSQL key store at `uri` (tables made by key_admin)."""
+    subprocess.run([key_admin, "--store", uri, "list"], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()})
+    rows = []
+    for line in open(jsonl):
+        entry = json.loads(line)
+        refill = entry["usage"]["lastRefill"]
+        micros = calendar.timegm(time.strptime(refill[:19], "%Y-%m-%dT%H:%M:%S")) * 1000000
+        record = {k: v for k, v in entry.items() if k not in ("tenant", "storedKey", "usage", "lastUsedAt")}
+        fields = [entry["id"], entry["tenant"], entry["storedKey"], json.dumps(record, separators=(",", ":")),
+                  str(entry["usage"]["creditsRemaining"]), str(micros)]
+        rows.append("\t".join(f.replace("\\", "\\\\") for f in fields) + "\t\\N\n")
+    name = uri.split("?")[0].rsplit("/", 1)[1]
+    subprocess.run([postgres_server.PG_BIN + "/psql", "-h", server.dir, "-p", server.port, "-U", "keyhook", "-q",
+                    "-v", "ON_ERROR_STOP=1", "-c", "COPY keyhook_keys (id, tenant, stored_key, record, "
+                    "credits_remaining, credits_refill, last_used_at) FROM STDIN", name],
+                   input="".join(rows), text=True, check=True)
+
+
+def postgresql_row(args):
+    """--row postgresql: requests per second on a PostgreSQL key store over the JSON-lines file."""
+    pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
+    gateway_bin = os.path.join(args.build_dir, "examples", "key_gateway", "key_gateway")
+    key_admin = os.path.join(args.build_dir, "examples", "key_admin", "key_admin")
+    load = os.path.join(args.build_dir, "examples", "webhook_receiver", "webhook_receiver_load")
+    if not all(os.access(p, os.X_OK) for p in (gateway_bin, key_admin, load)):
+        build(args.build_dir, ("key_gateway", "key_admin", "webhook_receiver_load"))
+    if not postgres_server.available():
+        sys.exit("bench-gateway: the PostgreSQL 15 server is not installed (scripts/install-deps.sh --interop)")
+    work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-pg-")
+    jsonl = os.path.join(work, "keys.jsonl")
+    routes = os.path.join(work, "routes.json")
+    with open(routes, "w") as f:
+        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
+                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+    key = write_store(jsonl, args.keys)[0]
+    server = postgres_server.PostgresServer(prefix="keyhook-bench-pg-")
+    try:
+        uri = server.new_database()
+        load_postgresql(server, uri, jsonl, key_admin)
+        request_file = os.path.join(work, "request.http")
+        with open(request_file, "wb") as f:
+            f.write((f"GET /.auth HTTP/1.1\r\nHost: 127.0.0.1\r\nx-synthetic-key: {key}\r\nx-tenant-name: acme\r\n"
+                     f"X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /api/things/42?page=1\r\n"
+                     f"X-Forwarded-For: 127.0.0.1\r\n\r\n").encode())
+        env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
+        pinned = (lambda cpu, argv: ["taskset", "-c", str(cpu), *argv]) if pin else (lambda cpu, argv: argv)
+        stores = {"jsonl": jsonl, "postgresql": uri}
+
+        def measure(kind):
+            log_path = os.path.join(work, f"gateway-{kind}.log")
+            with open(log_path, "w") as log:
+                gateway = subprocess.Popen(pinned(0, [gateway_bin, "--listen", "127.0.0.1:0", "--store", stores[kind],
+                                                      "--routes", routes, "--proxy", "traefik", "--trusted-proxy",
+                                                      "127.0.0.1/32", "--log", "none"]),
+                                           env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+            try:
+                m = re.search(r":(\d+)\s*$", gateway.stdout.readline())
+                if not m:
+                    sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
+                before = cpu_seconds(gateway.pid)
+                r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{m.group(1)}", "--request",
+                                              request_file, "--connections", str(args.connections), "--seconds",
+                                              str(args.seconds)]),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                used = cpu_seconds(gateway.pid) - before
+            finally:
+                status = stop(gateway)
+            if r.returncode != 0 or status != 0:
+                sys.exit(f"bench-gateway: load generator exit {r.returncode} ({r.stderr.strip()}), gateway exit "
+                         f"{status}; see {log_path}")
+            result = json.loads(r.stdout)
+            if set(result["statuses"]) != {"200"}:
+                sys.exit(f"bench-gateway: answers not all 200: {result['statuses']}")
+            return result["rps"], 1e6 * used / max(result["answered"], 1)
+
+        print(f"key_gateway {gateway_bin}: --store postgresql://... against --store keys.jsonl, {args.keys} keys, "
+              f"{args.connections} connections, {args.repetitions} interleaved runs of {args.seconds:g} s; "
+              f"{'gateway on CPU 0, generator on CPU 1' if pin else 'not pinned'}, PostgreSQL unpinned; load average "
+              f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+        rps = {"jsonl": [], "postgresql": []}
+        cpu = {"jsonl": [], "postgresql": []}
+        for rep in range(args.repetitions):
+            for kind in (("jsonl", "postgresql") if rep % 2 == 0 else ("postgresql", "jsonl")):
+                r, us = measure(kind)
+                rps[kind].append(r)
+                cpu[kind].append(us)
+                print(f"  {rep + 1} {kind:10}  {r:8.0f} req/s  {us:5.1f} us CPU a request", flush=True)
+    finally:
+        server.stop()
+    pg_rps, file_rps = statistics.median(rps["postgresql"]), statistics.median(rps["jsonl"])
+    ratio = pg_rps / file_rps
+    verdict = "PASS" if ratio >= POSTGRESQL_TARGET else "FAIL"
+    print(f"postgresql, {args.connections} connections: {pg_rps:.0f} req/s on PostgreSQL / {file_rps:.0f} req/s on "
+          f"the file = {ratio:.2f} (target >= {POSTGRESQL_TARGET:g}) {verdict}; CPU a request "
+          f"{statistics.median(cpu['postgresql']):.1f} / {statistics.median(cpu['jsonl']):.1f} us; load average "
+          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if verdict == "PASS" else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--row", choices=("write-back", "log", "metrics"), default="write-back")
+    ap.add_argument("--row", choices=("write-back", "log", "metrics", "postgresql"), default="write-back")
     ap.add_argument("--gateway")
     ap.add_argument("--build-dir", default=DEFAULT_BUILD, help="log row: a build with key_gateway and "
                     "webhook_receiver_load (built there when missing)")
@@ -311,12 +431,14 @@ def main():
     ap.add_argument("--repetitions", type=int)
     ap.add_argument("--no-pin", action="store_true", help="log row: do not pin the gateway and the generator")
     args = ap.parse_args()
-    if args.row in ("log", "metrics"):
+    if args.row in ("log", "metrics", "postgresql"):
         args.keys = args.keys or 1000
         args.seconds = args.seconds or 3.0
         args.repetitions = args.repetitions or 7
         if not (1 <= args.connections <= 200 and 0.5 <= args.seconds <= 60 and 1 <= args.repetitions <= 20):
             sys.exit("bench-gateway: --connections 1..200, --seconds 0.5..60, --repetitions 1..20")
+        if args.row == "postgresql":
+            return postgresql_row(args)
         return log_row(args) if args.row == "log" else metrics_row(args)
     args.keys = args.keys or 20000
     args.seconds = args.seconds or 6.0

@@ -1,20 +1,25 @@
-// key_admin: keys at rest (K11) with their policies (K12 to K14), in the
-// JSON-lines store that key_gateway serves (examples/shared/key_store.hpp).
-// --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
-// which refuses any other form, naming the accepted ones: exit 2).
+// key_admin: keys at rest (K11) with their policies (K12 to K14), in the key
+// store that key_gateway serves (examples/shared/key_store.hpp).
+// --store STORE is "jsonl:PATH" or a plain PATH (a JSON-lines file, one
+// machine), or postgresql://... (also postgres://...; one store for many
+// gateways, examples/shared/postgres_key_store.hpp). The opener
+// (examples/shared/store_opener.hpp) refuses any other form, naming the
+// accepted ones: exit 2. Every command works on either, while gateways and
+// other key_admin processes use the same store (K18: writers take turns on
+// the store's lock, the file's or the database's).
 //
-//   key_admin --store FILE create --tenant T --name N --from TIME --until TIME
+//   key_admin --store STORE create --tenant T --name N --from TIME --until TIME
 //             [--description D] [--group G]... [--shared] [--own-key-env VAR]
 //             [--allow CIDR]... [--rate N/SECONDS] [--burst N]
 //             [--credits N] [--refill daily|monthly:D]
-//   key_admin --store FILE deactivate --id ID
-//   key_admin --store FILE update --id ID [--reactivate] [--name N] [--description D] [--from TIME]
+//   key_admin --store STORE deactivate --id ID
+//   key_admin --store STORE update --id ID [--reactivate] [--name N] [--description D] [--from TIME]
 //             [--until TIME] [--group G]... [--allow CIDR]... [--rate N/SECONDS] [--burst N]
 //             [--credits N] [--refill ...]
-//   key_admin --store FILE rotate --id ID [--handover]
-//   key_admin --store FILE delete --id ID --confirm
-//   key_admin --store FILE list [--tenant T] [--format table|json]
-//   key_admin --store FILE show --id ID [--format table|json]
+//   key_admin --store STORE rotate --id ID [--handover]
+//   key_admin --store STORE delete --id ID --confirm
+//   key_admin --store STORE list [--tenant T] [--format table|json]
+//   key_admin --store STORE show --id ID [--format table|json]
 //
 // The command line is read by CLI11 under rule O1 (examples/shared/cli.hpp):
 // --help lists every command's options with their defaults, --version, and
@@ -52,8 +57,8 @@
 // store whose content does not read, an --id no key has, a change the rules
 // refuse (the store then unchanged); 2 usage error, KEYHOOK_PEPPERS or
 // --own-key-env's variable missing or malformed included; 3 the store's file
-// cannot be opened, locked, read or written (or the platform's random source
-// failed).
+// cannot be opened, locked, read or written, or its database reached, read or
+// written (or the platform's random source failed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -89,7 +94,7 @@ namespace view = examples::text;
 
 const cli::program program{
     "key_admin",
-    "usage: key_admin --store FILE create|deactivate|update|rotate|delete|list|show [options]\n"
+    "usage: key_admin --store STORE create|deactivate|update|rotate|delete|list|show [options]\n"
     "  create     --tenant T --name N --from TIME --until TIME [--description D] [--group G]...\n"
     "             [--shared] [--own-key-env VAR] [--allow CIDR]... [--rate N/SECONDS] [--burst N]\n"
     "             [--credits N] [--refill daily|monthly:D]\n"
@@ -105,8 +110,9 @@ const cli::program program{
     ""};
 
 constexpr const char* description =
-    "Keeps API keys at rest (K11) with their policies, in the JSON-lines store key_gateway serves.\n"
-    "--store FILE: jsonl:PATH or a plain PATH, the JSON-lines key file (see docs/embedding.md).\n"
+    "Keeps API keys at rest (K11) with their policies, in the key store key_gateway serves.\n"
+    "--store STORE: jsonl:PATH or a plain PATH (a JSON-lines key file), or postgresql://... (a\n"
+    "database many gateways share; the password in PGPASSFILE or PGPASSWORD). See docs/embedding.md.\n"
     "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (create, rotate; the first is current).\n"
     "create and rotate print {\"id\", \"key\", \"masked\", \"warnings\"}: the only time the key is shown.\n"
     "deactivate, update and delete print what changed; list and show print keys (never a key or a digest).";
@@ -145,8 +151,9 @@ struct command_line {
 
     command_line() {
         cli::configure(app, program, description);
-        app.add_option("--store", store, "jsonl:PATH or a plain PATH: the JSON-lines key file")
-            ->type_name("FILE")
+        app.add_option("--store", store,
+                       "jsonl:PATH or a plain PATH (a JSON-lines key file), or postgresql://... (also postgres://)")
+            ->type_name("STORE")
             ->required();
         app.require_subcommand(0, 1);  // none: reported by parse() below, naming the commands
 
@@ -432,7 +439,7 @@ struct failure {
 template <class Change>
 void change_store(key_store::key_store& store, Change&& change) {
     auto r = store.update(
-        [&](std::vector<key_store::entry>& entries, const key_store::file_stamp&) { return change(entries); });
+        [&](std::vector<key_store::entry>& entries, const key_store::store_version&) { return change(entries); });
     if (!r) throw failure{r.error()};
 }
 

@@ -1,12 +1,14 @@
 // key_gateway: forward authentication (K16) for nginx's auth_request and
 // Traefik's ForwardAuth, over the key store key_admin writes.
 //
-//   key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik
+//   key_gateway --listen HOST:PORT --store STORE --routes FILE --proxy nginx|traefik
 //               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
 //               [--log json|none] [--metrics-listen HOST:PORT]
 //
-// --store FILE is "jsonl:PATH" or a plain PATH (examples/shared/store_opener.hpp,
-// which refuses any other form, naming the accepted ones: exit 2). The
+// --store STORE is "jsonl:PATH" or a plain PATH (a JSON-lines file), or
+// postgresql://... (also postgres://...: one store many gateways share,
+// examples/shared/postgres_key_store.hpp); examples/shared/store_opener.hpp
+// refuses any other form, naming the accepted ones: exit 2. The
 // command line is read by CLI11 under rule O1 (examples/shared/cli.hpp):
 // --help, --version, usage errors naming the flag; --proxy in any case.
 // --trusted-proxy is required (K16): without it every call would come from
@@ -23,13 +25,21 @@
 // current pepper after it matched under a legacy form or an older pepper.
 // All of that runs on the main thread, off the request path: a call never
 // waits on file I/O or on the store's lock (a write-back the lock defers is
-// tried again a quarter of a second later).
-// The store is read again when it changes (checked four times a second) and
-// on SIGHUP; SIGINT and SIGTERM stop the server, write back, and exit 0.
-// K17: a store that cannot be read (removed, corrupted, unreadable) leaves
-// the gateway answering from what it holds for --stale-for seconds (default
-// 5) after the last good read; then every call is refused with 503 until the
-// store reads again. Such failures are logged at most once a second.
+// tried again a quarter of a second later). On PostgreSQL the write-back
+// goes row by row instead (key_store::key_store::write_usage: credits spent
+// are subtracted, so several gateways' spending adds up; rate limits and
+// credits are still enforced per gateway).
+// The store is read again when it changes (its version checked four times a
+// second; a database's NOTIFY wakes the gateway at once, and only makes it
+// read: a notification carries no content it trusts) and on SIGHUP; SIGINT
+// and SIGTERM stop the server, write back, and exit 0.
+// K17: a store that cannot be read (a file removed, corrupted, unreadable;
+// a database that does not answer within 2 s, or at all) leaves the gateway
+// answering from what it holds for --stale-for seconds (default 5) after it
+// last heard from the store; then every call is refused with 503
+// (UNAVAILABLE) until the store reads again (a database connection is made
+// again by itself, after a pause of 250 ms doubling to 2 s). Such failures
+// are logged at most once a second.
 // O2: every answer has one code (forward_auth.hpp). O3: with --log json (the
 // default) each decision is one JSON line on standard error
 // (examples/shared/request_log.hpp), written by a thread of its own so a slow
@@ -45,9 +55,9 @@
 // Exit status (rule O1): 0 stopped by SIGINT or SIGTERM with the usage
 // written back; 1 bad input: the routes file missing or malformed, or a store
 // whose content is refused at start; 2 usage error, KEYHOOK_PEPPERS missing
-// or malformed included; 3 the store's file cannot be read at start, the
-// address cannot be listened on, or the usage could not be written back at
-// shutdown.
+// or malformed included; 3 the store cannot be read at start (its file, or
+// the database cannot be reached), the address cannot be listened on, or
+// the usage could not be written back at shutdown.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -102,7 +112,7 @@ constexpr bool metric_codes_match() {
 static_assert(metric_codes_match(), "the metrics' code label takes exactly the answer codes, in order");
 
 const cli::program program{"key_gateway",
-                           "usage: key_gateway --listen HOST:PORT --store FILE --routes FILE --proxy nginx|traefik\n"
+                           "usage: key_gateway --listen HOST:PORT --store STORE --routes FILE --proxy nginx|traefik\n"
                            "                   --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
                            "                   [--log json|none] [--metrics-listen HOST:PORT]",
                            ""};
@@ -110,13 +120,16 @@ const cli::program program{"key_gateway",
 constexpr const char* description =
     "Forward authentication (K16) for nginx's auth_request and Traefik's ForwardAuth, over the key\n"
     "store key_admin writes; the store is read again when it changes and on SIGHUP, and usage is\n"
-    "written back at most once a second and on SIGINT or SIGTERM.\n"
-    "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current).";
+    "written back at most once a second and on SIGINT or SIGTERM. On PostgreSQL, many gateways\n"
+    "share one store and a change reaches each at once (NOTIFY); rate limits and credits are\n"
+    "still counted per gateway.\n"
+    "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current); PGPASSFILE or PGPASSWORD\n"
+    "for a database's password (never on the command line).";
 
 struct settings {
     std::string host;
     unsigned short port = 0;
-    examples::store::store_address store;  // --store: jsonl:PATH or a plain PATH
+    examples::store::store_address store;  // --store: jsonl:PATH, a plain PATH or postgresql://...
     std::string routes;
     gateway::proxy_kind proxy = gateway::proxy_kind::nginx;
     std::vector<keyhook::address_range> trusted;
@@ -152,8 +165,10 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
     app.add_option("--listen", listen, "serve HTTP on HOST:PORT (port 0: any free port, printed)")
         ->type_name("HOST:PORT")
         ->required();
-    app.add_option("--store", store, "jsonl:PATH or a plain PATH: the JSON-lines key file key_admin writes")
-        ->type_name("FILE")
+    app.add_option("--store", store,
+                   "the key store key_admin writes: jsonl:PATH or a plain PATH (a JSON-lines file), or "
+                   "postgresql://... (also postgres://; shared by many gateways)")
+        ->type_name("STORE")
         ->required();
     app.add_option("--routes", s.routes, "the routes and permission groups (JSON; see docs/embedding.md)")
         ->type_name("FILE")
@@ -387,7 +402,9 @@ public:
           peppers_(std::move(peppers)),
           routes_(std::move(routes)),
           permissions_(std::move(permissions)),
-          store_(examples::store::open_key_store(settings_.store)),
+          // A statement gets 2 s: a database that stops answering makes the
+          // gateway stale (K17), never stuck past its stale period.
+          store_(examples::store::open_key_store(settings_.store, std::chrono::seconds{2})),
           index_(std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{})),
           heard_at_(steady::now().time_since_epoch().count()) {
         // A write-back after the gateway's own write or read parses nothing,
@@ -493,13 +510,14 @@ public:
             std::lock_guard<std::mutex> hold(mutex_);
             if (changed_.empty()) return true;
         }
+        if (store_->shared()) return write_back_rows();
         // The changes are taken once the store's lock is held (a deferred
         // write-back copies nothing).
         std::vector<key_store::write_back> changes;
         std::vector<key_store::entry> merged;  // filled only when the index is built again
         std::vector<merge_result> results;
         bool external = false, rehashed = false, missing = false;
-        const auto merge = [&](std::vector<key_store::entry>& entries, const key_store::file_stamp& before) {
+        const auto merge = [&](std::vector<key_store::entry>& entries, const key_store::store_version& before) {
             // A store that is gone is not an empty one: nothing is written, and
             // the gateway keeps what it holds (K17's stale period).
             missing = !before.exists;
@@ -537,7 +555,7 @@ public:
         const auto run = [this, patience](std::size_t n, const std::function<void(std::size_t)>& job) {
             runner_.run(n, job, patience);
         };
-        std::optional<key_store::file_stamp> stamp;
+        std::optional<key_store::store_version> stamp;
         if (wait) {
             auto r = store_->update_usage(merge, run);
             if (!r) return write_failed(changes, r.error().what());
@@ -564,6 +582,30 @@ public:
         std::lock_guard<std::mutex> hold(mutex_);
         return keys_.size();
     }
+
+    // A store many gateways share (PostgreSQL): the changes go row by row
+    // (key_store::write_usage: the credits spent are subtracted, so the
+    // gateways' spending adds up), in one short transaction that waits for
+    // no key_admin; then they settle as a file's write-back does (install).
+    bool write_back_rows() {
+        auto changes = take_changes();
+        if (changes.empty()) return true;
+        auto written = store_->write_usage(changes);
+        if (!written) return write_failed(changes, written.error().what());
+        std::vector<merge_result> results;
+        results.reserve(written->size());
+        for (auto& w : *written)
+            results.push_back(merge_result{w.found, w.credits, w.last_used_at, std::move(w.stored_key)});
+        install(std::nullopt, changes, results);
+        heard();
+        write_log_.succeeded("usage written back");
+        return true;
+    }
+
+    // K17: a store that announces its changes (a database): waits at most
+    // `max` for one; true when the store may have changed (check it now).
+    bool wait_for_change(std::chrono::milliseconds max) { return store_->wait_for_change(max); }
+    bool store_announces() const { return store_->shared(); }
 
     // Whether the last failed read was the file system's (O1: exit 3 at
     // start), not the store's content (exit 1).
@@ -721,6 +763,7 @@ private:
             w.id = keyhook::key_id(id);
             w.base = k.base;
             w.credits = k.limits.usage.credits;
+            w.spent = key_store::credits_spent(k.limits.policy, k.base, w.credits);
             w.last_used_at = k.limits.usage.last_used_at;
             if (k.rehash_to) {
                 w.rehash_from = k.stored_key;
@@ -793,8 +836,19 @@ private:
                     if (o == keys_.end()) continue;
                     const auto& was = o->second;
                     k.limits.usage.rate = was.limits.usage.rate;
-                    if (was.limits.usage.credits != was.base && k.base == was.base)
-                        k.limits.usage.credits = was.limits.usage.credits;
+                    // Credits not yet written: kept where the store's are
+                    // as they were; where they moved within the same refill
+                    // period (other gateways' spending on a shared store),
+                    // what this gateway spent comes off the store's; a later
+                    // refill, or credits key_admin set, win.
+                    const auto& held = was.limits.usage.credits;
+                    if (held != was.base && k.base == was.base) {
+                        k.limits.usage.credits = held;
+                    } else if (held != was.base && k.base.last_refill == held.last_refill) {
+                        const auto spent = key_store::credits_spent(was.limits.policy, was.base, held);
+                        k.limits.usage.credits = keyhook::credit_state{
+                            k.base.remaining > spent ? k.base.remaining - spent : 0, k.base.last_refill};
+                    }
                     if (was.limits.usage.last_used_at &&
                         (!k.limits.usage.last_used_at || *k.limits.usage.last_used_at < *was.limits.usage.last_used_at))
                         k.limits.usage.last_used_at = was.limits.usage.last_used_at;
@@ -832,7 +886,7 @@ private:
     tenant_set tenants_;                // the tenants keys_ has (O3: only these are logged by name)
     std::vector<std::string> changed_;  // ids whose usage is not yet written, each once
     // The store's thread alone:
-    key_store::file_stamp seen_;
+    key_store::store_version seen_;
     bool loaded_ = false;
     bool stale_logged_ = false;
     bool last_read_failure_was_platform_ = false;
@@ -938,14 +992,18 @@ int main(int argc, char** argv) {
         std::cout << "key_gateway: listening on " << s.host << ":" << *port << std::endl;
         std::thread serving([&server] { server.run(); });
 
-        // This thread is the store's: it checks the file four times a
-        // second, writes usage back at most once a second (a write the
-        // store's lock defers is tried again at the next check), and takes
-        // the signals. The server's threads never touch the file.
+        // This thread is the store's: it checks the store four times a
+        // second (a database's changes also wake it at once: it waits on
+        // their announcements, then looks for a signal), writes usage back at
+        // most once a second (a write the store's lock defers is tried again
+        // at the next check), and takes the signals. The server's threads
+        // never touch the store.
         auto last_write = steady::now();
+        const bool announced = state.store_announces();
         for (;;) {
-            const timespec quarter{0, 250 * 1000 * 1000};
-            const int sig = sigtimedwait(&signals, nullptr, &quarter);
+            const timespec quarter{0, 250 * 1000 * 1000}, none{0, 0};
+            if (announced) state.wait_for_change(std::chrono::milliseconds{250});
+            const int sig = sigtimedwait(&signals, nullptr, announced ? &none : &quarter);
             if (sig == SIGINT || sig == SIGTERM) {
                 health.shutting_down();  // O4: /healthz says so until the metrics listener stops
                 break;

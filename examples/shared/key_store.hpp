@@ -25,6 +25,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -213,20 +215,35 @@ inline nlohmann::json to_line(const entry& e) {
     return j;
 }
 
-// Reads one line. `where` ("FILE:LINE") starts every error's path, followed
-// by the member's JSON path ("(line)" for the line itself).
-inline keyhook::result<entry> parse_line(std::string_view line, const std::string& where) {
+// Reads one entry from its JSON object. `where` starts every error's path,
+// followed by the member's JSON path ("(line)" for the object itself).
+template <class Json>
+keyhook::result<entry> read_entry(const Json& doc, const std::string& where) {
     const auto fail = [&where](const keyhook::error& e) {
         return keyhook::error{e.code, where + ": " + (e.path.empty() ? std::string("(line)") : e.path), e.message};
     };
-    auto doc = keyhook::try_parse_json(line, keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20});
-    if (!doc) return fail(doc.error());
-    auto e = keyhook::try_read_record<entry>(*doc);
+    auto e = keyhook::try_read_record<entry>(doc);
     if (!e) return fail(e.error());
-    if (const auto u = doc->find("usage"); u == doc->end() || u->is_null())
+    if (const auto u = doc.find("usage"); u == doc.end() || u->is_null())
         e->usage = keyhook::key_usage::fresh(e->policy, e->record.created_at.value_or(e->record.active_from));
     e->usage.last_used_at = e->record.last_used_at;
     return e;
+}
+
+// The limits every stored entry is read under (one line, one database row).
+inline keyhook::json_limits entry_limits() {
+    return keyhook::json_limits{std::size_t{1} << 20, 8, 4, std::size_t{1} << 20};
+}
+
+// Reads one line. `where` ("FILE:LINE") starts every error's path, followed
+// by the member's JSON path ("(line)" for the line itself).
+inline keyhook::result<entry> parse_line(std::string_view line, const std::string& where) {
+    auto doc = keyhook::try_parse_json(line, entry_limits());
+    if (!doc) {
+        const auto& e = doc.error();
+        return keyhook::error{e.code, where + ": " + (e.path.empty() ? std::string("(line)") : e.path), e.message};
+    }
+    return read_entry(*doc, where);
 }
 
 // The whole file. Blank lines are skipped; two lines with one id, or one
@@ -296,7 +313,21 @@ struct write_back {
     std::optional<keyhook::timestamp> last_used_at;
     std::optional<std::string> rehash_from;  // the stored key the gateway matched
     std::optional<std::string> rehash_to;    // its digest under the current pepper
+    // The credits spent since `base` (credits_spent): what a database
+    // subtracts, so that several gateways' spending adds up.
+    std::uint64_t spent = 0;
 };
+
+// K14: the credits spent from `base` (as read) to `now` (as held): the
+// difference when no refill came in between, else what was spent since the
+// refill (its amount less what is left; the refill set, not added).
+inline std::uint64_t credits_spent(const keyhook::key_policy& policy, const keyhook::credit_state& base,
+                                   const keyhook::credit_state& now) {
+    if (now.last_refill == base.last_refill)
+        return base.remaining >= now.remaining ? base.remaining - now.remaining : 0;
+    const std::uint64_t amount = policy.refill ? policy.refill->amount : policy.initial_credits;
+    return amount >= now.remaining ? amount - now.remaining : 0;
+}
 
 // The gateway's merge into entries just read under the lock. Only usage and
 // the stored key change, so a deactivation, an update or a deletion made in
@@ -344,72 +375,146 @@ inline bool apply_write_backs(std::vector<entry>& entries, const std::vector<wri
     return !merge_write_backs(entries, changes).empty();
 }
 
-// Identifies one version of the file: a rename gives a new inode.
-struct file_stamp {
+// One version of a store, as a reader or writer saw it: equal values, the
+// same version. A file's is its device, inode, size and modification time
+// (a writer's rename gives a new inode); a database's is a counter that
+// every change bumps in the transaction that makes it (exists is then
+// always true, the file's members zero).
+struct store_version {
     bool exists = false;
     dev_t dev = 0;
     ino_t ino = 0;
     off_t size = 0;
     long long mtime_ns = 0;
-    friend bool operator==(const file_stamp& a, const file_stamp& b) {
-        return a.exists == b.exists && a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns;
+    std::int64_t counter = 0;
+    friend bool operator==(const store_version& a, const store_version& b) {
+        return a.exists == b.exists && a.dev == b.dev && a.ino == b.ino && a.size == b.size &&
+               a.mtime_ns == b.mtime_ns && a.counter == b.counter;
     }
-    friend bool operator!=(const file_stamp& a, const file_stamp& b) { return !(a == b); }
+    friend bool operator!=(const store_version& a, const store_version& b) { return !(a == b); }
+    // A database's version `n`.
+    static store_version database(std::int64_t n) {
+        store_version v;
+        v.exists = true;
+        v.counter = n;
+        return v;
+    }
 };
 
-inline file_stamp stamp_of(const std::string& path) {
+inline store_version stamp_of(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return {};
-    return {true, st.st_dev, st.st_ino, st.st_size,
-            static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
+    return {true,
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+            0};
 }
 
-// The key store as key_admin and key_gateway use it, whatever keeps it
-// (the JSON-lines file below; a database can join as another backend,
-// opened by examples/shared/store_opener.hpp). A version of the store, as a
-// reader or writer saw it, is a file_stamp: equal stamps, the same version.
+// What a write-back left in the store for one change (write_usage): whether
+// the key is still there, the credits the writer now counts as written (its
+// new base), the key's lastUsedAt and its stored key as the store holds them.
+struct written_usage {
+    bool found = false;
+    keyhook::credit_state credits;
+    std::optional<keyhook::timestamp> last_used_at;
+    std::string stored_key;
+};
+
+// The key store as key_admin and key_gateway use it, whatever keeps it: the
+// JSON-lines file below (jsonl_key_store, one machine) or a PostgreSQL
+// database (postgres_key_store.hpp, many gateways), both opened by
+// examples/shared/store_opener.hpp. A version of the store, as a reader or
+// writer saw it, is a store_version: equal versions, the same content.
 //
 // Writers: update and update_usage run a change over the entries under the
 // store's lock (one writer at a time, every writer's change applied to what
 // the last one left), try_update and try_update_usage the same without
 // waiting for the lock. Readers: read (consistent, under the lock),
 // read_snapshot (without it: one writer's version, never half of one) and
-// current_stamp (has the store changed?). What each promises is said at
-// jsonl_key_store's functions.
+// current_stamp (has the store changed? For a database, also the heartbeat
+// that says it is reachable). What each promises is said at
+// jsonl_key_store's functions; the database keeps the same promises with a
+// transaction in place of the file's lock (postgres_key_store.hpp).
+//
+// A store many gateways share (shared() true: the database) also announces
+// its changes (wait_for_change) and takes a gateway's write-back row by row
+// (write_usage: credits spent are subtracted, so the spending of several
+// gateways adds up); a gateway writes the file with update_usage instead.
 class key_store {
 public:
     virtual ~key_store() = default;
 
-    // change(entries, stamp_read): true to write the entries back.
-    using change_fn = std::function<bool(std::vector<entry>&, const file_stamp&)>;
-    // change(entries, stamp_read): the positions of the entries it changed (see update_usage).
-    using usage_change_fn = std::function<std::vector<std::size_t>(std::vector<entry>&, const file_stamp&)>;
+    // change(entries, version_read): true to write the entries back.
+    using change_fn = std::function<bool(std::vector<entry>&, const store_version&)>;
+    // change(entries, version_read): the positions of the entries it changed (see update_usage).
+    using usage_change_fn = std::function<std::vector<std::size_t>(std::vector<entry>&, const store_version&)>;
     // run(n, job): calls job(0) to job(n - 1), each exactly once, and returns when all have returned.
     using runner_fn = std::function<void(std::size_t, const std::function<void(std::size_t)>&)>;
     struct snapshot {
         std::vector<entry> entries;
-        file_stamp stamp;
+        store_version stamp;
     };
 
-    // Where the store is, for messages: its path (a file's is not a secret).
+    // Where the store is, for messages: a file's path (not a secret), or a
+    // database's address as store_opener.hpp shows it (never its password).
     [[nodiscard]] virtual const std::string& path() const noexcept = 0;
     virtual void keep_last_version(bool keep) = 0;
-    virtual keyhook::result<file_stamp> update(const change_fn& change) = 0;
-    virtual keyhook::result<std::optional<file_stamp>> try_update(const change_fn& change) = 0;
-    keyhook::result<file_stamp> update_usage(const usage_change_fn& change) { return update_usage(change, in_order); }
-    keyhook::result<std::optional<file_stamp>> try_update_usage(const usage_change_fn& change) {
+    virtual keyhook::result<store_version> update(const change_fn& change) = 0;
+    virtual keyhook::result<std::optional<store_version>> try_update(const change_fn& change) = 0;
+    keyhook::result<store_version> update_usage(const usage_change_fn& change) {
+        return update_usage(change, in_order);
+    }
+    keyhook::result<std::optional<store_version>> try_update_usage(const usage_change_fn& change) {
         return try_update_usage(change, in_order);
     }
-    virtual keyhook::result<file_stamp> update_usage(const usage_change_fn& change, const runner_fn& run) = 0;
-    virtual keyhook::result<std::optional<file_stamp>> try_update_usage(const usage_change_fn& change,
-                                                                        const runner_fn& run) = 0;
-    virtual keyhook::result<file_stamp> current_stamp() const = 0;
+    virtual keyhook::result<store_version> update_usage(const usage_change_fn& change, const runner_fn& run) = 0;
+    virtual keyhook::result<std::optional<store_version>> try_update_usage(const usage_change_fn& change,
+                                                                           const runner_fn& run) = 0;
+    virtual keyhook::result<store_version> current_stamp() = 0;
     virtual keyhook::result<snapshot> read_snapshot() = 0;
+
+    // Whether many gateways share the store (a database; see above).
+    [[nodiscard]] virtual bool shared() const noexcept { return false; }
+
+    // Waits at most `max` for the store to announce a change; true when it
+    // may have changed (an announcement came, or the connection broke), so
+    // the caller reads current_stamp now. An announcement is only ever a
+    // reason to read: it carries no content (K17). A store that announces
+    // nothing returns false at once.
+    virtual bool wait_for_change(std::chrono::milliseconds max) {
+        (void)max;
+        return false;
+    }
+
+    // A gateway's write-back (K14's credits, K15's lastUsedAt, K11's
+    // rehash), as merge_write_backs merges it; one result per change, in
+    // order. This default runs update_usage (the file: credits written only
+    // where the store still holds the base read); a database overrides it.
+    virtual keyhook::result<std::vector<written_usage>> write_usage(const std::vector<write_back>& changes) {
+        std::vector<written_usage> out(changes.size());
+        auto r = update_usage([&](std::vector<entry>& entries, const store_version&) {
+            auto changed = merge_write_backs(entries, changes);
+            std::unordered_map<std::string_view, const entry*> by_id;
+            by_id.reserve(entries.size());
+            for (const auto& e : entries) by_id.emplace(e.record.id.str(), &e);
+            for (std::size_t i = 0; i < changes.size(); ++i) {
+                const auto found = by_id.find(changes[i].id.str());
+                if (found == by_id.end()) continue;
+                const auto& e = *found->second;
+                out[i] = written_usage{true, e.usage.credits, e.record.last_used_at, e.stored_key};
+            }
+            return changed;
+        });
+        if (!r) return r.error();
+        return out;
+    }
 
     // A consistent read (under the lock, so never between a writer's steps).
     keyhook::result<std::vector<entry>> read() {
         std::vector<entry> out;
-        auto r = update([&out](std::vector<entry>& e, const file_stamp&) {
+        auto r = update([&out](std::vector<entry>& e, const store_version&) {
             out = e;
             return false;
         });
@@ -446,7 +551,7 @@ public:
     // Under the lock: reads the entries (a missing file is empty), calls
     // change(entries, stamp_read), and when it returns true writes them back.
     // Returns the stamp of the file as it is when the lock is released.
-    keyhook::result<file_stamp> update(const change_fn& change) override {
+    keyhook::result<store_version> update(const change_fn& change) override {
         lock held(path_ + ".lock", true);
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
         return locked_update(change);
@@ -456,13 +561,13 @@ public:
     // nothing is read or written and the answer is an empty optional (the
     // caller tries again later). key_gateway's write-back runs this way, so
     // a writer that keeps the lock delays the write, never the gateway.
-    keyhook::result<std::optional<file_stamp>> try_update(const change_fn& change) override {
+    keyhook::result<std::optional<store_version>> try_update(const change_fn& change) override {
         lock held(path_ + ".lock", false);
-        if (held.busy()) return std::optional<file_stamp>{};
+        if (held.busy()) return std::optional<store_version>{};
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
         auto r = locked_update(change);
         if (!r) return r.error();
-        return std::optional<file_stamp>{*r};
+        return std::optional<store_version>{*r};
     }
 
     // For key_gateway's write-back (K14's credits, K15's lastUsedAt, K11's
@@ -496,26 +601,26 @@ public:
     // have returned (the jobs share nothing but what they read). By default,
     // on the calling thread, in order; key_gateway runs them at a lower CPU
     // priority.
-    keyhook::result<file_stamp> update_usage(const usage_change_fn& change, const runner_fn& run) override {
+    keyhook::result<store_version> update_usage(const usage_change_fn& change, const runner_fn& run) override {
         lock held(path_ + ".lock", true);
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
         return locked_update_usage(change, run);
     }
-    keyhook::result<std::optional<file_stamp>> try_update_usage(const usage_change_fn& change,
-                                                                const runner_fn& run) override {
+    keyhook::result<std::optional<store_version>> try_update_usage(const usage_change_fn& change,
+                                                                   const runner_fn& run) override {
         lock held(path_ + ".lock", false);
-        if (held.busy()) return std::optional<file_stamp>{};
+        if (held.busy()) return std::optional<store_version>{};
         if (!held.ok()) return io_error(path_ + ".lock", "cannot lock");
         auto r = locked_update_usage(change, run);
         if (!r) return r.error();
-        return std::optional<file_stamp>{*r};
+        return std::optional<store_version>{*r};
     }
 
     // The file as it is, read without the lock (a writer replaces it whole
     // by a rename, so this is one writer's version, never half of one), and
     // the stamp of the very file read. Unlike update, a missing file is an
     // error: a reader that serves the store needs one.
-    keyhook::result<file_stamp> current_stamp() const override {
+    keyhook::result<store_version> current_stamp() override {
         const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return io_error(path_, "cannot open");
         const auto stamp = stamp_of_fd(fd);
@@ -567,7 +672,7 @@ private:
     }
 
     // Under the lock: the version `before` names, from the cache or read.
-    keyhook::result<version> load(const file_stamp& before) {
+    keyhook::result<version> load(const store_version& before) {
         keyhook::result<version> v = version{};
         if (cache_ && before.exists && cache_->stamp == before)
             *v = std::move(cache_->kept);
@@ -577,7 +682,7 @@ private:
         return v;
     }
 
-    keyhook::result<file_stamp> locked_update(const change_fn& change) {
+    keyhook::result<store_version> locked_update(const change_fn& change) {
         const auto before = stamp_of(path_);
         auto v = load(before);
         if (!v) return v.error();
@@ -603,7 +708,7 @@ private:
         return after;
     }
 
-    keyhook::result<file_stamp> locked_update_usage(const usage_change_fn& change, const runner_fn& run) {
+    keyhook::result<store_version> locked_update_usage(const usage_change_fn& change, const runner_fn& run) {
         const auto before = stamp_of(path_);
         auto v = load(before);
         if (!v) return v.error();
@@ -679,11 +784,15 @@ private:
         return after;
     }
 
-    static file_stamp stamp_of_fd(int fd) {
+    static store_version stamp_of_fd(int fd) {
         struct stat st {};
         if (::fstat(fd, &st) != 0) return {};
-        return {true, st.st_dev, st.st_ino, st.st_size,
-                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
+        return {true,
+                st.st_dev,
+                st.st_ino,
+                st.st_size,
+                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+                0};
     }
 
     class lock {
@@ -802,7 +911,7 @@ private:
     }
 
     struct cached {
-        file_stamp stamp;
+        store_version stamp;
         version kept;
     };
 

@@ -9,10 +9,12 @@
 //   PATH                      a plain path keeps the meaning it always had:
 //                             SQLite for deliveries and replay ids, JSON
 //                             lines for keys
+// postgresql:// serves every program: deliveries, replay ids, and keys (one
+// key store for many gateways, postgres_key_store.hpp).
 // Any other "scheme:" before the first slash (mysql://x, file:x) is refused,
 // naming the accepted forms, and so is a form the program cannot use
-// (jsonl: for deliveries, sqlite: or postgresql: for keys). Write a plain
-// path whose first part holds a colon as ./PATH or sqlite:PATH.
+// (jsonl: for deliveries, sqlite: for keys). Write a plain path whose first
+// part holds a colon as ./PATH or sqlite:PATH.
 //
 // Printing: an address may hold a password (postgresql://user:PASSWORD@...).
 // No message, log line or health answer prints the address as given: each
@@ -31,6 +33,7 @@
 #pragma once
 
 #include <cctype>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -45,6 +48,7 @@
 #include "shared/sqlite_store.hpp"
 #endif
 #if KEYHOOK_EXAMPLES_HAVE_LIBPQ
+#include "shared/postgres_key_store.hpp"
 #include "shared/postgres_store.hpp"
 #endif
 
@@ -77,7 +81,8 @@ struct store_not_built : std::runtime_error {
 
 // The accepted forms for `use`, for usage errors and --help.
 inline std::string accepted_store_forms(store_use use) {
-    if (use == store_use::keys) return "jsonl:PATH or a plain PATH (a JSON-lines key file)";
+    if (use == store_use::keys)
+        return "jsonl:PATH or a plain PATH (a JSON-lines key file), or postgresql://... (also postgres://...)";
     return "sqlite:PATH or postgresql://... (also postgres://...), or a plain PATH (SQLite)";
 }
 
@@ -230,10 +235,11 @@ inline std::optional<store_address> parse_store_address(std::string_view text, s
               forms + " (a plain path with a colon in its first part: write ./PATH)";
         return std::nullopt;
     }
-    if (use == store_use::keys && a.kind != backend::jsonl) {
-        why = std::string("--store ") + (a.kind == backend::sqlite ? "sqlite:" : name + "://") +
-              ": the key store is a JSON-lines file only (keys on " +
-              (a.kind == backend::sqlite ? "SQLite" : "PostgreSQL") + " are not built); expected " + forms;
+    if (use == store_use::keys && a.kind == backend::sqlite) {
+        why =
+            "--store sqlite: the key store is a JSON-lines file or PostgreSQL (keys on SQLite are not built); "
+            "expected " +
+            forms;
         return std::nullopt;
     }
     if (use != store_use::keys && a.kind == backend::jsonl) {
@@ -344,9 +350,26 @@ inline std::unique_ptr<replay_id_store> open_replay_store(const store_address& a
 
 // key_admin's and key_gateway's key store (K11 to K18). Opening a JSON-lines
 // file reads nothing yet: a missing file is an empty store to a writer.
-inline std::unique_ptr<key_store::key_store> open_key_store(const store_address& a) {
-    if (a.kind != backend::jsonl) throw std::logic_error("a SQL store's address given for the key store");
-    return std::make_unique<key_store::jsonl_key_store>(a.target);
+// Opening a database connects and creates its tables on first use; each
+// statement then has `database_timeout` (key_gateway's is short, so a
+// database that stops answering makes it stale rather than stuck).
+inline std::unique_ptr<key_store::key_store> open_key_store(
+    const store_address& a, std::chrono::milliseconds database_timeout = std::chrono::seconds{30}) {
+    if (a.kind == backend::jsonl) return std::make_unique<key_store::jsonl_key_store>(a.target);
+    if (a.kind == backend::postgresql) {
+#if KEYHOOK_EXAMPLES_HAVE_LIBPQ
+        key_store::postgres_key_store::options o;
+        o.timeout = database_timeout;
+        o.scrub = [a](std::string text) { return opener_detail::scrubbed(std::move(text), a); };
+        return opener_detail::opened(a, [&]() -> std::unique_ptr<key_store::key_store> {
+            return std::make_unique<key_store::postgres_key_store>(a.target, a.shown, o);
+        });
+#else
+        (void)database_timeout;
+        opener_detail::not_built(a.kind);
+#endif
+    }
+    throw std::logic_error("a SQLite address given for the key store");
 }
 
 }  // namespace examples::store

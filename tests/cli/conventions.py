@@ -114,7 +114,7 @@ if NAME == "key_admin":
               help_text)
         for option in options:
             check(option in help_text, f"--help names {command}'s {option}")
-        check_help([command, "--help"], rf"usage: key_admin --store FILE {command} ", options, f"{command} --help")
+        check_help([command, "--help"], rf"usage: key_admin --store STORE {command} ", options, f"{command} --help")
 
 # --version
 r = run("--version")
@@ -146,7 +146,7 @@ if NAME == "key_admin":
         check(r.returncode == 2 and "create: --until TIME is required" in r.stderr,
               "create without --until: names the flag and its value", (r.returncode, r.stderr))
         r = run("list", "--format", "json")
-        check(r.returncode == 2 and "--store FILE is required" in r.stderr, "no --store: names it", r.stderr)
+        check(r.returncode == 2 and "--store STORE is required" in r.stderr, "no --store: names it", r.stderr)
         r = run("--store", store)
         check(r.returncode == 2 and "a command is required" in r.stderr, "no command: says so", r.stderr)
         r = run("--store", store, "show", "--id", "7d07d425-8c75-4e14-99ea-db7ed05a30e2")

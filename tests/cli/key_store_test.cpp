@@ -298,7 +298,7 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
     const auto path = dir + "/keys.jsonl";
     key_store::jsonl_key_store store(path);
     // A missing file is an empty store; a change that writes nothing leaves no file.
-    const auto none = store.update([](std::vector<key_store::entry>& e, const key_store::file_stamp& s) {
+    const auto none = store.update([](std::vector<key_store::entry>& e, const key_store::store_version& s) {
         CHECK(e.empty());
         CHECK_FALSE(s.exists);
         return false;
@@ -306,7 +306,7 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
     REQUIRE(none);
     CHECK_FALSE(none->exists);
     const auto k = make_key(random);
-    const auto written = store.update([&](std::vector<key_store::entry>& e, const key_store::file_stamp&) {
+    const auto written = store.update([&](std::vector<key_store::entry>& e, const key_store::store_version&) {
         e.push_back(k.entry);
         return true;
     });
@@ -321,7 +321,7 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
     REQUIRE(back->size() == 1);
     CHECK(back->front().record == k.entry.record);
     // Each write is a new file (a reader holding the old one keeps reading it whole).
-    const auto again = store.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; });
+    const auto again = store.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; });
     REQUIRE(again);
     CHECK(again->ino != written->ino);
     // A store that does not parse is reported with its path, and not written over.
@@ -329,7 +329,7 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
         std::ofstream out(path, std::ios::app);
         out << "{\"id\": 1}\n";
     }
-    const auto broken = store.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; });
+    const auto broken = store.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; });
     REQUIRE_FALSE(broken);
     CHECK(broken.error().path == path + ":2: id");
     CHECK(file_text(path).find("{\"id\": 1}") != std::string::npos);
@@ -367,7 +367,7 @@ TEST_CASE("K18: a write the reader would refuse is refused, and the store is lef
     test_support::seeded_random random{31};
     auto a = make_key(random);
     a.entry.tenant = "tenant-of-a";
-    REQUIRE(store.update([&](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+    REQUIRE(store.update([&](std::vector<key_store::entry>& es, const key_store::store_version&) {
         es.push_back(a.entry);
         return true;
     }));
@@ -377,7 +377,7 @@ TEST_CASE("K18: a write the reader would refuse is refused, and the store is lef
         auto b = make_key(random);
         b.entry.tenant = "tenant-of-b";
         b.entry.stored_key = a.entry.stored_key;
-        const auto r = store.update([&](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+        const auto r = store.update([&](std::vector<key_store::entry>& es, const key_store::store_version&) {
             es.push_back(b.entry);
             return true;
         });
@@ -388,7 +388,7 @@ TEST_CASE("K18: a write the reader would refuse is refused, and the store is lef
     SECTION("a second line with the same id") {
         auto b = make_key(random);
         b.entry.record.id = a.entry.record.id;
-        const auto r = store.update([&](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+        const auto r = store.update([&](std::vector<key_store::entry>& es, const key_store::store_version&) {
             es.push_back(b.entry);
             return true;
         });
@@ -433,7 +433,7 @@ TEST_CASE("K14, K17: try_update never waits for the lock; read_snapshot reads wi
     CHECK_FALSE(store.read_snapshot());
     CHECK_FALSE(store.current_stamp());
     const auto k = make_key(random);
-    REQUIRE(store.update([&](std::vector<key_store::entry>& e, const key_store::file_stamp&) {
+    REQUIRE(store.update([&](std::vector<key_store::entry>& e, const key_store::store_version&) {
         e.push_back(k.entry);
         return true;
     }));
@@ -442,7 +442,7 @@ TEST_CASE("K14, K17: try_update never waits for the lock; read_snapshot reads wi
     REQUIRE(held >= 0);
     REQUIRE(::flock(held, LOCK_EX) == 0);
     bool called = false;
-    const auto busy = store.try_update([&](std::vector<key_store::entry>&, const key_store::file_stamp&) {
+    const auto busy = store.try_update([&](std::vector<key_store::entry>&, const key_store::store_version&) {
         called = true;
         return true;
     });
@@ -457,7 +457,7 @@ TEST_CASE("K14, K17: try_update never waits for the lock; read_snapshot reads wi
     CHECK(snap->stamp == key_store::stamp_of(path));
     CHECK(*store.current_stamp() == snap->stamp);
     ::close(held);  // releases the lock
-    const auto done = store.try_update([&](std::vector<key_store::entry>&, const key_store::file_stamp&) {
+    const auto done = store.try_update([&](std::vector<key_store::entry>&, const key_store::store_version&) {
         called = true;
         return true;
     });
@@ -494,7 +494,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
                                      t1,          std::nullopt,    std::nullopt};
     };
     const auto merge = [](std::vector<key_store::write_back> changes) {
-        return [changes](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+        return [changes](std::vector<key_store::entry>& es, const key_store::store_version&) {
             return key_store::merge_write_backs(es, changes);
         };
     };
@@ -531,7 +531,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
 
     const auto before = file_text(path);
     SECTION("a change of id is refused") {
-        const auto r = store.update_usage([](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+        const auto r = store.update_usage([](std::vector<key_store::entry>& es, const key_store::store_version&) {
             es[1].record.id = es[0].record.id;
             return std::vector<std::size_t>{1};
         });
@@ -550,7 +550,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
         CHECK(file_text(path) == before);
     }
     SECTION("a line the reader would refuse is refused") {
-        const auto r = store.update_usage([](std::vector<key_store::entry>& es, const key_store::file_stamp&) {
+        const auto r = store.update_usage([](std::vector<key_store::entry>& es, const key_store::store_version&) {
             es[2].tenant.clear();
             return std::vector<std::size_t>{2};
         });
@@ -560,7 +560,7 @@ TEST_CASE("K18, K14: a usage write-back formats and checks only the changed line
     }
     SECTION("another writer's version is read again, and its lines kept") {
         key_store::jsonl_key_store admin(path);
-        REQUIRE(admin.update([](std::vector<key_store::entry>&, const key_store::file_stamp&) { return true; }));
+        REQUIRE(admin.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; }));
         const auto admin_lines = lines_of();
         REQUIRE(store.update_usage(merge({spend(a, 1)})));
         lines = lines_of();

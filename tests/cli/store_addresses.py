@@ -5,7 +5,7 @@ run as users run them (rules B6, K18):
   - an unknown scheme (mysql://, file:) is a usage error (exit 2) that names
     the accepted forms and prints of the address only its scheme;
   - a form the program cannot use (jsonl: for deliveries and replay ids,
-    sqlite: or postgresql:// for keys) is a usage error saying what it can use;
+    sqlite: for keys) is a usage error saying what it can use;
   - a password in a PostgreSQL address never appears on standard error, and a
     store that cannot be reached is named by its address without the password,
     in clean text (no literal \\x0a from libpq's trailing newline);
@@ -26,7 +26,8 @@ failures = 0
 ENV = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(b"a" * 32).decode(), "RECEIVER_KEY": "k" * 24}
 ENV.pop("PGPASSWORD", None)
 SQL_FORMS = "expected sqlite:PATH or postgresql://... (also postgres://...), or a plain PATH (SQLite)"
-KEY_FORMS = "expected jsonl:PATH or a plain PATH (a JSON-lines key file)"
+KEY_FORMS = ("expected jsonl:PATH or a plain PATH (a JSON-lines key file), or postgresql://... "
+             "(also postgres://...)")
 PASSWORD = "hunter2-Secret"
 
 
@@ -58,6 +59,8 @@ def run(store, work):
 keys = NAME in ("key_admin", "key_gateway")
 forms = KEY_FORMS if keys else SQL_FORMS
 with tempfile.TemporaryDirectory() as work:
+    with open(os.path.join(work, "routes.json"), "w") as f:
+        f.write('{"routes": [{"method": "*", "prefix": "/", "family": "Execute", "access": "read"}]}')
     for store in ("mysql://root:" + PASSWORD + "@db.internal/hooks", "file:" + PASSWORD + ".db",
                   "redis:" + PASSWORD):
         code, err = run(store, work)
@@ -66,28 +69,27 @@ with tempfile.TemporaryDirectory() as work:
               f"{NAME}: the refusal names the accepted forms", repr(err))
         check(PASSWORD not in err, "K18", f"{NAME}: the refused address is not echoed", repr(err))
 
-    unusable = (["sqlite:" + os.path.join(work, "k.db"), "postgresql://app:" + PASSWORD + "@127.0.0.1:9/keys"]
-                if keys else ["jsonl:" + os.path.join(work, "keys.jsonl")])
+    unusable = ["sqlite:" + os.path.join(work, "k.db")] if keys else ["jsonl:" + os.path.join(work, "keys.jsonl")]
     for store in unusable:
         code, err = run(store, work)
         check(code == 2 and forms in err, "B6", f"{NAME} --store {store.split(':')[0]}:...: refused, naming "
               "what it can use (exit 2)", f"{code} {err!r}")
         check(PASSWORD not in err, "K18", f"{NAME}: no password in the refusal", repr(err))
 
-    if not keys:
-        # Nothing listens on port 9: the store cannot be reached (exit 3 for
-        # webhook_deliver, 2 for webhook_receiver; 2 in a build without libpq).
-        for scheme in ("postgresql", "postgres"):
-            store = f"{scheme}://nobody:{PASSWORD}@127.0.0.1:9/none?connect_timeout=5&password={PASSWORD}x"
-            code, err = run(store, work)
-            check(code in (2, 3), "B6", f"{NAME} --store {scheme}://...: an unreachable store fails", f"{code}")
-            check(PASSWORD not in err, "K18", f"{NAME}: the password is on no line of standard error", repr(err))
-            if "libpq" not in err:  # built with libpq: the address as shown, the reason in clean text
-                check(f"{scheme}://nobody@127.0.0.1:9/none?connect_timeout=5&password=..." in err, "K18",
-                      f"{NAME}: the store is named without its password", repr(err))
-                lines = [l for l in err.splitlines() if not l.startswith(NAME + ": note:")]
-                check("\\x0a" not in err and len(lines) == 1, "B6",
-                      f"{NAME}: one clean line, no literal \\x0a", repr(err))
+    # Nothing listens on port 9: the store cannot be reached (exit 3 for
+    # webhook_deliver, key_admin and key_gateway, 2 for webhook_receiver; 2
+    # in a build without libpq).
+    for scheme in ("postgresql", "postgres"):
+        store = f"{scheme}://nobody:{PASSWORD}@127.0.0.1:9/none?connect_timeout=5&password={PASSWORD}x"
+        code, err = run(store, work)
+        check(code in (2, 3), "B6", f"{NAME} --store {scheme}://...: an unreachable store fails", f"{code}")
+        check(PASSWORD not in err, "K18", f"{NAME}: the password is on no line of standard error", repr(err))
+        if "libpq" not in err:  # built with libpq: the address as shown, the reason in clean text
+            check(f"{scheme}://nobody@127.0.0.1:9/none?connect_timeout=5&password=..." in err, "K18",
+                  f"{NAME}: the store is named without its password", repr(err))
+            lines = [l for l in err.splitlines() if not l.startswith(NAME + ": note:")]
+            check("\\x0a" not in err and len(lines) == 1, "B6",
+                  f"{NAME}: one clean line, no literal \\x0a", repr(err))
 
     if NAME == "webhook_receiver":
         # A plain path is SQLite for the replay table, as for webhook_deliver.

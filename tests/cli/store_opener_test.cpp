@@ -62,6 +62,13 @@ TEST_CASE("Store opener: each form names its backend; a plain path keeps its old
     CHECK(p.address->kind == backend::jsonl);
     CHECK(p.address->target == "/etc/keyhook/keys.jsonl");
     CHECK(p.address->shown == "jsonl:/etc/keyhook/keys.jsonl");
+    // K17: keys on PostgreSQL, one store for many gateways.
+    for (const char* uri : {"postgresql://app@db.internal:5432/keys", "postgres://app@db/keys"}) {
+        p = parse(uri, store_use::keys);
+        REQUIRE(p.address);
+        CHECK(p.address->kind == backend::postgresql);
+        CHECK(p.address->target == uri);
+    }
 }
 
 TEST_CASE("Store opener: an unknown scheme is refused, naming the accepted forms and only its scheme", "[B6]") {
@@ -78,7 +85,8 @@ TEST_CASE("Store opener: an unknown scheme is refused, naming the accepted forms
     CHECK_THAT(parse("mysql://x", store_use::deliveries).why, Catch::Contains("\"mysql:\""));
     CHECK_THAT(parse("mysql://x", store_use::deliveries).why,
                Catch::Contains("expected sqlite:PATH or postgresql://... (also postgres://...), or a plain PATH"));
-    CHECK_THAT(parse("mysql://x", store_use::keys).why, Catch::Contains("jsonl:PATH or a plain PATH"));
+    CHECK_THAT(parse("mysql://x", store_use::keys).why,
+               Catch::Contains("jsonl:PATH or a plain PATH (a JSON-lines key file), or postgresql://..."));
 }
 
 TEST_CASE("Store opener: a form the program cannot use is refused, saying what it can", "[B6][K18]") {
@@ -89,14 +97,15 @@ TEST_CASE("Store opener: a form the program cannot use is refused, saying what i
     p = parse("jsonl:keys.jsonl", store_use::replay_ids);
     CHECK_FALSE(p.address);
     CHECK_THAT(p.why, Catch::Contains("replay ids"));
-    p = parse("postgresql://app:hunter2@db/keys", store_use::keys);
-    CHECK_FALSE(p.address);
-    CHECK_THAT(p.why, Catch::Contains("keys on PostgreSQL are not built"));
-    CHECK_THAT(p.why, Catch::Contains("jsonl:PATH"));
-    CHECK_THAT(p.why, !Catch::Contains("hunter2"));
     p = parse("sqlite:keys.db", store_use::keys);
     CHECK_FALSE(p.address);
     CHECK_THAT(p.why, Catch::Contains("keys on SQLite are not built"));
+    CHECK_THAT(p.why, Catch::Contains("jsonl:PATH") && Catch::Contains("postgresql://"));
+    // The other side: a PostgreSQL address is a key store's (K17), shown without its password.
+    p = parse("postgresql://app:hunter2@db/keys", store_use::keys);
+    REQUIRE(p.address);
+    CHECK(p.address->shown == "postgresql://app@db/keys");
+    CHECK(p.address->has_password);
 }
 
 TEST_CASE("Store opener: empty and malformed addresses are usage errors", "[B6]") {

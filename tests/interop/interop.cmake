@@ -6,6 +6,15 @@
 #                      made by key_admin, every code to the client and the
 #                      key's identity to the upstream (O2), the log (O3):
 #                      when Python 3 and /usr/sbin/nginx are found
+#   interop.key_store_postgresql
+#                      the key_store contract over PostgreSQL (K17, K18), on a
+#                      server the test starts: when the server is installed
+#   interop.gateway_postgresql
+#                      three key_gateway processes on one PostgreSQL key store
+#                      behind nginx (K17, K18): a revocation in every gateway
+#                      within 1 s, failing closed while the database is down
+#                      and recovering after, racing key_admins: when the
+#                      server and nginx are installed (about 12 s)
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
@@ -120,6 +129,24 @@ if(Python3_Interpreter_FOUND)
     elseif(KEYHOOK_INTEROP)
         message(FATAL_ERROR "KEYHOOK_INTEROP=ON needs nginx for interop.gateway_nginx: "
                             "run scripts/install-deps.sh --interop")
+    endif()
+    # K17, K18: three key_gateway processes on one PostgreSQL key store behind
+    # nginx, key_admins racing, the database stopped and started (gateway_postgres.py).
+    if(TARGET key_admin AND TARGET key_gateway AND KEYHOOK_EXAMPLES_HAVE_LIBPQ AND EXISTS /usr/sbin/nginx
+       AND EXISTS /usr/lib/postgresql/15/bin/postgres)
+        add_test(NAME interop.gateway_postgresql
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_postgres.py" /usr/sbin/nginx
+                    $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
+        set_tests_properties(interop.gateway_postgresql PROPERTIES LABELS "interop;K17;K18;O2" TIMEOUT 120)
+    endif()
+    # K17, K18: the key_store contract (tests/cli/key_store_contract_test.cpp)
+    # over PostgreSQL, on a server the wrapper starts (tests/webhook_cli/with_postgresql.py).
+    if(TARGET keyhook_cli_tests AND KEYHOOK_EXAMPLES_HAVE_LIBPQ AND EXISTS /usr/lib/postgresql/15/bin/postgres)
+        add_test(NAME interop.key_store_postgresql
+            COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/webhook_cli/with_postgresql.py"
+                    $<TARGET_FILE:keyhook_cli_tests>
+                    "[key_store_contract]")
+        set_tests_properties(interop.key_store_postgresql PROPERTIES LABELS "interop;K17;K18" TIMEOUT 120)
     endif()
 else()
     message(STATUS "keyhook: interop.platform skipped (no Python 3)")
