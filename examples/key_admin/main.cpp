@@ -307,6 +307,20 @@ refusal in_flags(const std::vector<keyhook::error>& problems) {
     return out;
 }
 
+// P1 for --tenant, as K3 for --name: valid UTF-8, no control character, not
+// empty or only spaces, at most 128 characters. Checked before the store is
+// read or written, so the refusal names the flag (exit 1).
+constexpr std::size_t max_tenant_characters = 128;
+
+void check_tenant(const options& o) {
+    const auto* tenant = o.one("--tenant");
+    if (!tenant) return;
+    std::vector<keyhook::error> problems;
+    keyhook::detail::keys::check_text("--tenant", *tenant, 1, max_tenant_characters, keyhook::errc::invalid_value,
+                                      problems);
+    if (!problems.empty()) throw refused("--tenant", problems.front().message);
+}
+
 // Options whose values are read as time (examples/shared/time_option.hpp):
 // --from, and --until counted from --from when it is given, else from now.
 struct period_options {
@@ -590,6 +604,7 @@ std::string json_text(const nlohmann::ordered_json& j) {
 // ---- The commands.
 
 void create(const options& o, key_store::key_store& store, keyhook::timestamp at) {
+    check_tenant(o);
     const auto peppers = peppers_from_environment();
     const auto period = time_options(o, at);
     keyhook::key_request request;
@@ -763,6 +778,7 @@ std::string cell(const std::string& s) { return view::truncate_to_width(keyhook:
 
 void list(const options& o, key_store::key_store& store, keyhook::timestamp at) {
     const bool json = json_format(o);
+    check_tenant(o);
     const auto entries = value_or_fail(store.read());
     std::vector<const key_store::entry*> shown;
     for (const auto& e : entries)
