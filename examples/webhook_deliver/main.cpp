@@ -68,6 +68,8 @@
 //                  "RequestTimeStamp") and the store is worked until empty.
 //                  Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex
 //                  digits) when set, else under a key kept in the store.
+//                  Without --store too the ids are under that variable's
+//                  key when it is set; malformed, it is refused (2).
 // --work           works the store only; --until-empty stops once no
 //                  delivery is pending, else it polls for ever.
 // --lease S        how long a claimed delivery stays this worker's (default
@@ -103,8 +105,10 @@
 // --purge-before T reduces the deliveries that ended before T (of --tenant,
 //                  --webhook) to tombstones: their ids stay, so enqueueing
 //                  their events again adds nothing.
-// Times are T1's forms, on the workers' timeline (the wall clock unless
-// --time-scale).
+// Times (--since, --purge-before) take key_admin's forms
+// (shared/time_option.hpp): now, YYYY-MM-DD (00:00:00Z) or a T1 timestamp,
+// on the workers' timeline (the wall clock unless --time-scale): now is the
+// store's timeline's now.
 //
 // One JSON line per attempt on standard output:
 //   {"deliveryId", "tenant", "webhook" (its name within the tenant), "attempt" (from 1), "sentAt" (on the run's
@@ -118,7 +122,7 @@
 // webhooks of one name never share a row (docs/embedding.md).
 // Nothing of an authentication value or signing secret is printed.
 //
-// Every run ends with one line on standard output,
+// Every run that is not refused ends with one line on standard output,
 //   {"summary": {"delivered": N, "gaveUp": N, "disabled": N, "pending": N}}
 // the deliveries this run saw end each way (--list: of those listed) and
 // those pending in the store at its end (without --store: left unsent).
@@ -172,6 +176,7 @@
 #include "shared/dispatch_input.hpp"
 #include "shared/memory_store.hpp"
 #include "shared/store_opener.hpp"
+#include "shared/time_option.hpp"
 #include "worker.hpp"
 
 namespace {
@@ -230,7 +235,8 @@ struct arguments {
     action act = action::none;
     std::string resend_id;
     bool to_current_endpoint = false;
-    examples::store::delivery_filter filter;  // --status, --tenant, --webhook, --since, --purge-before
+    examples::store::delivery_filter filter;           // --status, --tenant, --webhook, --since, --purge-before
+    bool since_now = false, purge_before_now = false;  // "now": the store's timeline's, read when it is open
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -313,7 +319,8 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         ->type_name("W")
         ->default_str("every webhook")
         ->group(actions);
-    app.add_option("--since", since, "with --list and --recover: deliveries created at or after T0 (T1's forms)")
+    app.add_option("--since", since,
+                   "with --list and --recover: deliveries created at or after T0 (now, YYYY-MM-DD or a T1 timestamp)")
         ->type_name("T0")
         ->default_str("any time")
         ->group(actions);
@@ -332,7 +339,8 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     app.add_flag("--enable", enable, "with --tenant, --webhook: enable the disabled webhook, clearing its health")
         ->group(actions);
     app.add_option("--purge-before", purge_before,
-                   "reduce the deliveries that ended before T to tombstones (their ids kept)")
+                   "reduce the deliveries that ended before T to tombstones (their ids kept); now, YYYY-MM-DD "
+                   "or a T1 timestamp")
         ->type_name("T")
         ->group(actions);
     if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
@@ -420,8 +428,9 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
             return usage_error("--status: expected pending, delivered, gave_up or disabled, got " + quoted_input(text));
         args.filter.statuses.push_back(*s);
     }
+    // key_admin's forms (O5); "now" is resolved again on the store's timeline when it is open.
     const auto read_time = [](const char* option, const std::string& text) -> std::variant<keyhook::timestamp, int> {
-        auto t = keyhook::try_parse_timestamp(text);
+        auto t = examples::cli::parse_time(text, deliver::clock_now());
         if (!t) return usage_error(std::string(option) + ": " + t.error().message);
         return *t;
     };
@@ -429,11 +438,13 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         const auto t = read_time("--since", since);
         if (const int* status = std::get_if<int>(&t)) return *status;
         args.filter.created_since = std::get<keyhook::timestamp>(t);
+        args.since_now = examples::cli::lower(since) == "now";
     }
     if (given("--purge-before")) {
         const auto t = read_time("--purge-before", purge_before);
         if (const int* status = std::get_if<int>(&t)) return *status;
         args.filter.ended_before = std::get<keyhook::timestamp>(t);
+        args.purge_before_now = examples::cli::lower(purge_before) == "now";
     }
     if (args.act == action::resend && !keyhook::try_parse_delivery_id(args.resend_id))
         return usage_error("--resend: expected a delivery id (msg_ and 32 hex digits), got " +
@@ -463,7 +474,9 @@ std::atomic<bool> stop_requested{false};
 extern "C" void request_stop(int) { stop_requested.store(true); }
 
 // O5: an action on the store, its summary line and exit status.
-int run_action(const arguments& args, examples::store::delivery_store& store) {
+int run_action(arguments args, examples::store::delivery_store& store) {
+    if (args.since_now) args.filter.created_since = deliver::store_now(store);
+    if (args.purge_before_now) args.filter.ended_before = deliver::store_now(store);
     deliver::action_result r;
     switch (args.act) {
         case action::list: r = deliver::list_deliveries(store, args.filter); break;
@@ -476,7 +489,8 @@ int run_action(const arguments& args, examples::store::delivery_store& store) {
         case action::purge: r = deliver::purge(store, args.filter); break;
         case action::none: break;
     }
-    deliver::print_summary(r.counts, r.pending ? *r.pending : store.pending());
+    // A refused action (exit 1) prints no summary: it did nothing to count.
+    if (r.status == exit_ok) deliver::print_summary(r.counts, r.pending ? *r.pending : store.pending());
     return r.status;
 }
 
@@ -529,9 +543,10 @@ int main(int argc, char** argv) {
     std::string tenant;
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
-        const auto text = examples::read_input_text(file, {});
+        std::string why;
+        const auto text = examples::read_input_text(file, {}, &why);
         if (!text) {  // O1: input that cannot be had is bad input, as input that does not parse
-            std::cerr << "webhook_deliver: cannot read " << keyhook::quoted_input(*file, 256) << '\n';
+            std::cerr << "webhook_deliver: cannot read " << keyhook::quoted_input(*file, 256) << ": " << why << '\n';
             return exit_invalid;
         }
         const std::string source = examples::input_name(file);
@@ -558,6 +573,13 @@ int main(int argc, char** argv) {
                 std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
                 return exit_store;
             }
+        } else if (const auto key = deliver::delivery_id_key_from_environment()) {
+            // Without a store too, a malformed key is a usage error (O1), never ignored.
+            if (!*key) {
+                std::cerr << "webhook_deliver: " << key->error() << '\n';
+                return exit_usage;
+            }
+            options.id_key = **key;
         }
         // Dispatching and signing every event once up front checks every event
         // and secret before anything is sent.
