@@ -214,7 +214,8 @@ constexpr const char* description =
     "Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex digits) when set, else under a key kept in the store.\n"
     "On a store, an operator's actions (O5) queue ended deliveries again (--resend, --recover), enable a\n"
     "disabled webhook (--enable) and purge ended deliveries (--purge-before); they only queue: the\n"
-    "workers send. Every run ends with {\"summary\": {\"delivered\", \"gaveUp\", \"disabled\", \"pending\"}}.\n"
+    "workers send. Every run not refused ends with\n"
+    "{\"summary\": {\"delivered\", \"gaveUp\", \"disabled\", \"pending\"}}.\n"
     "Exit 4 when a delivery of this run ended without being delivered (it gave up, or its webhook was\n"
     "disabled). See docs/embedding.md and docs/retries.md.";
 
