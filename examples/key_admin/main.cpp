@@ -61,12 +61,14 @@
 // written (or the platform's random source failed).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -312,6 +314,67 @@ refusal in_flags(const std::vector<keyhook::error>& problems) {
         out.problems.emplace_back(flag, in_flag_words(e.message));
     }
     return out;
+}
+
+// P1 for --tenant, as K3 for --name: valid UTF-8, no control character (C0,
+// DEL, C1), not empty or only spaces, at most 128 characters. Checked before
+// the store is read or written, so the refusal names the flag (exit 1). A
+// small copy of K3's text rule: the library's own is not public API.
+constexpr std::size_t max_tenant_characters = 128;
+
+// The code points of `text`, or nullopt when it is not valid UTF-8 (overlong
+// forms, surrogates and values past U+10FFFF included).
+std::optional<std::vector<std::uint32_t>> code_points(std::string_view text) {
+    std::vector<std::uint32_t> out;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto b = static_cast<unsigned char>(text[i]);
+        std::size_t n = 0;
+        std::uint32_t cp = 0, least = 0;
+        if (b < 0x80) {
+            n = 1;
+            cp = b;
+        } else if ((b & 0xE0) == 0xC0) {
+            n = 2;
+            cp = b & 0x1Fu;
+            least = 0x80;
+        } else if ((b & 0xF0) == 0xE0) {
+            n = 3;
+            cp = b & 0x0Fu;
+            least = 0x800;
+        } else if ((b & 0xF8) == 0xF0) {
+            n = 4;
+            cp = b & 0x07u;
+            least = 0x10000;
+        } else {
+            return std::nullopt;
+        }
+        if (i + n > text.size()) return std::nullopt;
+        for (std::size_t k = 1; k < n; ++k) {
+            const auto c = static_cast<unsigned char>(text[i + k]);
+            if ((c & 0xC0) != 0x80) return std::nullopt;
+            cp = (cp << 6) | (c & 0x3Fu);
+        }
+        if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+        out.push_back(cp);
+        i += n;
+    }
+    return out;
+}
+
+void check_tenant(const options& o) {
+    const auto* tenant = o.one("--tenant");
+    if (!tenant) return;
+    const auto cps = code_points(*tenant);
+    if (!cps) throw refused("--tenant", "is not valid UTF-8");
+    for (std::size_t i = 0; i < cps->size(); ++i)
+        if ((*cps)[i] < 0x20 || ((*cps)[i] >= 0x7F && (*cps)[i] <= 0x9F))
+            throw refused("--tenant",
+                          "must not contain control characters, found one at character " + std::to_string(i + 1));
+    if (tenant->find_first_not_of(' ') == std::string::npos)
+        throw refused("--tenant", "must not be empty or only spaces");
+    if (cps->size() > max_tenant_characters)
+        throw refused("--tenant", "must be at most " + std::to_string(max_tenant_characters) + " characters, got " +
+                                      std::to_string(cps->size()));
 }
 
 // Options whose values are read as time (examples/shared/time_option.hpp):
@@ -597,6 +660,7 @@ std::string json_text(const nlohmann::ordered_json& j) {
 // ---- The commands.
 
 void create(const options& o, key_store::key_store& store, keyhook::timestamp at) {
+    check_tenant(o);
     const auto peppers = peppers_from_environment();
     const auto period = time_options(o, at);
     keyhook::key_request request;
@@ -770,6 +834,7 @@ std::string cell(const std::string& s) { return view::truncate_to_width(keyhook:
 
 void list(const options& o, key_store::key_store& store, keyhook::timestamp at) {
     const bool json = json_format(o);
+    check_tenant(o);
     const auto entries = value_or_fail(store.read());
     std::vector<const key_store::entry*> shown;
     for (const auto& e : entries)

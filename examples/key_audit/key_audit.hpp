@@ -33,6 +33,7 @@
 #include "keyhook/timestamps.hpp"
 #include "keyhook/key_list_request.hpp"
 #include "shared/cli.hpp"
+#include "shared/read_file.hpp"
 
 namespace key_audit {
 
@@ -541,12 +542,13 @@ inline constexpr std::string_view warning_marker = "!";
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
         source = "<stdin>";
     } else {
-        std::ifstream file(o.input, std::ios::binary);
-        if (!file) {
-            err << "key_audit: cannot open " << keyhook::quoted_input(o.input, 256) << '\n';
+        std::string why;
+        auto read = examples::cli::read_whole_file(o.input, why);
+        if (!read) {  // a directory included: refused by its read, never a library's exception
+            err << "key_audit: cannot read " << keyhook::quoted_input(o.input, 256) << ": " << why << '\n';
             return exit_bad_input;
         }
-        text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+        text = std::move(*read);
         source = keyhook::escape_text(o.input);  // P1: a file name is input too
     }
 

@@ -90,6 +90,7 @@
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/stored_key.hpp"
 #include "shared/cli.hpp"
+#include "shared/read_file.hpp"
 #include "shared/http_server.hpp"
 #include "shared/key_store.hpp"
 #include "shared/metrics.hpp"
@@ -607,6 +608,12 @@ public:
     bool wait_for_change(std::chrono::milliseconds max) { return store_->wait_for_change(max); }
     bool store_announces() const { return store_->shared(); }
 
+    // How many of the store's keys the last read left out, and why the first was.
+    std::pair<std::size_t, std::string> left_out() {
+        std::lock_guard<std::mutex> hold(mutex_);
+        return {left_out_, first_left_out_};
+    }
+
     // Whether the last failed read was the file system's (O1: exit 3 at
     // start), not the store's content (exit 1).
     bool last_read_failure_was_platform() const { return last_read_failure_was_platform_; }
@@ -624,7 +631,9 @@ private:
     struct loaded {
         std::unique_ptr<keyhook::key_index> index;
         key_table keys;
-        tenant_set tenants;  // the tenants of `keys`
+        tenant_set tenants;          // the tenants of `keys`
+        std::size_t left_out = 0;    // the store's keys the gateway cannot serve (a pepper it lacks, ...)
+        std::string first_left_out;  // why the first of them was left out
     };
     struct merge_result {
         bool found = false;
@@ -774,18 +783,24 @@ private:
     }
 
     static constexpr std::size_t batch = 256;
+    static constexpr std::size_t shown_left_out = 3;  // "key ID left out" lines per read; the rest counted
 
     // Off mutex_: a new index and key table from the store's entries, usage
     // as the store has it (install carries the gateway's over).
     loaded build(const std::vector<key_store::entry>& entries) const {
-        loaded out{std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{}), {}, {}};
+        loaded out{std::make_unique<keyhook::key_index>(keyhook::crypto::openssl_random{}), {}, {}, 0, {}};
         for (const auto& e : entries) {
             const auto digest = keyhook::crypto::try_parse_stored_digest(e.stored_key);
             if (!digest) continue;  // the store's reader checked it already
             const auto added =
                 keyhook::crypto::try_add_stored(*out.index, peppers_, e.tenant, e.record, *digest, permissions_);
             if (!added) {
-                log("key " + e.record.id.str() + " left out: " + added.error().what());
+                // O3: a few lines, then a count; a store of a million keys under
+                // another pepper must not flood the log.
+                if (out.left_out < shown_left_out)
+                    log("key " + e.record.id.str() + " left out: " + added.error().what());
+                if (out.left_out == 0) out.first_left_out = added.error().what();
+                ++out.left_out;
                 continue;
             }
             out.tenants.insert(e.tenant);
@@ -864,13 +879,19 @@ private:
                 keys_.swap(fresh->keys);
                 old.tenants.swap(tenants_);
                 tenants_.swap(fresh->tenants);
+                left_out_ = fresh->left_out;
+                first_left_out_ = fresh->first_left_out;
                 changed_ = std::move(changed);
             }
         }
         if (fresh) {
             const bool first = !loaded_;
             loaded_ = true;
-            log(std::string(first ? "store read: " : "store read again: ") + std::to_string(keys_.size()) + " keys");
+            const std::size_t left_out = fresh->left_out;
+            if (left_out > shown_left_out)
+                log("... and " + std::to_string(left_out - shown_left_out) + " more keys left out");
+            log(std::string(first ? "store read: " : "store read again: ") + std::to_string(key_count()) + " keys" +
+                (left_out ? " served, " + std::to_string(left_out) + " left out" : std::string()));
         }
     }
 
@@ -884,6 +905,8 @@ private:
     std::unique_ptr<keyhook::key_index> index_;
     key_table keys_;
     tenant_set tenants_;                // the tenants keys_ has (O3: only these are logged by name)
+    std::size_t left_out_ = 0;          // the store's keys the last read could not serve
+    std::string first_left_out_;        // why the first of them was left out
     std::vector<std::string> changed_;  // ids whose usage is not yet written, each once
     // The store's thread alone:
     key_store::store_version seen_;
@@ -904,11 +927,10 @@ private:
 };
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw keyhook::error{keyhook::errc::invalid_value, path, "cannot open"};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    std::string why;
+    auto text = examples::cli::read_whole_file(path, why);
+    if (!text) throw keyhook::error{keyhook::errc::invalid_value, path, "cannot read: " + why};
+    return std::move(*text);
 }
 
 }  // namespace
@@ -963,6 +985,18 @@ int main(int argc, char** argv) {
             close_lines();
             return state.last_read_failure_was_platform() ? cli::exit_failure : cli::exit_bad_input;
         }
+        // Keys the store holds but none can be served (a pepper KEYHOOK_PEPPERS
+        // lacks, most likely): the store's content refused at start (O1: exit 1).
+        const auto [left_out, why] = state.left_out();
+        if (state.key_count() == 0 && left_out > 0) {
+            log("the store's " + std::to_string(left_out) + " keys are all left out, none can be served (the first: " +
+                why + "); is KEYHOOK_PEPPERS the one key_admin wrote them with?");
+            close_lines();
+            return cli::exit_bad_input;
+        }
+        if (left_out > 0)
+            log("warning: " + std::to_string(left_out) + " of the store's keys are left out (the first: " + why +
+                "): calls with them are answered NOT_FOUND (401)");
         // Served, but every call would be NOT_FOUND: most likely the wrong file.
         if (state.key_count() == 0)
             log("warning: the store holds no keys: every call is answered NOT_FOUND (401) until key_admin adds one");

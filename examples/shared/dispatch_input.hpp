@@ -36,6 +36,7 @@
 #include "keyhook/notification.hpp"
 #include "keyhook/timestamps.hpp"
 #include "keyhook/webhook_json.hpp"
+#include "read_file.hpp"  // beside this file: included by relative path too
 
 namespace examples {
 
@@ -241,16 +242,16 @@ struct dispatch_input {
 }
 
 // The text of FILE, of standard input for "-", or `bundled` when no file is
-// given; nullopt when the file cannot be read.
-inline std::optional<std::string> read_input_text(const std::optional<std::string>& file, std::string_view bundled) {
+// given; nullopt when the file cannot be read (a directory included), with
+// `why` the system's reason when given.
+inline std::optional<std::string> read_input_text(const std::optional<std::string>& file, std::string_view bundled,
+                                                  std::string* why = nullptr) {
     if (!file) return std::string(bundled);
     if (*file == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    std::ifstream in(*file, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return std::nullopt;
-    return text.str();
+    std::string reason;
+    auto text = cli::read_whole_file(*file, reason);
+    if (!text && why) *why = reason;
+    return text;
 }
 
 // How error messages name the input.

@@ -68,6 +68,8 @@
 //                  "RequestTimeStamp") and the store is worked until empty.
 //                  Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex
 //                  digits) when set, else under a key kept in the store.
+//                  Without --store too the ids are under that variable's
+//                  key when it is set; malformed, it is refused (2).
 // --work           works the store only; --until-empty stops once no
 //                  delivery is pending, else it polls for ever, and rides
 //                  out a store that fails (O4): the failure said at most
@@ -118,8 +120,10 @@
 // --purge-before T reduces the deliveries that ended before T (of --tenant,
 //                  --webhook) to tombstones: their ids stay, so enqueueing
 //                  their events again adds nothing.
-// Times are T1's forms, on the workers' timeline (the wall clock unless
-// --time-scale).
+// Times (--since, --purge-before) take key_admin's forms
+// (shared/time_option.hpp): now, YYYY-MM-DD (00:00:00Z) or a T1 timestamp,
+// on the workers' timeline (the wall clock unless --time-scale): now is the
+// store's timeline's now.
 //
 // One JSON line per attempt on standard output:
 //   {"deliveryId", "tenant", "webhook" (its name within the tenant), "attempt" (from 1), "sentAt" (on the run's
@@ -133,7 +137,7 @@
 // webhooks of one name never share a row (docs/embedding.md).
 // Nothing of an authentication value or signing secret is printed.
 //
-// Every run ends with one line on standard output,
+// Every run that is not refused ends with one line on standard output,
 //   {"summary": {"delivered": N, "gaveUp": N, "disabled": N, "pending": N}}
 // the deliveries this run saw end each way (--list: of those listed) and
 // those pending in the store at its end (without --store: left unsent).
@@ -188,6 +192,7 @@
 #include "shared/memory_store.hpp"
 #include "shared/metrics.hpp"
 #include "shared/store_opener.hpp"
+#include "shared/time_option.hpp"
 #include "worker.hpp"
 
 namespace {
@@ -225,7 +230,8 @@ constexpr const char* description =
     "Ids are H12's under KEYHOOK_DELIVERY_ID_KEY (32 hex digits) when set, else under a key kept in the store.\n"
     "On a store, an operator's actions (O5) queue ended deliveries again (--resend, --recover), enable a\n"
     "disabled webhook (--enable) and purge ended deliveries (--purge-before); they only queue: the\n"
-    "workers send. Every run ends with {\"summary\": {\"delivered\", \"gaveUp\", \"disabled\", \"pending\"}}.\n"
+    "workers send. Every run not refused ends with\n"
+    "{\"summary\": {\"delivered\", \"gaveUp\", \"disabled\", \"pending\"}}.\n"
     "Exit 4 when a delivery of this run ended without being delivered (it gave up, or its webhook was\n"
     "disabled). See docs/embedding.md and docs/retries.md.";
 
@@ -249,6 +255,7 @@ struct arguments {
     examples::store::delivery_filter filter;                   // --status, --tenant, --webhook, --since, --purge-before
     std::optional<examples::metrics::listen_address> metrics;  // --metrics-listen (O4), with --work
     std::string metrics_text;                                  // as given, for messages
+    bool since_now = false, purge_before_now = false;          // "now": the store's timeline's, read when it is open
 };
 
 std::optional<double> parse_non_negative(std::string_view text) {
@@ -337,7 +344,8 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         ->type_name("W")
         ->default_str("every webhook")
         ->group(actions);
-    app.add_option("--since", since, "with --list and --recover: deliveries created at or after T0 (T1's forms)")
+    app.add_option("--since", since,
+                   "with --list and --recover: deliveries created at or after T0 (now, YYYY-MM-DD or a T1 timestamp)")
         ->type_name("T0")
         ->default_str("any time")
         ->group(actions);
@@ -356,7 +364,8 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
     app.add_flag("--enable", enable, "with --tenant, --webhook: enable the disabled webhook, clearing its health")
         ->group(actions);
     app.add_option("--purge-before", purge_before,
-                   "reduce the deliveries that ended before T to tombstones (their ids kept)")
+                   "reduce the deliveries that ended before T to tombstones (their ids kept); now, YYYY-MM-DD "
+                   "or a T1 timestamp")
         ->type_name("T")
         ->group(actions);
     if (const auto status = examples::cli::parse(app, program, argc, argv)) return *status;
@@ -454,8 +463,9 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
             return usage_error("--status: expected pending, delivered, gave_up or disabled, got " + quoted_input(text));
         args.filter.statuses.push_back(*s);
     }
+    // key_admin's forms (O5); "now" is resolved again on the store's timeline when it is open.
     const auto read_time = [](const char* option, const std::string& text) -> std::variant<keyhook::timestamp, int> {
-        auto t = keyhook::try_parse_timestamp(text);
+        auto t = examples::cli::parse_time(text, deliver::clock_now());
         if (!t) return usage_error(std::string(option) + ": " + t.error().message);
         return *t;
     };
@@ -463,11 +473,13 @@ std::variant<arguments, int> parse_arguments(int argc, char** argv) {
         const auto t = read_time("--since", since);
         if (const int* status = std::get_if<int>(&t)) return *status;
         args.filter.created_since = std::get<keyhook::timestamp>(t);
+        args.since_now = examples::cli::lower(since) == "now";
     }
     if (given("--purge-before")) {
         const auto t = read_time("--purge-before", purge_before);
         if (const int* status = std::get_if<int>(&t)) return *status;
         args.filter.ended_before = std::get<keyhook::timestamp>(t);
+        args.purge_before_now = examples::cli::lower(purge_before) == "now";
     }
     if (args.act == action::resend && !keyhook::try_parse_delivery_id(args.resend_id))
         return usage_error("--resend: expected a delivery id (msg_ and 32 hex digits), got " +
@@ -503,7 +515,9 @@ extern "C" void request_stop(int) {
 }
 
 // O5: an action on the store, its summary line and exit status.
-int run_action(const arguments& args, examples::store::delivery_store& store) {
+int run_action(arguments args, examples::store::delivery_store& store) {
+    if (args.since_now) args.filter.created_since = deliver::store_now(store);
+    if (args.purge_before_now) args.filter.ended_before = deliver::store_now(store);
     deliver::action_result r;
     switch (args.act) {
         case action::list: r = deliver::list_deliveries(store, args.filter); break;
@@ -516,7 +530,8 @@ int run_action(const arguments& args, examples::store::delivery_store& store) {
         case action::purge: r = deliver::purge(store, args.filter); break;
         case action::none: break;
     }
-    deliver::print_summary(r.counts, r.pending ? *r.pending : store.pending());
+    // A refused action (exit 1) prints no summary: it did nothing to count.
+    if (r.status == exit_ok) deliver::print_summary(r.counts, r.pending ? *r.pending : store.pending());
     return r.status;
 }
 
@@ -569,9 +584,10 @@ int main(int argc, char** argv) {
     std::string tenant;
     if (!args->work) {
         const std::optional<std::string> file = args->file.value_or("-");
-        const auto text = examples::read_input_text(file, {});
+        std::string why;
+        const auto text = examples::read_input_text(file, {}, &why);
         if (!text) {  // O1: input that cannot be had is bad input, as input that does not parse
-            std::cerr << "webhook_deliver: cannot read " << keyhook::quoted_input(*file, 256) << '\n';
+            std::cerr << "webhook_deliver: cannot read " << keyhook::quoted_input(*file, 256) << ": " << why << '\n';
             return exit_invalid;
         }
         const std::string source = examples::input_name(file);
@@ -598,6 +614,13 @@ int main(int argc, char** argv) {
                 std::cerr << "webhook_deliver: " << keyhook::escape_text(e.what()) << '\n';
                 return exit_store;
             }
+        } else if (const auto key = deliver::delivery_id_key_from_environment()) {
+            // Without a store too, a malformed key is a usage error (O1), never ignored.
+            if (!*key) {
+                std::cerr << "webhook_deliver: " << key->error() << '\n';
+                return exit_usage;
+            }
+            options.id_key = **key;
         }
         // Dispatching and signing every event once up front checks every event
         // and secret before anything is sent.

@@ -70,12 +70,20 @@ namespace deliver {
 // store's own, made at random by the first enqueue and kept in the store, so
 // that enqueueing a file again finds the same ids. Errors say what is wrong,
 // never the key.
+// KEYHOOK_DELIVERY_ID_KEY when set (with a store or without): nullopt when
+// unset, else the key or what is wrong with it (O1: a usage error).
+inline std::optional<keyhook::result<keyhook::delivery_id_key>> delivery_id_key_from_environment() {
+    const char* env = std::getenv("KEYHOOK_DELIVERY_ID_KEY");
+    if (!env) return std::nullopt;
+    auto key = keyhook::delivery_id_key::try_from_hex(env);
+    if (!key)
+        return keyhook::result<keyhook::delivery_id_key>{
+            keyhook::error{key.error().code, "KEYHOOK_DELIVERY_ID_KEY", key.error().message}};
+    return key;
+}
+
 inline keyhook::result<keyhook::delivery_id_key> delivery_id_key_for(examples::store::delivery_store& store) {
-    if (const char* env = std::getenv("KEYHOOK_DELIVERY_ID_KEY")) {
-        auto key = keyhook::delivery_id_key::try_from_hex(env);
-        if (!key) return keyhook::error{key.error().code, "KEYHOOK_DELIVERY_ID_KEY", key.error().message};
-        return key;
-    }
+    if (auto key = delivery_id_key_from_environment()) return *key;
     unsigned char random[keyhook::delivery_id_key::size];
     keyhook::crypto::openssl_random{}(random, sizeof random);
     static constexpr char hex[] = "0123456789abcdef";

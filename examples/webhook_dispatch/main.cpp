@@ -127,9 +127,10 @@ int main(int argc, char** argv) {
     const auto parsed = parse_arguments(argc, argv);
     if (const int* status = std::get_if<int>(&parsed)) return *status;
     const auto* args = &std::get<arguments>(parsed);
-    const auto text = examples::read_input_text(args->file, webhook_dispatch::bundled_sample);
+    std::string why;
+    const auto text = examples::read_input_text(args->file, webhook_dispatch::bundled_sample, &why);
     if (!text) {  // O1: input that cannot be had is bad input, as input that does not parse
-        std::cerr << "webhook_dispatch: cannot read " << keyhook::quoted_input(*args->file, 256) << '\n';
+        std::cerr << "webhook_dispatch: cannot read " << keyhook::quoted_input(*args->file, 256) << ": " << why << '\n';
         return exit_invalid;
     }
     const std::string source = examples::input_name(args->file);

@@ -35,6 +35,7 @@
 #include "keyhook/receiving.hpp"
 #include "serve.hpp"
 #include "shared/cli.hpp"
+#include "shared/read_file.hpp"
 #include "shared/metrics.hpp"
 
 namespace {
@@ -229,12 +230,13 @@ int main(int argc, char** argv) {
     if (path == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {  // O1: input that cannot be had is bad input, as input that does not parse
-            std::cerr << "webhook_receiver: cannot read " << keyhook::quoted_input(path, 256) << '\n';
+        std::string why;
+        auto read = examples::cli::read_whole_file(path, why);
+        if (!read) {  // O1: input that cannot be had is bad input, as input that does not parse
+            std::cerr << "webhook_receiver: cannot read " << keyhook::quoted_input(path, 256) << ": " << why << '\n';
             return exit_refused;
         }
-        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        text = std::move(*read);
     }
 
     const auto request = read_request(text);

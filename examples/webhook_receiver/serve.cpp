@@ -575,6 +575,10 @@ int run_listen_mode(const listen_arguments& args) {
         s.metrics = metrics::parse_listen_address(*args.metrics_listen);
         if (!s.metrics)
             return usage("--metrics-listen: expected HOST:PORT, got " + keyhook::quoted_input(*args.metrics_listen));
+        // O1: one address for both cannot listen twice; said as the usage error it is.
+        if (s.metrics->port != 0 && s.metrics->host == s.host && s.metrics->port == s.port)
+            return usage("--metrics-listen: " + keyhook::quoted_input(*args.metrics_listen) +
+                         " is --listen's address too; give the metrics their own port");
     }
     const char* key_text = std::getenv(key_env.c_str());
     if (key_text == nullptr || *key_text == '\0')
@@ -594,10 +598,18 @@ int run_listen_mode(const listen_arguments& args) {
         }
         // Space-separated whsec_ and whpk_ keys; the library's message quotes no key material.
         auto parsed = keyhook::crypto::try_parse_verification_keys(secrets);
-        if (!parsed)
-            return usage(parsed.error().code == keyhook::errc::missing_member
-                             ? std::string("KEYHOOK_SIGNING_SECRET is set but holds no key")
-                             : "KEYHOOK_SIGNING_SECRET, " + parsed.error().path + ": " + parsed.error().message);
+        if (!parsed) {
+            if (parsed.error().code == keyhook::errc::missing_member)
+                return usage("KEYHOOK_SIGNING_SECRET is set but holds no key");
+            // The library's path ("signing_keys[1]") in the variable's words: its key 2.
+            std::string where;
+            const auto& path = parsed.error().path;
+            if (const auto open = path.find('['); open != std::string::npos) {
+                const auto index = std::strtoul(path.c_str() + open + 1, nullptr, 10);
+                where = ", its key " + std::to_string(index + 1) + " (of the space-separated list)";
+            }
+            return usage("KEYHOOK_SIGNING_SECRET" + where + ": " + parsed.error().message);
+        }
         s.signing = std::move(*parsed);
     }
     if (const char* stop = std::getenv("KEYHOOK_RECEIVER_TEST_STOP_BEFORE_WRITE")) s.stop_before_write = *stop == '1';

@@ -231,6 +231,43 @@ if NAME == "webhook_deliver":
             r = run("--store", store, "--enable", "--tenant", "a", "--webhook", "w")
             check(r.returncode == 1 and "has no webhook" in r.stderr, "--enable of an unknown webhook: exit 1",
                   (r.returncode, r.stderr))
+            # O5: --since and --purge-before take key_admin's time forms (now, a date, a timestamp).
+            for args in (["--list", "--since", "now"], ["--list", "--since", "2026-01-01"],
+                         ["--list", "--since", "2026-01-01T00:00:00Z"], ["--purge-before", "NOW"],
+                         ["--purge-before", "2020-02-29"]):
+                r = run("--store", store, *args)
+                check(r.returncode == 0 and '{"summary":' in r.stdout, f"{' '.join(args)}: taken",
+                      (r.returncode, r.stdout, r.stderr))
+            r = run("--store", store, "--purge-before", "2025-02-29")
+            check(r.returncode == 2 and "--purge-before" in r.stderr and "not a day of the calendar" in r.stderr,
+                  "--purge-before 2025-02-29: a usage error naming the flag", (r.returncode, r.stderr))
+            # O5: a refused action prints no summary (nothing was done to count).
+            check(r.stdout == "", "--enable of an unknown webhook: no summary line", r.stdout)
+            r = run("--store", store, "--resend", id_)
+            check(r.returncode == 1 and r.stdout == "", "--resend of an unknown id: exit 1, no summary line",
+                  (r.returncode, r.stdout, r.stderr))
+            r = run("--store", store, "--recover", "--tenant", "a", "--webhook", "w", "--since", "2020-01-01T00:00:00Z")
+            check(r.returncode in (0, 1) and (r.returncode == 1) == (r.stdout == ""),
+                  "--recover: a summary line exactly when not refused", (r.returncode, r.stdout, r.stderr))
+    # H12, O1: a malformed KEYHOOK_DELIVERY_ID_KEY is a usage error without --store too, never ignored.
+    sample = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "webhook_dispatch",
+                          "sample.json")
+    with open(sample) as f:
+        document = json.load(f)
+    document["tenant"]["webhooksEnabled"] = False  # H4: nothing is sent
+    with tempfile.TemporaryDirectory() as work:
+        quiet = os.path.join(work, "quiet.json")
+        with open(quiet, "w") as f:
+            json.dump(document, f)
+        for bad in ("zz", "0" * 31, "g" * 32):
+            r = run("--allow-local", quiet, env={"KEYHOOK_DELIVERY_ID_KEY": bad})
+            check(r.returncode == 2 and "KEYHOOK_DELIVERY_ID_KEY" in r.stderr and r.stdout == "" and
+                  (len(bad) < 4 or bad not in r.stderr),
+                  f"KEYHOOK_DELIVERY_ID_KEY {bad[:8]!r} without --store: exit 2, named, not echoed",
+                  (r.returncode, r.stdout, r.stderr))
+        r = run("--allow-local", quiet, env={"KEYHOOK_DELIVERY_ID_KEY": "0123456789abcdef" * 2})
+        check(r.returncode == 0 and r.stdout.startswith('{"summary":'),
+              "a well-formed KEYHOOK_DELIVERY_ID_KEY without --store: taken", (r.returncode, r.stdout, r.stderr))
 
 if NAME == "key_gateway":
     with tempfile.TemporaryDirectory() as work:
@@ -272,5 +309,45 @@ if NAME == "webhook_receiver":
     r = run("--log", "json", env={"KEYHOOK_RECEIVER_KEY": "a-key-of-some-length"})
     check(r.returncode == 2 and "--log goes with --listen" in r.stderr, "--log without --listen: refused",
           (r.returncode, r.stderr))
+    env = {"KEYHOOK_RECEIVER_KEY": "the-receiver-key-1234567890"}
+    # O1: a malformed KEYHOOK_SIGNING_SECRET is named by the variable, never by a C++ identifier.
+    for secrets in ("bad", "whsec_" + base64.b64encode(b"k" * 32).decode() + " bad"):
+        r = run("--listen", "127.0.0.1:0", env={**env, "KEYHOOK_SIGNING_SECRET": secrets})
+        check(r.returncode == 2 and r.stderr.startswith("webhook_receiver: KEYHOOK_SIGNING_SECRET") and
+              "signing_keys" not in r.stderr and "[" not in r.stderr.splitlines()[0],
+              f"KEYHOOK_SIGNING_SECRET {secrets[-3:]!r}: a usage error naming the variable only",
+              (r.returncode, r.stderr))
+    # O1, O4: --metrics-listen on --listen's own address is a usage error (2), before anything listens.
+    r = run("--listen", "127.0.0.1:47211", "--metrics-listen", "127.0.0.1:47211", env=env)
+    check(r.returncode == 2 and "--metrics-listen" in r.stderr and r.stdout == "",
+          "--metrics-listen on --listen's address: exit 2 naming it", (r.returncode, r.stderr))
+
+# O1: a directory named as an input file is a file that cannot be read: exit 1,
+# said so with the system's reason, never a parse of nothing or a library's exception.
+with tempfile.TemporaryDirectory() as work:
+    adir = os.path.join(work, "adir")
+    os.mkdir(adir)
+    routes = os.path.join(work, "routes")
+    os.mkdir(routes)
+    directory_runs = {
+        "key_audit": ([adir], {}),
+        "webhook_dispatch": ([adir], {}),
+        "webhook_deliver": (["--allow-local", adir], {}),
+        "webhook_receiver": ([adir], {"KEYHOOK_RECEIVER_KEY": "the-receiver-key-1234567890"}),
+        "key_gateway": (["--listen", "127.0.0.1:0", "--store", os.path.join(work, "keys.jsonl"), "--routes", routes,
+                         "--proxy", "nginx", "--trusted-proxy", "127.0.0.1/32"], {"KEYHOOK_PEPPERS": PEPPERS}),
+    }
+    if NAME in directory_runs:
+        args, env = directory_runs[NAME]
+        r = run(*args, env=env)
+        check(r.returncode == 1 and r.stdout == "" and "Is a directory" in r.stderr and "cannot read" in r.stderr and
+              "syntax error" not in r.stderr and "basic_filebuf" not in r.stderr,
+              "a directory as the input file: exit 1, cannot read it (Is a directory)", (r.returncode, r.stderr))
+    if NAME == "key_gateway":
+        r = run("--listen", "127.0.0.1:0", "--store", os.path.join(work, "keys.jsonl"), "--routes",
+                os.path.join(work, "no-routes.json"), "--proxy", "nginx", "--trusted-proxy", "127.0.0.1/32",
+                env={"KEYHOOK_PEPPERS": PEPPERS})
+        check(r.returncode == 1 and "no-routes.json" in r.stderr and "No such file or directory" in r.stderr,
+              "a missing routes file: exit 1, with the system's reason", (r.returncode, r.stderr))
 
 sys.exit(min(failures, 100))

@@ -40,6 +40,11 @@
   errors [O1 K8]  a battery of refused commands: each names its flag and
              no C++ or library name (::, api_key, std::, activeFrom,
              expireAt, limited_credits, deletion_confirmation).
+  text_flags [P1 O1]  every text flag given bytes that are not UTF-8, a
+             control character or nothing: exit 1 or 2 naming the flag,
+             escaped, never 3 nor a library exception; --tenant is checked
+             up front as --name is (empty, only spaces, control characters,
+             over 128 characters: exit 1 naming --tenant, the store unread).
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Waits are on conditions, never on sleeps.
@@ -623,6 +628,75 @@ def section_errors():
               r.stderr)
         check("short-key" not in r.stderr, "M3", f"{' '.join(args)}: no key shown")
     check(s.bytes() == before, "O1", "no refused command wrote anything")
+    s.done()
+
+
+def section_text_flags():
+    """P1 O1: every text flag given bytes that are not UTF-8, a control
+    character or nothing is refused with exit 1 or 2 naming the flag (escaped),
+    never exit 3 or a library's exception; --tenant as --name (exit 1)."""
+    s = Store("text-flags")
+    a = created(s.create("acme"), "a key")
+    if a is None:
+        return
+    before = s.bytes()
+
+    def run(*args):
+        return subprocess.run([KEY_ADMIN, "--store", s.path, *args], env=s.environment({}), capture_output=True,
+                              text=True, errors="surrogateescape")
+
+    # The tenant is checked before the store is touched, as K3's name is.
+    for tenant, why in (("a\udcffb", "--tenant: is not valid UTF-8"), ("", "--tenant: must not be empty"),
+                        ("  ", "--tenant: must not be empty"),
+                        ("a\x1bb", "--tenant: must not contain control characters"),
+                        ("a\u0085b", "--tenant: must not contain control characters"),
+                        ("t" * 129, "--tenant: must be at most 128 characters")):
+        for args in (("create", "--tenant", tenant, "--name", "ok", "--from", "now", "--until", "+1d", "--group",
+                      "user:pf"), ("list", "--tenant", tenant)):
+            r = run(*args)
+            check(r.returncode == 1 and r.stdout == "" and r.stderr.startswith("key_admin: " + why), "P1",
+                  f"{args[0]} --tenant {tenant[:12]!r}: exit 1 naming --tenant", (r.returncode, r.stderr[:200]))
+            check("line:" not in r.stderr and "json.exception" not in r.stderr, "O1",
+                  f"{args[0]} --tenant {tenant[:12]!r}: no store line, no library exception", r.stderr[:200])
+    r = run("create", "--tenant", "t" * 128, "--name", "ok", "--from", "now", "--until", "+1d", "--group", "user:pf")
+    check(r.returncode == 0, "P1", "--tenant of 128 characters is taken", (r.returncode, r.stderr[:200]))
+    r = run("create", "--tenant", "caf\u00e9 \u2603", "--name", "ok", "--from", "now", "--until", "+1d", "--group",
+            "user:pf")
+    check(r.returncode == 0, "P1", "--tenant in UTF-8 beyond ASCII is taken", (r.returncode, r.stderr[:200]))
+    after = s.bytes()
+
+    base = ("create", "--tenant", "acme", "--name", "n", "--from", "now", "--until", "+1d", "--group", "user:pf")
+    for bad in ("a\udcffb", "a\x1bb", ""):
+        cases = [
+            ("--name", ("create", "--tenant", "acme", "--name", bad, "--from", "now", "--until", "+1d", "--group",
+                        "user:pf")),
+            ("--description", (*base, "--description", bad)),
+            ("--group", ("create", "--tenant", "acme", "--name", "n", "--from", "now", "--until", "+1d", "--group",
+                         bad)),
+            ("--from", ("create", "--tenant", "acme", "--name", "n", "--from", bad, "--until", "+1d", "--group",
+                        "user:pf")),
+            ("--until", ("create", "--tenant", "acme", "--name", "n", "--from", "now", "--until", bad, "--group",
+                         "user:pf")),
+            ("--allow", (*base, "--allow", bad)),
+            ("--rate", (*base, "--rate", bad)),
+            ("--burst", (*base, "--rate", "5/1", "--burst", bad)),
+            ("--credits", (*base, "--credits", bad)),
+            ("--refill", (*base, "--credits", "5", "--refill", bad)),
+            ("--own-key-env", (*base, "--own-key-env", bad)),
+            ("--id", ("show", "--id", bad)),
+            ("--id", ("update", "--id", bad, "--name", "x")),
+            ("--name", ("update", "--id", a["id"], "--name", bad)),
+            ("--format", ("list", "--format", bad)),
+        ]
+        if bad == "":
+            cases = [c for c in cases if c[0] not in ("--description",)]  # empty: no description, taken
+        for flag, args in cases:
+            r = run(*args)
+            check(r.returncode in (1, 2) and r.stdout == "" and flag in r.stderr, "O1",
+                  f"{flag} {bad!r}: exit 1 or 2 naming the flag", (r.returncode, r.stderr[:200]))
+            check("json.exception" not in r.stderr and "\udcff" not in r.stderr and UNSAFE.search(r.stderr) is None,
+                  "P1", f"{flag} {bad!r}: the text escaped, no library exception", r.stderr[:200])
+    check(s.bytes() == after and after.startswith(before), "O1", "no refused command wrote anything")
     s.done()
 
 

@@ -34,6 +34,13 @@ key_admin), several steps each.
         codes (NOT_FOUND without a key, FORBIDDEN with a valid one) and one
         report a second with the count. Standard error a pipe nobody reads:
         every call is still answered, and SIGTERM still ends the gateway (0).
+  peppers [K11 O1 O3]  a store whose keys are under a pepper KEYHOOK_PEPPERS
+        lacks: when none of its keys can be served the gateway does not
+        start (exit 1, a store refused at start), saying how many keys are
+        left out and why, never that the store holds no keys; a few "key ID
+        left out" lines, then a count, however many keys there are. When
+        some can be served it starts, says how many are left out, and serves
+        the others.
 
 Every check prints "ok" or "FAIL" with its rule; the exit status is the
 number of failures (capped). Waits are on conditions, never on sleeps.
@@ -44,7 +51,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from waits import BOUND, exit_status, stop, wait_until  # noqa: E402
 
 KEY_ADMIN, KEY_GATEWAY = sys.argv[1:3]
-SECTIONS = sys.argv[3:] or ["lock", "kill", "stale", "log"]
+SECTIONS = sys.argv[3:] or ["lock", "kill", "stale", "log", "peppers"]
 ENV = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(b"a" * 32).decode()}
 ENV.pop("KEY_STORE_TEST_STOP_BEFORE_RENAME", None)
 failures = 0
@@ -423,7 +430,45 @@ def section_log():
     s.done()
 
 
+def section_peppers():
+    other = {**ENV, "KEYHOOK_PEPPERS": "p2:" + base64.b64encode(b"b" * 32).decode()}
+    s = Setup("peppers")
+    for _ in range(8):
+        s.create()
+    p = subprocess.run([KEY_GATEWAY, "--listen", "127.0.0.1:0", "--store", s.store, "--routes", s.routes, "--proxy",
+                        "traefik", "--trusted-proxy", "127.0.0.1/32"], env=other, capture_output=True, text=True,
+                       timeout=BOUND)
+    lines = p.stderr.splitlines()
+    per_key = [line for line in lines if re.search(r"key [0-9a-f-]+ left out", line)]
+    check(p.returncode == 1 and p.stdout == "", "O1", "no key under a known pepper: not started, exit 1",
+          (p.returncode, p.stdout, p.stderr))
+    check(len(per_key) == 3 and any("and 5 more keys left out" in line for line in lines), "O3",
+          "three per-key lines, then the count of the rest", lines)
+    check(any("8 keys are all left out" in line and "KEYHOOK_PEPPERS" in line and "p1" in line for line in lines),
+          "K11", "the refusal counts the keys left out and names the pepper missing", lines)
+    check(not any("holds no keys" in line for line in lines), "O3", "never says the store holds no keys", lines)
+
+    # Some keys served: started, the others counted.
+    s.create()  # nine keys under p1
+    # key_admin with both (p2 the current one): it checks the new key against every stored one (K18).
+    both = {**ENV, "KEYHOOK_PEPPERS": other["KEYHOOK_PEPPERS"] + " " + ENV["KEYHOOK_PEPPERS"]}
+    made = subprocess.run([KEY_ADMIN, "--store", s.store, "create", "--tenant", "acme", "--name", "other", "--from",
+                           iso(-1), "--until", iso(30), "--group", "user:pf"], env=both, capture_output=True,
+                          text=True, check=True)
+    served = json.loads(made.stdout)  # one under p2
+    s.start(env=other)
+    check(wait_until(lambda: any("warning: 9 of the store's keys are left out" in line for line in s.log_lines())),
+          "O3", "some keys served: a warning counts those left out", s.log_lines())
+    check(any("store read: 1 keys served, 9 left out" in line for line in s.log_lines()), "O3",
+          "the read line counts both", s.log_lines())
+    check(not any("holds no keys" in line for line in s.log_lines()), "O3", "and no claim that it holds none")
+    check(s.status(served["key"]) == 200, "K11", "the key under a known pepper is served")
+    check(stop(s.gateway) == 0, "O3", "key_gateway stops cleanly")
+    s.done()
+
+
 for section in SECTIONS:
-    {"lock": section_lock, "kill": section_kill, "stale": section_stale, "log": section_log}[section]()
+    {"lock": section_lock, "kill": section_kill, "stale": section_stale, "log": section_log,
+     "peppers": section_peppers}[section]()
 print("all checks passed" if failures == 0 else f"{failures} check(s) failed", flush=True)
 sys.exit(min(failures, 100))

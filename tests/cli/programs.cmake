@@ -30,11 +30,14 @@ endif()
 #   key_gateway.request_log                  [O2 O3] one JSON line per decision and no key in any; --log none;
 #                                            an empty store warned of, a missing one exit 3; a proxy without
 #                                            its forwarded headers; standard error a pipe nobody reads
+#   key_gateway.unknown_pepper_counted       [K11 O1 O3] keys under a pepper KEYHOOK_PEPPERS lacks: counted,
+#                                            a few lines then a count; none servable: exit 1 at start
 if(TARGET key_gateway AND TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
         foreach(_case "write_back_off_request_path|lock|cli;K14;K15;K16" "killed_mid_write_back|kill|cli;K14;K18"
-                      "stale_store_fails_closed|stale|cli;K17" "request_log|log|cli;O2;O3")
+                      "stale_store_fails_closed|stale|cli;K17" "request_log|log|cli;O2;O3"
+                      "unknown_pepper_counted|peppers|cli;K11;O1;O3")
             string(REPLACE "|" ";" _case "${_case}")
             list(GET _case 0 _name)
             list(GET _case 1 _section)
@@ -59,6 +62,8 @@ endif()
 #   key_admin.time_forms                [T1 O1] --from now|YYYY-MM-DD|T1, --until also +N d|h|m|s;
 #                                       both sides of each boundary, refusals naming flag and text
 #   key_admin.errors_name_flags         [O1 K8] every refusal names its flag, never a C++ name
+#   key_admin.text_flags_checked        [P1 O1] text that is not UTF-8, a control character or empty in
+#                                       any flag: exit 1 or 2 naming it; --tenant checked up front
 if(TARGET key_admin)
     find_package(Python3 COMPONENTS Interpreter QUIET)
     if(Python3_Interpreter_FOUND)
@@ -75,6 +80,7 @@ if(TARGET key_admin)
         key_admin_store_test(changes_printed changes K6 K8 O1)
         key_admin_store_test(time_forms times T1 O1)
         key_admin_store_test(errors_name_flags errors O1 K8)
+        key_admin_store_test(text_flags_checked text_flags P1 O1)
     endif()
 endif()
 
