@@ -48,12 +48,15 @@ NOT_YET = {
     # (docs/performance.md): 3.9 keeps CI's spread of about 0.3 above it.
     "umbrella header-only": 3.9,
     "umbrella compiled": 0.70,
-    "keyhook/crypto/key_rotation.hpp header-only": 2.3,
-    "keyhook/delivery_state.hpp header-only": 1.9,
-    "keyhook/key_list.hpp header-only": 1.5,
+    # The single headers the deferred definitions lightened, each at its
+    # usual figure (2.0, 1.6 to 1.7, 1.3, 1.3) plus about 0.3: a load spike
+    # here read crypto/key_rotation.hpp at 2.72 once (docs/testing.md).
+    "keyhook/crypto/key_rotation.hpp header-only": 2.4,
+    "keyhook/delivery_state.hpp header-only": 2.0,
+    "keyhook/key_list.hpp header-only": 1.6,
     "keyhook/crypto/stored_key.hpp header-only": 1.6,
     "keyhook/endpoint_health.hpp header-only": 1.6,
-    "keyhook/received_notification.hpp header-only": 1.5,
+    "keyhook/received_notification.hpp header-only": 1.6,
     "keyhook/authorization.hpp header-only": 1.5,
     "keyhook/crypto/signed_dispatch.hpp header-only": 1.4,
 }
