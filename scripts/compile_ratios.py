@@ -41,19 +41,23 @@ GUARDS = {
 # until it is (what was measured when the row was added, plus the spread in
 # docs/testing.md). A row leaves this table when it passes its guard.
 NOT_YET = {
-    # 4.0 before the webhook configuration's member tables, which cost this
-    # row about 5 % (docs/performance.md); with them CI read 3.62 and 3.93,
-    # too near 4.0 for a bound that must not flake.
-    "umbrella header-only": 4.3,
+    # 4.0 before the webhook configuration's member tables (about 5 %), then
+    # 4.3 (CI read 3.62 and 3.93). With the JSON text readers as deferred
+    # definitions (config.hpp) the script read 3.54 at load 4 to 6 and 3.07
+    # to 3.15 interleaved with main's headers at 3.69 to 3.89
+    # (docs/performance.md): 3.9 keeps CI's spread of about 0.3 above it.
+    "umbrella header-only": 3.9,
     "umbrella compiled": 0.70,
-    "keyhook/crypto/key_rotation.hpp header-only": 2.8,
-    "keyhook/delivery_state.hpp header-only": 2.6,
-    "keyhook/key_list.hpp header-only": 1.7,
+    # The single headers the deferred definitions lightened, each at its
+    # usual figure (2.0, 1.6 to 1.7, 1.3, 1.3) plus about 0.3: a load spike
+    # here read crypto/key_rotation.hpp at 2.72 once (docs/testing.md).
+    "keyhook/crypto/key_rotation.hpp header-only": 2.4,
+    "keyhook/delivery_state.hpp header-only": 2.0,
+    "keyhook/key_list.hpp header-only": 1.6,
     "keyhook/crypto/stored_key.hpp header-only": 1.6,
     "keyhook/endpoint_health.hpp header-only": 1.6,
     "keyhook/received_notification.hpp header-only": 1.6,
     "keyhook/authorization.hpp header-only": 1.5,
-    "keyhook/json_input.hpp header-only": 1.5,
     "keyhook/crypto/signed_dispatch.hpp header-only": 1.4,
 }
 

@@ -25,6 +25,17 @@
 #define KEYHOOK_DEFINITIONS 1
 #endif
 
+// Deferred definitions. A function whose body instantiates nlohmann's
+// templates (its parser or serializer, a member table's JSON forms) is
+// declared as a template with one defaulted parameter that callers never
+// name: `template <class D = void>` (callers write f(x) as for a function).
+// Header-only, its body is then compiled only in the translation units that
+// call it, instead of in every one that includes the header; its body names
+// the JSON type through that parameter (detail::json_for<D>) so that nothing
+// in it is compiled before. In compiled mode the library instantiates it
+// once, for void, in the implementation file (src/keyhook.cpp,
+// src/keyhook_crypto.cpp).
+
 // The same for keyhook/crypto/ and KEYHOOK_COMPILED_CRYPTO, which the target
 // keyhook::crypto_compiled (src/keyhook_crypto.cpp, needs OpenSSL) defines.
 // Without it the crypto headers carry their definitions, also in a program

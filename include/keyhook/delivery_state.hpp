@@ -106,11 +106,15 @@ template <class Json = nlohmann::json>
 
 // From JSON text, read strictly (J1 to J3: a repeated member, a number out of
 // range, a document too large or deep is refused with its path).
+// These three are deferred definitions (config.hpp).
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE result<delivery_state> try_parse_delivery_state(std::string_view text);
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE delivery_state parse_delivery_state(std::string_view text);
 
 // Compact JSON text of `s` (what a store keeps). Precondition: the body and
 // webhook name are UTF-8, as dispatch makes them (else nlohmann's type_error 316).
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE std::string write_delivery_state(const delivery_state& s);
 
 }  // namespace keyhook

@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/config.hpp"
+#include "keyhook/detail/json_for.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/result.hpp"
 
@@ -39,28 +40,29 @@ struct json_limits {
 // quoted), errc::invalid_utf8, errc::duplicate_member (J1: the path of the
 // member named a second time, e.g. "webhooks[2].name"), errc::out_of_range
 // (J2: a number a double cannot hold, e.g. "x[0]: number \"-1e400\" ...").
-[[nodiscard]] KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text,
-                                                                   const json_limits& limits = {});
+//
+// A deferred definition (config.hpp): header-only, the parser is compiled
+// only in the translation units that call it.
+template <class D = void>
+[[nodiscard]] KEYHOOK_INLINE result<typename detail::json_for<D>::type> try_parse_json(std::string_view text,
+                                                                                       const json_limits& limits = {});
 
-[[nodiscard]] KEYHOOK_INLINE nlohmann::json parse_json(std::string_view text, const json_limits& limits = {});
+template <class D = void>
+[[nodiscard]] KEYHOOK_INLINE typename detail::json_for<D>::type parse_json(std::string_view text,
+                                                                           const json_limits& limits = {});
 
 namespace detail {
 using json_element_call = result<std::size_t> (*)(void* each, nlohmann::json& element, std::size_t index);
-// nlohmann::json, named through a template parameter and the callable's
-// address through a template (each dependent), so that nlohmann::json need
-// be complete only where try_parse_json_each is used, not where this header
-// is included.
-template <class>
-struct json_for {
-    using type = nlohmann::json;
-};
+// The callable's address through a template (dependent).
 template <class F>
 void* callable_address(F& f) noexcept {
     return const_cast<void*>(static_cast<const void*>(&f));
 }
-[[nodiscard]] KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text,
-                                                                    std::string_view array_member, void* each,
-                                                                    json_element_call call, const json_limits& limits);
+template <class D = void>
+[[nodiscard]] KEYHOOK_INLINE result<typename json_for<D>::type> parse_json_each(std::string_view text,
+                                                                                std::string_view array_member,
+                                                                                void* each, json_element_call call,
+                                                                                const json_limits& limits);
 }  // namespace detail
 
 // Reads one JSON document as try_parse_json does, except for one array: the

@@ -90,8 +90,11 @@ struct key_list_options {
 // the byte offset; a member name repeated in any object errc::duplicate_member
 // (J1) and a number no double holds errc::out_of_range (J2), both with the path.
 // J3: memory at most 4 times the input plus a constant, time linear.
+// Both are deferred definitions (config.hpp).
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json,
                                                                       const key_list_options& options = {});
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_list_options& options = {});
 
 // The query for the page after `received`, asked with `current`; none on the

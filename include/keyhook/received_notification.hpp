@@ -66,8 +66,12 @@ struct body_limits {
 // path), errc::wrong_type (the body is not an object, Data is not an object,
 // or a member is not a string; the path names it, such as "Data.FileName:
 // expected a string, got number").
+//
+// This and the other readers below are deferred definitions (config.hpp).
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body,
                                                                                   const body_limits& limits = {});
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE received_notification parse_notification(std::string_view body,
                                                                       const body_limits& limits = {});
 
@@ -82,6 +86,7 @@ namespace detail {
 //   platform sends, read in one pass without a parser;
 // - the general one is nlohmann's SAX parser with H7's handler, for any body.
 [[nodiscard]] KEYHOOK_INLINE bool read_canonical_notification(std::string_view body, received_notification& out);
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE result<received_notification> parse_received_body(std::string_view body,
                                                                                std::size_t max_depth);
 }  // namespace detail
@@ -99,10 +104,12 @@ namespace detail {
 // reaches the JSON parser), then the body, read tolerantly
 // (try_parse_notification). The first failure is returned. Declared here,
 // not in receiving.hpp, so that the checks alone need no JSON parser.
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE result<received_notification> try_receive_notification(const http_request& request,
                                                                                     const secret& expected_key,
                                                                                     const body_limits& limits = {});
 
+template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE received_notification receive_notification(const http_request& request,
                                                                         const secret& expected_key,
                                                                         const body_limits& limits = {});

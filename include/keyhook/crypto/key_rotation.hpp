@@ -56,6 +56,15 @@ struct key_set_members {
 };
 }  // namespace detail
 
+class signing_key_set;
+
+// The store form (below), declared here for the friend declarations: deferred
+// definitions (config.hpp), whose JSON is compiled only where they are called.
+template <class D = void>
+[[nodiscard]] KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s);
+template <class D = void>
+[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored);
+
 class signing_key_set {
 public:
     // A set whose only key is `current`. Refused (errc::out_of_range, path
@@ -125,8 +134,10 @@ public:
 private:
     signing_key_set() = default;
     detail::key_set_members keys_;  // every member is in there (it has a member table)
-    friend KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s);
-    friend KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored);
+    template <class D>
+    friend secret store_signing_key_set(const signing_key_set& s);
+    template <class D>
+    friend result<signing_key_set> try_load_signing_key_set(std::string_view stored);
 };
 
 // to_json (a printable form with no key material):
@@ -156,13 +167,15 @@ namespace keyhook::crypto {
 
 // The store-only serializer: the same shape with the keys written in full,
 // as a keyhook::secret (so it prints masked too); only for the host's store.
-[[nodiscard]] KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s);
+template <class D>
+secret store_signing_key_set(const signing_key_set& s);
 
 // Reads the stored form back. Refused, with the JSON path and the reason but
 // never a key's text: not that shape, no current key, two current keys of one
 // scheme ("current[1]"), a key that does not parse ("oldKeys[2].key"), a bad
 // expiry, more than 10 old keys. J1 to J3 hold (strict reader).
-[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored);
+template <class D>
+result<signing_key_set> try_load_signing_key_set(std::string_view stored);
 
 }  // namespace keyhook::crypto
 

@@ -40,29 +40,39 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_state& 
     return os << " (" << s.body.size() << " body bytes)";
 }
 
+template <class D>
 KEYHOOK_INLINE result<delivery_state> try_parse_delivery_state(std::string_view text) {
-    auto document = try_parse_json(text);
+    using json = typename detail::json_for<D>::type;
+    auto document = try_parse_json<D>(text);
     if (!document) return document.error();
-    return try_delivery_state_from_json(*document);
+    return try_delivery_state_from_json<json>(*document);
 }
 
+template <class D>
 KEYHOOK_INLINE delivery_state parse_delivery_state(std::string_view text) {
-    return try_parse_delivery_state(text).value();
+    return try_parse_delivery_state<D>(text).value();
 }
 
-KEYHOOK_INLINE std::string write_delivery_state(const delivery_state& s) { return nlohmann::json(s).dump(); }
+template <class D>
+KEYHOOK_INLINE std::string write_delivery_state(const delivery_state& s) {
+    using json = typename detail::json_for<D>::type;
+    return json(s).dump();
+}
 
 }  // namespace keyhook
 
 #if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
 // Compiled mode: the JSON forms a program's translation units only declare.
 namespace keyhook {
-#define KEYHOOK_DELIVERY_JSON(Json)                                                      \
-    template void to_json<Json>(Json&, const delivery_attempt&);                       \
-    template void to_json<Json>(Json&, const delivery_state&);                         \
+#define KEYHOOK_DELIVERY_JSON(Json)                              \
+    template void to_json<Json>(Json&, const delivery_attempt&); \
+    template void to_json<Json>(Json&, const delivery_state&);   \
     template result<delivery_state> try_delivery_state_from_json<Json>(const Json&);
 KEYHOOK_DELIVERY_JSON(nlohmann::json)
 KEYHOOK_DELIVERY_JSON(nlohmann::ordered_json)
 #undef KEYHOOK_DELIVERY_JSON
+template result<delivery_state> try_parse_delivery_state<void>(std::string_view);
+template delivery_state parse_delivery_state<void>(std::string_view);
+template std::string write_delivery_state<void>(const delivery_state&);
 }  // namespace keyhook
 #endif

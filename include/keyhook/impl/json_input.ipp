@@ -19,14 +19,17 @@ namespace detail {
 
 // Builds the DOM (see try_parse_json). Memory is accounted as the DOM grows:
 // the exact heap requests of libstdc++'s containers, an upper bound elsewhere.
+// A template (Json is always nlohmann::json) so that its members, and the
+// parser they are run by, are compiled only where a DOM is read.
+template <class Json>
 class json_dom_builder {
 public:
-    using json = nlohmann::json;
-    using number_integer_t = json::number_integer_t;
-    using number_unsigned_t = json::number_unsigned_t;
-    using number_float_t = json::number_float_t;
-    using string_t = json::string_t;
-    using binary_t = json::binary_t;
+    using json = Json;
+    using number_integer_t = typename json::number_integer_t;
+    using number_unsigned_t = typename json::number_unsigned_t;
+    using number_float_t = typename json::number_float_t;
+    using string_t = typename json::string_t;
+    using binary_t = typename json::binary_t;
 
     json_dom_builder(const json_limits& limits, std::size_t input_bytes)
         : limits_(limits), budget_(budget_of(limits, input_bytes)) {}
@@ -58,7 +61,7 @@ public:
 
     bool key(string_t& k) {
         if (!position_.key(k)) return fail(limit_error("member names longer than 4 GiB"));
-        auto& members = *stack_.back()->get_ptr<json::object_t*>();
+        auto& members = *stack_.back()->template get_ptr<typename json::object_t*>();
         if (call_ && stack_.size() == 1) stream_key_ = k == stream_member_;
         // A map node: three pointers and a colour, the name, the value.
         used_ += 32 + sizeof(std::string) + sizeof(json);
@@ -73,7 +76,7 @@ public:
     bool end_object() { return close(); }
     bool end_array() { return close(); }
 
-    bool parse_error(std::size_t position, const std::string& token, const json::exception& ex) {
+    bool parse_error(std::size_t position, const std::string& token, const typename json::exception& ex) {
         if (ex.id == 406) return fail(number_overflow_error(position_.path(), token));
         return fail(json_syntax_error(position, ex.what()));
     }
@@ -127,7 +130,7 @@ private:
         ++counts_.back();
         if (++open_values_ > max_open_values_) max_open_values_ = open_values_;
         if (parent.is_array()) {
-            auto& elements = *parent.get_ptr<json::array_t*>();
+            auto& elements = *parent.template get_ptr<typename json::array_t*>();
             const std::size_t before = elements.capacity();
             elements.push_back(std::move(v));
             // Growing keeps the old buffer until the move is done: count both once.
@@ -164,10 +167,10 @@ private:
         const bool streamed = !object && stream_key_ && stack_.size() == 1;
         stream_key_ = false;
         if (object) {
-            used_ += sizeof(json::object_t);
+            used_ += sizeof(typename json::object_t);
             c = place(json(json::value_t::object));
         } else {
-            used_ += sizeof(json::array_t);
+            used_ += sizeof(typename json::array_t);
             c = place(json(json::value_t::array));
         }
         if (streamed) {
@@ -222,8 +225,11 @@ private:
 
 namespace detail {
 
-KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text, std::string_view array_member, void* each,
-                                                      json_element_call call, const json_limits& limits) {
+template <class D>
+KEYHOOK_INLINE result<typename json_for<D>::type> parse_json_each(std::string_view text, std::string_view array_member,
+                                                                  void* each, json_element_call call,
+                                                                  const json_limits& limits) {
+    using json = typename json_for<D>::type;
     if (text.size() > limits.max_bytes)
         return error{errc::limit_exceeded,
                      {},
@@ -232,11 +238,11 @@ KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text, std
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL.
     if (const auto nul = text.find('\0'); nul != std::string_view::npos) return nul_byte_error(nul);
-    json_dom_builder builder(limits, text.size());
+    json_dom_builder<json> builder(limits, text.size());
     if (call) builder.stream(array_member, each, call);
     try {
         run_json_parser(text, builder);
-    } catch (const nlohmann::json::exception& ex) {
+    } catch (const typename json::exception& ex) {
         // sax_parse reports through parse_error; a second net only.
         builder.fail(json_syntax_error(0, ex.what()));
     }
@@ -245,12 +251,27 @@ KEYHOOK_INLINE result<nlohmann::json> parse_json_each(std::string_view text, std
 
 }  // namespace detail
 
-KEYHOOK_INLINE result<nlohmann::json> try_parse_json(std::string_view text, const json_limits& limits) {
-    return detail::parse_json_each(text, {}, nullptr, nullptr, limits);
+template <class D>
+KEYHOOK_INLINE result<typename detail::json_for<D>::type> try_parse_json(std::string_view text,
+                                                                         const json_limits& limits) {
+    return detail::parse_json_each<D>(text, {}, nullptr, nullptr, limits);
 }
 
-KEYHOOK_INLINE nlohmann::json parse_json(std::string_view text, const json_limits& limits) {
-    return try_parse_json(text, limits).value();
+template <class D>
+KEYHOOK_INLINE typename detail::json_for<D>::type parse_json(std::string_view text, const json_limits& limits) {
+    return try_parse_json<D>(text, limits).value();
 }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the one instantiation of each, which programs link to.
+namespace keyhook {
+namespace detail {
+template result<nlohmann::json> parse_json_each<void>(std::string_view, std::string_view, void*, json_element_call,
+                                                      const json_limits&);
+}  // namespace detail
+template result<nlohmann::json> try_parse_json<void>(std::string_view, const json_limits&);
+template nlohmann::json parse_json<void>(std::string_view, const json_limits&);
+}  // namespace keyhook
+#endif

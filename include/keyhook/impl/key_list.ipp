@@ -12,6 +12,7 @@
 
 #include <ostream>
 
+#include "keyhook/detail/json_for.hpp"
 #include "keyhook/key_list.hpp"
 #include "keyhook/impl/key_list_sax.ipp"
 
@@ -42,7 +43,9 @@ KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_quer
     return next;
 }
 
+template <class D>
 KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, const key_list_options& options) {
+    using json_type = typename detail::json_for<D>::type;
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL, so refuse it here (one
     // memchr over the text, not a parse).
@@ -57,10 +60,10 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
     // again, for a reason that arises at most once (so four passes at most),
     // and the pass's records are freed before the next one allocates.
     for (;;) {
-        detail::key_list_sax sax(options, json.size(), plan);
+        detail::key_list_sax<D> sax(options, json.size(), plan);
         try {
             detail::run_json_parser(text, sax);
-        } catch (const nlohmann::json::exception& ex) {
+        } catch (const typename json_type::exception& ex) {
             // sax_parse reports through parse_error; this is a second net only.
             sax.refuse(detail::json_syntax_error(0, ex.what()));
         }
@@ -93,8 +96,17 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
     }
 }
 
+template <class D>
 KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_list_options& options) {
-    return try_parse_key_list(json, options).value();
+    return try_parse_key_list<D>(json, options).value();
 }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the one instantiation of each deferred definition (config.hpp).
+namespace keyhook {
+template result<key_list_page> try_parse_key_list<void>(std::string_view, const key_list_options&);
+template key_list_page parse_key_list<void>(std::string_view, const key_list_options&);
+}  // namespace keyhook
+#endif

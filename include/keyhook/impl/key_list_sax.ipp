@@ -29,6 +29,9 @@
 
 namespace keyhook::detail {
 
+// A template (D is a deferred definition's parameter, config.hpp) so that its
+// members, and the parser that runs them, are compiled only where a list is read.
+template <class D>
 class key_list_sax {
 public:
     using json = nlohmann::json;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keyhook/detail/json_for.hpp"
 #include "keyhook/detail/json_parser.hpp"
 #include "keyhook/detail/utf8.hpp"
 #include "keyhook/notification.hpp"  // json_byte_classes
@@ -345,7 +346,9 @@ KEYHOOK_INLINE bool detail::read_canonical_notification(std::string_view body, r
     return true;
 }
 
+template <class D>
 KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::string_view body, std::size_t max_depth) {
+    using json = typename json_for<D>::type;
     received_notification r;
     received_notification_reader reader(r, max_depth);
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
@@ -358,7 +361,7 @@ KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::st
     } else {
         try {
             run_json_parser(body, reader);
-        } catch (const nlohmann::json::exception& ex) {
+        } catch (const typename json::exception& ex) {
             // sax_parse reports through parse_error; a second net only.
             reader.fail(json_syntax_error(0, ex.what()));
         }
@@ -373,6 +376,7 @@ KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::st
     return r;
 }
 
+template <class D>
 KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_view body, const body_limits& limits) {
     if (body.size() > limits.max_bytes)
         return error{errc::limit_exceeded,
@@ -386,11 +390,12 @@ KEYHOOK_INLINE result<received_notification> try_parse_notification(std::string_
         received_notification r;
         if (detail::read_canonical_notification(body, r)) return r;
     }
-    return detail::parse_received_body(body, limits.max_depth);
+    return detail::parse_received_body<D>(body, limits.max_depth);
 }
 
+template <class D>
 KEYHOOK_INLINE received_notification parse_notification(std::string_view body, const body_limits& limits) {
-    return try_parse_notification(body, limits).value();
+    return try_parse_notification<D>(body, limits).value();
 }
 
 KEYHOOK_INLINE result<notification> try_to_notification(const received_notification& r) {
@@ -421,17 +426,31 @@ KEYHOOK_INLINE result<notification> try_to_notification(const received_notificat
 
 KEYHOOK_INLINE notification to_notification(const received_notification& r) { return try_to_notification(r).value(); }
 
+template <class D>
 KEYHOOK_INLINE result<received_notification> try_receive_notification(const http_request& request,
                                                                       const secret& expected_key,
                                                                       const body_limits& limits) {
     if (auto method = try_check_method(request); !method) return method.error();
     if (auto key = try_authenticate(request, expected_key); !key) return key.error();
-    return try_parse_notification(request.body, limits);
+    return try_parse_notification<D>(request.body, limits);
 }
 
+template <class D>
 KEYHOOK_INLINE received_notification receive_notification(const http_request& request, const secret& expected_key,
                                                           const body_limits& limits) {
-    return try_receive_notification(request, expected_key, limits).value();
+    return try_receive_notification<D>(request, expected_key, limits).value();
 }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the one instantiation of each deferred definition (config.hpp).
+namespace keyhook {
+template result<received_notification> detail::parse_received_body<void>(std::string_view, std::size_t);
+template result<received_notification> try_parse_notification<void>(std::string_view, const body_limits&);
+template received_notification parse_notification<void>(std::string_view, const body_limits&);
+template result<received_notification> try_receive_notification<void>(const http_request&, const secret&,
+                                                                      const body_limits&);
+template received_notification receive_notification<void>(const http_request&, const secret&, const body_limits&);
+}  // namespace keyhook
+#endif

@@ -202,25 +202,28 @@ KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_k
     return os;
 }
 
+template <class D>
 KEYHOOK_CRYPTO_INLINE secret store_signing_key_set(const signing_key_set& s) {
-    nlohmann::json j;
+    typename keyhook::detail::json_for<D>::type j;
     keyhook::detail::write_members(j, s.keys_);
     std::string text = j.dump();
     // The DOM's copies of the keys are released with it; wipe them first.
-    for (auto& e : j["current"]) keyhook::detail::wipe_string(e.get_ref<std::string&>());
-    for (auto& e : j["oldKeys"]) keyhook::detail::wipe_string(e["key"].get_ref<std::string&>());
+    for (auto& e : j["current"]) keyhook::detail::wipe_string(e.template get_ref<std::string&>());
+    for (auto& e : j["oldKeys"]) keyhook::detail::wipe_string(e["key"].template get_ref<std::string&>());
     return secret(std::move(text), secret_kind::signing_key);
 }
 
+template <class D>
 KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::string_view stored) {
-    auto parsed = try_parse_json(stored);
+    using json = typename keyhook::detail::json_for<D>::type;
+    auto parsed = try_parse_json<D>(stored);
     if (!parsed) return detail::without_key_text(parsed.error());
     // The DOM holds key text: wipe it whatever happens below.
     struct wipe_dom {
-        nlohmann::json& j;
+        json& j;
         ~wipe_dom() {
-            const auto wipe = [](nlohmann::json& v) {
-                if (v.is_string()) keyhook::detail::wipe_string(v.get_ref<std::string&>());
+            const auto wipe = [](json& v) {
+                if (v.is_string()) keyhook::detail::wipe_string(v.template get_ref<std::string&>());
             };
             if (!j.is_object()) return;
             if (auto c = j.find("current"); c != j.end() && c->is_array())
@@ -240,3 +243,11 @@ KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::stri
 }
 
 }  // namespace keyhook::crypto
+
+#if defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the one instantiation of each deferred definition (config.hpp).
+namespace keyhook::crypto {
+template secret store_signing_key_set<void>(const signing_key_set&);
+template result<signing_key_set> try_load_signing_key_set<void>(std::string_view);
+}  // namespace keyhook::crypto
+#endif
