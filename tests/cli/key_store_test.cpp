@@ -321,7 +321,8 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
     REQUIRE(back->size() == 1);
     CHECK(back->front().record == k.entry.record);
     // Each write is a new file (a reader holding the old one keeps reading it whole).
-    const auto again = store.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; });
+    const auto again =
+        store.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; });
     REQUIRE(again);
     CHECK(again->ino != written->ino);
     // A store that does not parse is reported with its path, and not written over.
@@ -329,7 +330,8 @@ TEST_CASE("K16: the store file is replaced whole, under its lock", "[K16][key_st
         std::ofstream out(path, std::ios::app);
         out << "{\"id\": 1}\n";
     }
-    const auto broken = store.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; });
+    const auto broken =
+        store.update([](std::vector<key_store::entry>&, const key_store::store_version&) { return true; });
     REQUIRE_FALSE(broken);
     CHECK(broken.error().path == path + ":2: id");
     CHECK(file_text(path).find("{\"id\": 1}") != std::string::npos);
