@@ -34,6 +34,7 @@
 #include "keyhook/key_list_request.hpp"
 #include "shared/cli.hpp"
 #include "shared/read_file.hpp"
+#include "shared/text_table.hpp"
 
 namespace key_audit {
 
@@ -303,86 +304,15 @@ struct response_summary {
 
 namespace detail {
 
-// Decodes one UTF-8 sequence at s[i] and moves i past it; a byte that begins
-// no well-formed sequence (RFC 3629: no overlong form, no surrogate, nothing
-// past U+10FFFF, no cut sequence) reads as one U+FFFD and moves i by one, as
-// keyhook's own walker splits text. Precondition: i < s.size().
-inline char32_t decode_utf8(std::string_view s, std::size_t& i) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-    const unsigned char lead = byte(0);
-    if (lead < 0x80) {
-        ++i;
-        return lead;
-    }
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629's table)
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        n = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        n = 3;
-        if (lead == 0xE0) lo = 0xA0;
-        if (lead == 0xED) hi = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        n = 4;
-        if (lead == 0xF0) lo = 0x90;
-        if (lead == 0xF4) hi = 0x8F;
-    }
-    bool ok = n != 0 && s.size() - i >= n && byte(1) >= lo && byte(1) <= hi;
-    for (std::size_t k = 2; ok && k < n; ++k) ok = (byte(k) & 0xC0) == 0x80;
-    if (!ok) {
-        ++i;
-        return 0xFFFD;
-    }
-    char32_t c = lead & (0x7Fu >> n);
-    for (std::size_t k = 1; k < n; ++k) c = c << 6 | (byte(k) & 0x3Fu);
-    i += n;
-    return c;
-}
-
-// Terminal columns a code point takes: 0 for combining marks and zero-width
-// characters, 2 for East Asian wide ones and emoji, else 1. An approximation
-// of wcwidth() that does not depend on the locale.
-inline int column_width(char32_t c) {
-    if (c == 0 || (c >= 0x0300 && c <= 0x036F) || (c >= 0x200B && c <= 0x200F) || (c >= 0xFE00 && c <= 0xFE0F) ||
-        (c >= 0x1AB0 && c <= 0x1AFF) || (c >= 0x20D0 && c <= 0x20FF))
-        return 0;
-    if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0x33FF) ||
-        (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
-        (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
-        (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
-        (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD))
-        return 2;
-    return 1;
-}
-
 // Escapes control and bidirectional characters (P1), so a name can neither
 // move the cursor, clear the screen, reorder the line nor start a new one.
 inline std::string printable(std::string_view s) { return keyhook::escape_text(s); }
 
 }  // namespace detail
 
-// Columns text takes on a terminal (not bytes, not code points).
-[[nodiscard]] inline std::size_t display_width(std::string_view s) {
-    std::size_t width = 0;
-    for (std::size_t i = 0; i < s.size();)
-        width += static_cast<std::size_t>(detail::column_width(detail::decode_utf8(s, i)));
-    return width;
-}
-
-// Cuts text to at most `columns` terminal columns, ending in "…" when cut.
-[[nodiscard]] inline std::string truncate_to_width(std::string_view s, std::size_t columns) {
-    if (display_width(s) <= columns) return std::string(s);
-    std::string out;
-    std::size_t width = 0;
-    for (std::size_t i = 0; i < s.size();) {
-        const std::size_t start = i;
-        const auto w = static_cast<std::size_t>(detail::column_width(detail::decode_utf8(s, i)));
-        if (width + w + 1 > columns) break;  // keep a column for the ellipsis
-        out.append(s.substr(start, i - start));
-        width += w;
-    }
-    return out + "\u2026";
-}
+// Terminal columns and cutting to them: the same as every program's tables.
+using examples::text::display_width;
+using examples::text::truncate_to_width;
 
 // Whole days from now until the key expires, as the table shows them.
 [[nodiscard]] inline std::string days_left(const key_row& r, keyhook::timestamp now) {

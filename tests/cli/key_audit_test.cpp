@@ -237,7 +237,7 @@ TEST_CASE("table: the width decoder splits text as keyhook's UTF-8 walker does",
         CHECK(key_audit::display_width(text) == width);
         std::size_t units = 0;
         for (std::size_t i = 0; i < text.size();) {
-            key_audit::detail::decode_utf8(text, i);
+            examples::text::table_detail::decode(text, i);
             ++units;
         }
         std::size_t library_units = 0;
