@@ -893,6 +893,12 @@ int main(int argc, char** argv) {
         std::string why;
         const auto address = examples::store::parse_store_address(o.store, examples::store::store_use::keys, why);
         if (!address) throw usage_error{why};
+        // Only create makes a store: any other command on a file that is not
+        // there is a mistyped path, not an empty store (nor a lock file left behind).
+        if (o.command != "create" && address->kind == examples::store::backend::jsonl &&
+            !examples::store::store_file_exists(*address))
+            throw keyhook::error{keyhook::errc::invalid_value, address->shown,
+                                 "no key store here: the file does not exist (key_admin create makes one)"};
         const auto opened = examples::store::open_key_store(*address);
         auto& store = *opened;
         const auto at = clock_now();  // one clock reading: times, statuses and credits agree
