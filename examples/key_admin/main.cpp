@@ -830,7 +830,9 @@ bool json_format(const options& o) {
 // The table's widest text cells are cut (show prints them whole).
 constexpr std::size_t max_text_columns = 32;
 
-std::string cell(const std::string& s) { return view::truncate_to_width(keyhook::escape_text(s), max_text_columns); }
+std::string cell(const std::string& s) {
+    return view::escape_to_width(s, max_text_columns, [](std::string_view t) { return keyhook::escape_text(t); });
+}
 
 void list(const options& o, key_store::key_store& store, keyhook::timestamp at) {
     const bool json = json_format(o);
