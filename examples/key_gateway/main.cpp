@@ -151,6 +151,7 @@ struct settings {
     // --limits shared (K17): rate limits and credits decided by the store
     // for every gateway at once; local: counted in this gateway's memory.
     bool shared_limits = false;
+    bool local_on_database = false;  // --limits local on a shared store: warned at start
 };
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -207,8 +208,9 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
         ->default_str("off");
     app.add_option("--limits", limits,
                    "shared: rate limits and credits decided by the store for all gateways (K17; a PostgreSQL "
-                   "store, where it is the default); local: counted by this gateway alone (a file's default)")
-        ->type_name("shared|local");
+                   "store only); local: counted by this gateway alone; any case")
+        ->type_name("shared|local")
+        ->default_str("shared on postgresql://, else local");
     if (const auto status = cli::parse(app, program, argc, argv)) return *status;
     try {
         if (app.get_option("--metrics-listen")->count() > 0) {
@@ -235,13 +237,15 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
 
         const bool database = s.store.kind == examples::store::backend::postgresql;
         const std::string limits_word = cli::lower(limits);  // O1: any case
-        if (!limits_word.empty() && limits_word != "shared" && limits_word != "local")
+        const bool limits_given = app.get_option("--limits")->count() > 0;
+        if (limits_given && limits_word != "shared" && limits_word != "local")
             throw usage_error{"--limits: expected shared or local, got " + keyhook::quoted_input(limits)};
         if (limits_word == "shared" && !database)
             throw usage_error{
                 "--limits shared needs a PostgreSQL store (postgresql://...): a file's usage is counted by "
                 "each gateway alone"};
-        s.shared_limits = limits_word.empty() ? database : limits_word == "shared";
+        s.shared_limits = limits_given ? limits_word == "shared" : database;
+        s.local_on_database = database && !s.shared_limits;
 
         const std::string proxy_word = cli::lower(proxy);  // O1: any case
         if (proxy_word != "nginx" && proxy_word != "traefik")
@@ -793,7 +797,7 @@ private:
             return;
         }
         const gateway::key_identity who{p.name, p.tenant};
-        d.answer = gateway::answer_for_limits(r->decision, p.call.id, &who, r->at);
+        d.answer = gateway::answer_for_limits(r->decision, d.key_id ? *d.key_id : std::string(), &who, r->at);
     }
 
     decision decide(const keyhook::http_headers& headers, const keyhook::api_family& family,
@@ -1111,6 +1115,10 @@ int main(int argc, char** argv) {
         // Served, but every call would be NOT_FOUND: most likely the wrong file.
         if (state.key_count() == 0)
             log("warning: the store holds no keys: every call is answered NOT_FOUND (401) until key_admin adds one");
+        // K17: one gateway counting alone lets a key past the limits the shared ones hold.
+        if (s.local_on_database)
+            log("warning: --limits local on a shared store: this gateway counts rate limits and credits alone, "
+                "so the keys' limits are not exact across the gateways (use --limits shared on every gateway)");
 
         examples::http_server::options o;
         o.threads = 2;

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -92,6 +93,13 @@ private:
             for (auto& w : batch) calls.push_back(std::move(w.call));
             const auto decided = store_->decide_limits(calls);
             if (told_) told_(decided ? nullptr : &decided.error());
+            if (!decided) {
+                // The calls that queued while this batch failed have waited a
+                // statement's deadline already: answered with it, not after another.
+                std::lock_guard<std::mutex> hold(mutex_);
+                std::move(queue_.begin(), queue_.end(), std::back_inserter(batch));
+                queue_.clear();
+            }
             for (std::size_t i = 0; i < batch.size(); ++i) {
                 if (decided)
                     batch[i].done((*decided)[i]);

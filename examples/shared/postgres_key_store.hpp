@@ -68,11 +68,13 @@
 #pragma once
 
 #include <poll.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -80,6 +82,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -120,18 +123,24 @@ inline constexpr const char* migrate_1_to_2 = "ALTER TABLE keyhook_keys ADD COLU
 // whichever gateway asks. (A clock read before a lock was granted is earlier
 // than the decision before it; K13's and K14's arithmetic only grow stricter
 // with an earlier time, and K13's bound holds over the decisions in the
-// order they were made.) Microseconds since 1970.
-inline constexpr const char* lock_limits =
-    "SELECT id, credits_remaining, credits_refill, rate_tat, "
-    "floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint "
-    "FROM keyhook_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+// order they were made.) Microseconds since 1970. BEGIN goes with it, in one
+// round trip: the arguments are SQL literals (postgres_key_store::literal).
+inline std::string lock_limits(const std::string& ids) {
+    return "BEGIN; SELECT id, credits_remaining, credits_refill, rate_tat, "
+           "floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint "
+           "FROM keyhook_keys WHERE id = ANY(" +
+           ids + "::text[]) ORDER BY id FOR UPDATE";
+}
 // What the allowed calls moved: credits, refill, the rate state, and
-// lastUsedAt (forward only).
-inline constexpr const char* write_limits =
-    "UPDATE keyhook_keys AS k SET credits_remaining = c.remaining, credits_refill = c.refill, rate_tat = c.tat, "
-    "last_used_at = GREATEST(COALESCE(k.last_used_at, c.used), c.used) "
-    "FROM unnest($1::text[], $2::numeric[], $3::bigint[], $4::bigint[], $5::bigint[]) "
-    "AS c(id, remaining, refill, tat, used) WHERE k.id = c.id";
+// lastUsedAt (forward only); COMMIT goes with it, in one round trip, so the
+// rows are held for one round trip and the arithmetic between.
+inline std::string write_limits(const std::string& ids, const std::string& remaining, const std::string& refill,
+                                const std::string& tat, const std::string& used) {
+    return "UPDATE keyhook_keys AS k SET credits_remaining = c.remaining, credits_refill = c.refill, "
+           "rate_tat = c.tat, last_used_at = GREATEST(COALESCE(k.last_used_at, c.used), c.used) FROM unnest(" +
+           ids + "::text[], " + remaining + "::numeric[], " + refill + "::bigint[], " + tat + "::bigint[], " + used +
+           "::bigint[]) AS c(id, remaining, refill, tat, used) WHERE k.id = c.id; COMMIT";
+}
 inline constexpr const char* select_version = "SELECT version FROM keyhook_key_version";
 inline constexpr const char* lock_version = "SELECT version FROM keyhook_key_version FOR UPDATE";
 inline constexpr const char* lock_version_nowait = "SELECT version FROM keyhook_key_version FOR UPDATE NOWAIT";
@@ -425,16 +434,41 @@ public:
     // the row's usage, what moved written, and the transaction committed
     // before any outcome is returned: an allowed call is never answered
     // before its spending is durable. A key whose row is gone is not found.
+    //
+    // A connection the database closed while it sat idle (a restart, an
+    // idle_session_timeout, a terminated backend) is found by the batch's
+    // first statement, at once: nothing was decided on it, so the batch is
+    // tried once more on a new connection. A failure after COMMIT was sent,
+    // or after a wait (a database that does not answer), is returned.
+    //
+    // The session ends any transaction left idle for 1 s
+    // (idle_in_transaction_session_timeout), so a gateway that stalls
+    // between its statements (a paused VM, a cut network) holds its keys'
+    // rows for at most that long; its batch is rolled back, never answered.
     keyhook::result<std::vector<limits_outcome>> decide_limits(const std::vector<limits_call>& calls) override {
+        if (calls.empty()) return std::vector<limits_outcome>{};
+        const auto began = steady::now();
+        bool committing = false;
+        auto r = guarded([&] { return decide_once(calls, committing); });
+        if (r || committing || conn_ || steady::now() - began > std::chrono::milliseconds{500}) return r;
+        committing = false;
+        return guarded([&] { return decide_once(calls, committing); });
+    }
+
+private:
+    std::vector<limits_outcome> decide_once(const std::vector<limits_call>& calls, bool& committing) {
         std::vector<limits_outcome> out(calls.size());
-        if (calls.empty()) return out;
-        return guarded([&] {
+        if (!deciding_session_) {
+            exec("SET idle_in_transaction_session_timeout = '1s'", {});
+            deciding_session_ = true;
+        }
+        {
             std::vector<std::optional<std::string>> ids;
             for (const auto& c : calls) ids.emplace_back(c.id);
             std::sort(ids.begin(), ids.end());
             ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-            transaction t(*this);
-            const auto r = exec(pg::lock_limits, {pg::array_literal(ids)});
+            transaction t(*this, transaction::begun_by_caller);
+            const auto r = exec_script(pg::lock_limits(literal(pg::array_literal(ids))));
             struct held {
                 keyhook::key_usage usage;
                 bool moved = false;
@@ -474,15 +508,27 @@ public:
                                   : std::nullopt);
                 used.emplace_back(std::to_string(pg::micros(at)));
             }
-            if (!moved.empty())
-                exec(pg::write_limits, {pg::array_literal(moved), pg::array_literal(remaining),
-                                        pg::array_literal(refill), pg::array_literal(tat), pg::array_literal(used)});
-            t.commit();
+            const auto commit =
+                moved.empty()
+                    ? std::string("COMMIT")
+                    : pg::write_limits(literal(pg::array_literal(moved)), literal(pg::array_literal(remaining)),
+                                       literal(pg::array_literal(refill)), literal(pg::array_literal(tat)),
+                                       literal(pg::array_literal(used)));
+            stop_point_for_tests();
+            committing = true;
+            t.committed_by(commit);
             return out;
-        });
+        }
     }
 
-private:
+    // KEY_STORE_TEST_STOP_BEFORE_COMMIT=1 (tests only): stop this process
+    // (SIGSTOP) inside a batch's transaction, its rows locked and written but
+    // not committed: a gateway stalled at the worst point, deterministically.
+    static void stop_point_for_tests() {
+        const char* stop = std::getenv("KEY_STORE_TEST_STOP_BEFORE_COMMIT");
+        if (stop && std::string_view(stop) == "1") ::raise(SIGSTOP);
+    }
+
     using steady = std::chrono::steady_clock;
 
     struct result_free {
@@ -495,6 +541,11 @@ private:
     class transaction {
     public:
         explicit transaction(postgres_key_store& s, const char* begin = "BEGIN") : s_(s) { s_.exec(begin, {}); }
+        // The caller sends BEGIN with its first statements (exec_script); the
+        // object still rolls back when left without a commit.
+        struct begun_by_caller_t {};
+        static constexpr begun_by_caller_t begun_by_caller{};
+        transaction(postgres_key_store& s, begun_by_caller_t) : s_(s) {}
         ~transaction() {
             if (!done_) s_.rollback();
         }
@@ -503,6 +554,11 @@ private:
         void commit() {
             done_ = true;
             s_.exec("COMMIT", {});
+        }
+        // Commits by a script ending in COMMIT (exec_script).
+        void committed_by(const std::string& script) {
+            s_.exec_script(script);  // a failure leaves done_ false: the destructor rolls back
+            done_ = true;
         }
 
     private:
@@ -889,6 +945,7 @@ private:
         if (conn_) PQfinish(conn_);
         conn_ = nullptr;
         listening_ = false;
+        deciding_session_ = false;
     }
 
     void rollback() noexcept {
@@ -959,6 +1016,41 @@ private:
         if (!PQsendQueryParams(conn_, text, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr,
                                0))
             throw broken("");
+        return await_result(deadline);
+    }
+
+    // Statements separated by semicolons, sent as one simple query: one round
+    // trip for all of them. Values are in the text, each made a literal by
+    // literal(). The last statement's result; the first failure throws (the
+    // statements after it are not run).
+    result_ptr exec_script(const std::string& text) {
+        if (!conn_) throw pg::failure{"not connected", {}};
+        const auto deadline = steady::now() + options_.timeout;
+        if (!PQsendQuery(conn_, text.c_str())) {
+            std::string message = examples::store::postgres_message(PQerrorMessage(conn_));
+            drop();
+            throw pg::failure{message.empty() ? "the connection failed" : message, {}};
+        }
+        return await_result(deadline);
+    }
+
+    // `value` as an SQL string literal, escaped by libpq for this connection.
+    std::string literal(const std::string& value) {
+        char* quoted = PQescapeLiteral(conn_, value.data(), value.size());
+        if (!quoted) throw pg::failure{examples::store::postgres_message(PQerrorMessage(conn_)), {}};
+        std::string out(quoted);
+        PQfreemem(quoted);
+        return out;
+    }
+
+    // The results of what was sent, within `deadline`: the last success, or the first failure thrown.
+    result_ptr await_result(steady::time_point deadline) {
+        const auto broken = [this](const std::string& why) {
+            std::string message = why.empty() ? examples::store::postgres_message(PQerrorMessage(conn_)) : why;
+            if (message.empty()) message = "the connection failed";
+            drop();
+            return pg::failure{message, {}};
+        };
         for (;;) {
             const int f = PQflush(conn_);
             if (f == 0) break;
@@ -1002,8 +1094,9 @@ private:
     std::string shown_;
     options options_;
     PGconn* conn_ = nullptr;
-    bool listening_ = false;      // this connection has sent LISTEN
-    bool listen_wanted_ = false;  // a reader waits for announcements
+    bool listening_ = false;         // this connection has sent LISTEN
+    bool deciding_session_ = false;  // this connection has set decide_limits' session timeout
+    bool listen_wanted_ = false;     // a reader waits for announcements
     steady::time_point retry_at_{};
     std::chrono::milliseconds pause_{0};
 };

@@ -794,6 +794,26 @@ TEST_CASE("K17, K15: one batch decides its calls in order on the database's cloc
     CHECK(now[1].record.last_used_at == o[0].at);
 }
 
+TEST_CASE("K17: a connection the database closed while idle: the next batch is decided on a new one",
+          "[K17][key_store][key_store_contract]") {
+    auto store = fresh_database();
+    if (!store) return;
+    test_support::seeded_random random{115};
+    const auto e = limited_key(random, 5, std::nullopt);
+    add(*store, {e});
+    auto decider = open_database();
+    REQUIRE(decider->decide_limits({{e.record.id.str(), e.policy, 1}}));
+    // The database ends every other session (as a restart or an idle timeout would).
+    run_sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid()");
+    const auto again = decider->decide_limits({{e.record.id.str(), e.policy, 1}});
+    INFO((again ? std::string() : again.error().what()));
+    REQUIRE(again);
+    CHECK((*again)[0].decision.allowed());
+    CHECK((*again)[0].decision.credits_remaining == std::uint64_t{3});
+}
+
 }  // namespace contract
 #endif
 

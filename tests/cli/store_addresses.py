@@ -125,7 +125,7 @@ with tempfile.TemporaryDirectory() as work:
                   "store (empty, listed)", f"{code} {err!r}")
     if NAME == "webhook_deliver":
         db = os.path.join(work, "typo.db")
-        for args in (["--list"], ["--resend", "00000000-0000-0000-0000-000000000000"]):
+        for args in (["--list"], ["--resend", "msg_" + "0" * 32]):
             r = subprocess.run([PROGRAM, "--store", "sqlite:" + db] + args, capture_output=True, text=True,
                                timeout=BOUND, env=ENV, stdin=subprocess.DEVNULL)
             check(r.returncode == 1 and "no delivery store here" in r.stderr and r.stdout == "", "B6",
