@@ -161,8 +161,9 @@ class Upstream(threading.Thread):
 class Fleet:
     """key_admin and key_gateways on the store `uri`, nginx in front; files in `work`."""
 
-    def __init__(self, key_admin, key_gateway, uri, env, work):
+    def __init__(self, key_admin, key_gateway, uri, env, work, name="gateway"):
         self.key_admin, self.key_gateway, self.uri, self.env, self.work = key_admin, key_gateway, uri, env, work
+        self.name = name  # the gateways' logs are work/NAME0.log, NAME1.log, ...
         self.routes = write_routes(work)
         self.printed_keys = []
         self.gateways, self.ports, self.logs = [], [], []
@@ -193,7 +194,7 @@ class Fleet:
         """A key_gateway with --proxy nginx on a free port; returns the port. `slot`
         replaces the gateway of that index (nginx keeps its old port list)."""
         n = len(self.gateways) if slot is None else slot
-        log = open(os.path.join(self.work, f"gateway{n}.log"), "a")
+        log = open(os.path.join(self.work, f"{self.name}{n}.log"), "a")
         g = subprocess.Popen([self.key_gateway, "--listen", "127.0.0.1:0", "--store", self.uri, "--routes",
                               self.routes, "--proxy", "nginx", "--trusted-proxy", "127.0.0.1/32", *extra],
                              env=self.env, stdout=subprocess.PIPE, stderr=log, text=True)
