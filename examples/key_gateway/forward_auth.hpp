@@ -483,28 +483,57 @@ inline answer answer_of(code c) {
 // whole seconds rounded up where a retry time exists. NOT_FOUND answers are
 // alike byte for byte, whatever the reason (a key of another tenant looks
 // like an unknown one). No answer carries a key.
-inline answer answer_for(const keyhook::authorization& a, keyhook::timestamp now, const key_identity* who = nullptr) {
+// The figures an answer carries besides its code (answer_for).
+struct answer_figures {
+    std::optional<std::uint64_t> rate_remaining;
+    std::optional<keyhook::timestamp> rate_reset;
+    std::optional<std::uint64_t> credits_remaining;
+    std::optional<keyhook::timestamp> retry_at;
+};
+
+inline answer answer_for(code c, std::string_view key_id, const key_identity* who, const answer_figures& f,
+                         keyhook::timestamp now) {
     const auto seconds_until = [now](keyhook::timestamp t) {
         const auto us = (t - now).count();
         return std::to_string(us <= 0 ? 0 : (us + 999999) / 1000000);
     };
-    auto out = answer_of(code_of(a));
+    auto out = answer_of(c);
     if (out.value == code::valid) {
-        out.headers.push_back({"x-key-id", a.key() ? a.key()->str() : std::string(), false});
+        out.headers.push_back({"x-key-id", std::string(key_id), false});
         if (who) {
             out.headers.push_back({"x-key-name", keyhook::percent_encode(who->name), false});
             out.headers.push_back({"x-tenant", keyhook::percent_encode(who->tenant), false});
         }
-        if (const auto left = a.rate_remaining()) {
-            out.headers.push_back({"RateLimit-Remaining", std::to_string(*left), false});
-            out.headers.push_back({"RateLimit-Reset", seconds_until(*a.rate_reset()), false});
+        if (f.rate_remaining && f.rate_reset) {
+            out.headers.push_back({"RateLimit-Remaining", std::to_string(*f.rate_remaining), false});
+            out.headers.push_back({"RateLimit-Reset", seconds_until(*f.rate_reset), false});
         }
-        if (const auto credits = a.credits_remaining())
-            out.headers.push_back({"x-credits-remaining", std::to_string(*credits), false});
+        if (f.credits_remaining)
+            out.headers.push_back({"x-credits-remaining", std::to_string(*f.credits_remaining), false});
     } else if (out.value == code::rate_limited || out.value == code::usage_exceeded) {
-        if (const auto retry = a.retry_at()) out.headers.push_back({"Retry-After", seconds_until(*retry), false});
+        if (f.retry_at) out.headers.push_back({"Retry-After", seconds_until(*f.retry_at), false});
     }
     return out;
+}
+
+inline answer answer_for(const keyhook::authorization& a, keyhook::timestamp now, const key_identity* who = nullptr) {
+    const auto c = code_of(a);
+    const std::string id = c == code::valid && a.key() ? a.key()->str() : std::string();
+    return answer_for(c, id, who,
+                      answer_figures{a.rate_remaining(), a.rate_reset(), a.credits_remaining(), a.retry_at()}, now);
+}
+
+// The answer to a call whose other checks passed and whose limits were
+// decided elsewhere (K17: by the database, whose clock is `now`): VALID,
+// RATE_LIMITED or USAGE_EXCEEDED with the same headers as answer_for's.
+inline answer answer_for_limits(const keyhook::limits_decision& d, std::string_view key_id, const key_identity* who,
+                                keyhook::timestamp now) {
+    const auto c = !d.reason                                             ? code::valid
+                   : *d.reason == keyhook::denial_reason::rate_limited   ? code::rate_limited
+                   : *d.reason == keyhook::denial_reason::usage_exceeded ? code::usage_exceeded
+                                                                         : code::forbidden;  // fails closed
+    return answer_for(c, key_id, who, answer_figures{d.rate_remaining, d.rate_reset, d.credits_remaining, d.retry_at},
+                      now);
 }
 
 // K17's refusal of a stale gateway: UNAVAILABLE, 503 (fails closed) while

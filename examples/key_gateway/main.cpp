@@ -87,6 +87,7 @@
 #include <vector>
 
 #include "forward_auth.hpp"
+#include "shared_limits.hpp"
 #include "keyhook/crypto/random.hpp"
 #include "keyhook/crypto/stored_key.hpp"
 #include "shared/cli.hpp"
@@ -115,7 +116,7 @@ static_assert(metric_codes_match(), "the metrics' code label takes exactly the a
 const cli::program program{"key_gateway",
                            "usage: key_gateway --listen HOST:PORT --store STORE --routes FILE --proxy nginx|traefik\n"
                            "                   --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]\n"
-                           "                   [--log json|none] [--metrics-listen HOST:PORT]",
+                           "                   [--log json|none] [--metrics-listen HOST:PORT] [--limits shared|local]",
                            ""};
 
 constexpr const char* description =
@@ -123,7 +124,7 @@ constexpr const char* description =
     "store key_admin writes; the store is read again when it changes and on SIGHUP, and usage is\n"
     "written back at most once a second and on SIGINT or SIGTERM. On PostgreSQL, many gateways\n"
     "share one store and a change reaches each at once (NOTIFY); rate limits and credits are\n"
-    "still counted per gateway.\n"
+    "decided by the database for all of them (--limits shared, the default there).\n"
     "Environment: KEYHOOK_PEPPERS=\"id:base64 ...\" (the first is current); PGPASSFILE or PGPASSWORD\n"
     "for a database's password (never on the command line).";
 
@@ -140,6 +141,9 @@ struct settings {
     bool log_requests = true;                        // --log json (O3); none: no request lines
     std::optional<metrics::listen_address> metrics;  // --metrics-listen (O4)
     std::string metrics_text;                        // as given, for messages
+    // --limits shared (K17): rate limits and credits decided by the store
+    // for every gateway at once; local: counted in this gateway's memory.
+    bool shared_limits = false;
 };
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -160,7 +164,7 @@ using usage_error = cli::usage_error;
 std::variant<settings, int> parse_arguments(int argc, char** argv) {
     CLI::App app;
     cli::configure(app, program, description);
-    std::string listen, store, proxy, stale_for, log_format = "json", metrics_listen;
+    std::string listen, store, proxy, stale_for, log_format = "json", metrics_listen, limits;
     std::vector<std::string> trusted;
     settings s;
     app.add_option("--listen", listen, "serve HTTP on HOST:PORT (port 0: any free port, printed)")
@@ -194,6 +198,10 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
                    "serve GET /metrics (Prometheus) and GET /healthz on HOST:PORT, a separate address (O4)")
         ->type_name("HOST:PORT")
         ->default_str("off");
+    app.add_option("--limits", limits,
+                   "shared: rate limits and credits decided by the store for all gateways (K17; a PostgreSQL "
+                   "store, where it is the default); local: counted by this gateway alone (a file's default)")
+        ->type_name("shared|local");
     if (const auto status = cli::parse(app, program, argc, argv)) return *status;
     try {
         if (app.get_option("--metrics-listen")->count() > 0) {
@@ -217,6 +225,16 @@ std::variant<settings, int> parse_arguments(int argc, char** argv) {
         auto address = examples::store::parse_store_address(store, examples::store::store_use::keys, why);
         if (!address) throw usage_error{why};
         s.store = std::move(*address);
+
+        const bool database = s.store.kind == examples::store::backend::postgresql;
+        const std::string limits_word = cli::lower(limits);  // O1: any case
+        if (!limits_word.empty() && limits_word != "shared" && limits_word != "local")
+            throw usage_error{"--limits: expected shared or local, got " + keyhook::quoted_input(limits)};
+        if (limits_word == "shared" && !database)
+            throw usage_error{
+                "--limits shared needs a PostgreSQL store (postgresql://...): a file's usage is counted by "
+                "each gateway alone"};
+        s.shared_limits = limits_word.empty() ? database : limits_word == "shared";
 
         const std::string proxy_word = cli::lower(proxy);  // O1: any case
         if (proxy_word != "nginx" && proxy_word != "traefik")
@@ -385,6 +403,11 @@ struct live_key {
     std::string stored_key;
     std::optional<std::string> rehash_to;  // the digest under the current pepper, not yet written
     bool queued = false;                   // its id is in gateway_state::changed_
+    // K17, --limits shared: a key with a rate limit or credits has them
+    // decided by the store; the gateway checks the rest against `checked`
+    // (its addresses alone) and never counts its usage itself.
+    bool shared = false;
+    keyhook::key_limits checked;
 };
 
 using key_table = std::map<std::string, live_key, std::less<>>;
@@ -411,6 +434,15 @@ public:
         // A write-back after the gateway's own write or read parses nothing,
         // and formats and checks only the lines of the keys it changes.
         store_->keep_last_version(true);
+        // K17: the shared limits' batches go over a connection of their own.
+        if (settings_.shared_limits)
+            limits_ = std::make_unique<gateway::shared_limits>(
+                examples::store::open_key_store(settings_.store, std::chrono::seconds{2}),
+                [this](const keyhook::error* failed) {
+                    if (!failed) return limits_log_.succeeded("shared limits decided again");
+                    limits_log_.failed(failed->what());
+                    if (counts_) counts_->store_error(metrics::store::key);  // O4: once per failed batch
+                });
     }
 
     // O4: where decisions and store failures are counted, and the store's
@@ -420,8 +452,10 @@ public:
         health_ = health;
     }
 
-    examples::http_server::response handle(const examples::http_server::request& req) {
-        namespace hs = examples::http_server;
+    // Answers a call (K16, O2), logs it (O3) and counts it (O4). A key whose
+    // limits the store decides (K17) is answered once its batch is decided;
+    // every other call at once.
+    void handle(examples::http_server::request&& req, const examples::http_server::reply_fn& reply) {
         const auto started = steady::now();
         keyhook::http_headers headers;
         headers.reserve(req.headers.size());
@@ -455,31 +489,25 @@ public:
         const auto tenant = keyhook::find_header(headers, keyhook::tenant_name_header);
         // The peer's address is always an IP address; were it not, no call could be judged.
         auto d = peer ? decide(headers, family, resource, access, asked.caller, tenant ? &tenant->value : nullptr)
-                      : decision{gateway::unavailable_answer(), std::nullopt, false, now()};
-        const auto took = steady::now() - started;
-        if (counts_) counts_->gateway_decision(static_cast<metrics::gateway_code>(d.answer.value), took);  // O4
-        hs::response out;
-        out.status = d.answer.status;
-        for (auto& h : d.answer.headers) out.headers.push_back({std::move(h.name), std::move(h.value)});
-        out.body = std::move(d.answer.body);
+                      : decision{gateway::unavailable_answer(), std::nullopt, false, now(), std::nullopt};
+        seen_call seen;
+        seen.started = started;
         if (settings_.log_requests && standard_error) {
-            examples::request_log::request_line line;
-            line.time = d.at;
-            if (tenant) line.tenant = std::string_view(tenant->value);
-            line.tenant_known = d.tenant_known;
-            if (d.key_id) line.key_id = std::string_view(*d.key_id);
-            line.method = asked.method;
+            if (tenant) seen.tenant = tenant->value;
+            seen.method = std::move(asked.method);
             const auto path = gateway::plain_path(asked.uri);
-            const std::string_view raw = std::string_view(asked.uri).substr(0, asked.uri.find_first_of("?#"));
-            line.path = path ? std::string_view(*path) : raw;
-            line.code = gateway::row_of(d.answer.value).name;
-            line.latency = took;
+            seen.path = path ? *path : asked.uri.substr(0, asked.uri.find_first_of("?#"));
             // The key the call presented is never logged, wherever the client also put it.
             for (const auto& h : headers)
-                if (h.sensitive) line.secrets.push_back(h.value);
-            standard_error->write(examples::request_log::format_request_line(line));
+                if (h.sensitive) seen.secrets.push_back(h.value);
         }
-        return out;
+        if (!d.pending) return reply(respond(d, seen));
+        auto call = std::move(d.pending->call);
+        limits_->ask(std::move(call), [this, d = std::move(d), seen = std::move(seen),
+                                       reply](const keyhook::result<key_store::limits_outcome>& r) mutable {
+            settle_limits(d, r);
+            reply(respond(d, seen));
+        });
     }
 
     // Reads the store again when its file changed (or always, with `reload`)
@@ -698,7 +726,68 @@ private:
         std::optional<std::string> key_id;
         bool tenant_known = false;
         keyhook::timestamp at{};
+        // K17: a call whose other checks passed, its limits still to decide
+        // (answer unset until then), and whom the answer names.
+        struct pending_limits {
+            key_store::limits_call call;
+            std::string name, tenant;
+        };
+        std::optional<pending_limits> pending;
     };
+
+    // What a request's log line says of the call besides its decision (O3),
+    // owned: it outlives the request when the store decides the limits.
+    struct seen_call {
+        steady::time_point started;
+        std::optional<std::string> tenant;
+        std::string method, path;
+        std::vector<std::string> secrets;
+    };
+
+    // The response to a decided call; counted (O4) and logged (O3).
+    examples::http_server::response respond(decision& d, const seen_call& seen) {
+        namespace hs = examples::http_server;
+        const auto took = steady::now() - seen.started;
+        if (counts_) counts_->gateway_decision(static_cast<metrics::gateway_code>(d.answer.value), took);  // O4
+        hs::response out;
+        out.status = d.answer.status;
+        for (auto& h : d.answer.headers) out.headers.push_back({std::move(h.name), std::move(h.value)});
+        out.body = std::move(d.answer.body);
+        if (settings_.log_requests && standard_error) {
+            examples::request_log::request_line line;
+            line.time = d.at;
+            if (seen.tenant) line.tenant = std::string_view(*seen.tenant);
+            line.tenant_known = d.tenant_known;
+            if (d.key_id) line.key_id = std::string_view(*d.key_id);
+            line.method = seen.method;
+            line.path = seen.path;
+            line.code = gateway::row_of(d.answer.value).name;
+            line.latency = took;
+            for (const auto& secret : seen.secrets) line.secrets.push_back(secret);
+            standard_error->write(examples::request_log::format_request_line(line));
+        }
+        return out;
+    }
+
+    // K17: the answer to a call once the store decided its limits. A store
+    // that could not decide (the database unreachable, or not within its
+    // statement deadline) is UNAVAILABLE, 503: the limits are never guessed.
+    // A key deleted meanwhile is NOT_FOUND, as any unknown key.
+    void settle_limits(decision& d, const keyhook::result<key_store::limits_outcome>& r) {
+        const auto& p = *d.pending;
+        if (!r) {
+            d.answer = gateway::unavailable_answer();
+            d.key_id.reset();
+            return;
+        }
+        if (!r->found) {
+            d.answer = gateway::answer_of(gateway::code::not_found);
+            d.key_id.reset();
+            return;
+        }
+        const gateway::key_identity who{p.name, p.tenant};
+        d.answer = gateway::answer_for_limits(r->decision, p.call.id, &who, r->at);
+    }
 
     decision decide(const keyhook::http_headers& headers, const keyhook::api_family& family,
                     keyhook::resource_ref resource, keyhook::access_level access, const keyhook::ip_address& caller,
@@ -707,10 +796,11 @@ private:
         const auto at = now();
         const bool tenant_known = tenant && tenants_.count(*tenant) > 0;
         // K17: past the stale period without a read of the store, every call is refused.
-        if (stale()) return decision{gateway::unavailable_answer(), std::nullopt, tenant_known, at};
+        if (stale()) return decision{gateway::unavailable_answer(), std::nullopt, tenant_known, at, std::nullopt};
         const auto find = [this](std::string_view id) -> const keyhook::key_limits* {
             const auto it = keys_.find(id);
-            return it == keys_.end() ? nullptr : &it->second.limits;
+            if (it == keys_.end()) return nullptr;
+            return it->second.shared ? &it->second.checked : &it->second.limits;  // K17: the rest in the store
         };
         const auto a =
             keyhook::authorize(*index_, headers, family, resource, access, at, keyhook::call_context{caller, 1}, find);
@@ -718,7 +808,7 @@ private:
         if (a.allowed()) {
             const auto it = found;
             if (it != keys_.end()) {
-                if (a.usage()) it->second.limits.usage = *a.usage();
+                if (a.usage() && !it->second.shared) it->second.limits.usage = *a.usage();
                 if (a.digest_outdated()) {
                     std::string_view presented;
                     for (const auto& h : headers)
@@ -728,15 +818,23 @@ private:
                         if (auto text = (*rehash)->try_store_form()) it->second.rehash_to = std::move(*text);
                     }
                 }
-                if (!it->second.queued) {
+                // A shared key's usage is the store's; only a rehash is left to write.
+                if (!it->second.queued && (!it->second.shared || it->second.rehash_to)) {
                     it->second.queued = true;
                     changed_.push_back(it->first);
                 }
             }
         }
+        if (a.allowed() && found != keys_.end() && found->second.shared) {
+            decision d{gateway::answer{}, a.key()->str(), tenant_known, at, std::nullopt};
+            d.pending = decision::pending_limits{key_store::limits_call{found->first, found->second.limits.policy, 1},
+                                                 found->second.name, found->second.tenant};
+            return d;
+        }
         gateway::key_identity who;
         if (found != keys_.end()) who = {found->second.name, found->second.tenant};
-        decision d{gateway::answer_for(a, at, found != keys_.end() ? &who : nullptr), std::nullopt, tenant_known, at};
+        decision d{gateway::answer_for(a, at, found != keys_.end() ? &who : nullptr), std::nullopt, tenant_known, at,
+                   std::nullopt};
         if (d.answer.value != gateway::code::not_found && a.key()) d.key_id = a.key()->str();
         return d;
     }
@@ -811,6 +909,8 @@ private:
             k.base = e.usage.credits;
             k.written_last_used = e.usage.last_used_at;
             k.stored_key = e.stored_key;
+            k.shared = settings_.shared_limits && (e.policy.rate || e.policy.limited_credits);
+            if (k.shared) k.checked.policy.addresses = e.policy.addresses;
             out.keys.emplace(e.record.id.str(), std::move(k));
         }
         return out;
@@ -924,6 +1024,10 @@ private:
     metrics::registry* counts_ = nullptr;
     metrics::health* health_ = nullptr;
     background_runner runner_;  // the store thread's write-back jobs
+    // K17: the store's decisions on shared limits (the batch thread alone logs their failures).
+    failure_log limits_log_{"shared limits could not be decided; calls with them answered UNAVAILABLE"};
+    // Last: destroyed first, so no batch's answer outlives the members it uses.
+    std::unique_ptr<gateway::shared_limits> limits_;
 };
 
 std::string read_file(const std::string& path) {
@@ -1004,8 +1108,10 @@ int main(int argc, char** argv) {
         examples::http_server::options o;
         o.threads = 2;
         o.max_body_bytes = 4096;  // an authorization request has no body to speak of
-        examples::http_server::server server(o,
-                                             [&state](examples::http_server::request&& r) { return state.handle(r); });
+        examples::http_server::server server(
+            o, [&state](examples::http_server::request&& r, examples::http_server::reply_fn reply) {
+                state.handle(std::move(r), reply);
+            });
         std::string error;
         metrics::listener metrics_listener(counts, health);
         if (s.metrics) {

@@ -14,6 +14,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -122,6 +123,7 @@ std::optional<framing_error> check_header_section(std::string_view head, const o
 struct server::impl {
     options opts;
     request_handler handle;
+    deferred_handler deferred;  // instead of `handle`, when set
     head_check check_head;
     // Declared before the io_context: connections destroyed with it still count down.
     std::atomic<std::size_t> open{0};
@@ -130,8 +132,8 @@ struct server::impl {
     tcp::acceptor acceptor{ioc};
     asio::steady_timer accept_pause{ioc};
 
-    impl(options o, request_handler h, head_check c)
-        : opts(std::move(o)), handle(std::move(h)), check_head(std::move(c)) {}
+    impl(options o, request_handler h, deferred_handler d, head_check c)
+        : opts(std::move(o)), handle(std::move(h)), deferred(std::move(d)), check_head(std::move(c)) {}
     void accept();
 };
 
@@ -173,6 +175,7 @@ private:
     }
 
     void on_deadline() {
+        if (answering_) return;                     // the handler holds the request; its answer re-arms the deadline
         if (closing_ || writing_) return finish();  // a client that does not read its answer
         // A request under way gets 408; an idle kept-alive connection is just closed.
         const bool under_way = !in_.empty() || parser_.has_value();
@@ -282,6 +285,7 @@ private:
         request req = std::move(head_);
         req.body = parser_->release().body();
         next_request();
+        if (srv_.deferred) return hand_over(std::move(req), keep_alive);
         response r;
         try {
             r = srv_.handle(std::move(req));
@@ -292,6 +296,34 @@ private:
         }
         if (!keep_alive) r.close = true;
         send(std::move(r));
+    }
+
+    // To a deferred handler: its reply is taken once, on this connection's
+    // strand; a handler that throws before replying gets the 500 the
+    // synchronous handler's exception gets.
+    void hand_over(request req, bool keep_alive) {
+        answering_ = true;
+        struct once {
+            std::atomic<bool> done{false};
+        };
+        auto state = std::make_shared<once>();
+        reply_fn reply = [self = shared_from_this(), state, keep_alive](response r) {
+            if (state->done.exchange(true)) return;
+            if (!keep_alive) r.close = true;
+            asio::post(self->sock_.get_executor(), [self, r = std::move(r)]() mutable {
+                self->answering_ = false;
+                self->send(std::move(r));
+            });
+        };
+        try {
+            srv_.deferred(std::move(req), reply);
+        } catch (const std::exception&) {
+            if (state->done.load()) return;
+            told(500);
+            auto r = json_answer(500, "the request could not be handled");
+            r.close = true;
+            reply(std::move(r));
+        }
     }
 
     // Forgets the request just read; bytes after it stay in `in_`.
@@ -369,6 +401,7 @@ private:
     unsigned generation_ = 0;
     std::chrono::steady_clock::time_point began_{};  // the current request's start (options::server_answered)
     bool reading_ = false, writing_ = false, closing_ = false;
+    bool answering_ = false;  // a deferred handler holds the request
     std::size_t scanned_ = 0, fields_ = 0, drained_ = 0;
     std::string in_;
     std::array<char, 16384> chunk_{};
@@ -402,7 +435,9 @@ void server::impl::accept() {
 }
 
 server::server(options o, request_handler handle, head_check check_head)
-    : impl_(std::make_unique<impl>(std::move(o), std::move(handle), std::move(check_head))) {}
+    : impl_(std::make_unique<impl>(std::move(o), std::move(handle), deferred_handler{}, std::move(check_head))) {}
+server::server(options o, deferred_handler handle, head_check check_head)
+    : impl_(std::make_unique<impl>(std::move(o), request_handler{}, std::move(handle), std::move(check_head))) {}
 
 server::~server() = default;
 

@@ -84,10 +84,18 @@ struct options {
 // without reading the body. `handle` answers the whole request.
 using head_check = std::function<std::optional<response>(const request&)>;
 using request_handler = std::function<response(request&&)>;
+// A handler that answers later, from any thread: it must call the reply it is
+// given exactly once (later calls are ignored). Meanwhile the connection reads
+// nothing and no server thread waits, so a handler that waits on something
+// slower than memory (a database deciding for many gateways) does not hold
+// one of the `threads`. The request deadline does not cut an answer under way.
+using reply_fn = std::function<void(response)>;
+using deferred_handler = std::function<void(request&&, reply_fn)>;
 
 class server {
 public:
     server(options o, request_handler handle, head_check check_head = {});
+    server(options o, deferred_handler handle, head_check check_head = {});
     ~server();
     server(const server&) = delete;
     server& operator=(const server&) = delete;

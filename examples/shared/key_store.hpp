@@ -41,6 +41,7 @@
 #include <nlohmann/json.hpp>
 
 #include "keyhook/api_key.hpp"
+#include "keyhook/authorization.hpp"
 #include "keyhook/base64.hpp"
 #include "keyhook/crypto/stored_key.hpp"
 #include "keyhook/json_input.hpp"
@@ -428,6 +429,24 @@ struct written_usage {
 // examples/shared/store_opener.hpp. A version of the store, as a reader or
 // writer saw it, is a store_version: equal versions, the same content.
 //
+// One call a gateway asks a store to decide (key_store::decide_limits):
+// the key, the policy the gateway holds for it (configuration, read with the
+// key), and the call's cost.
+struct limits_call {
+    std::string id;
+    keyhook::key_policy policy;
+    std::uint64_t cost = 1;
+};
+
+// The store's decision on one call: whether the key is still there, the
+// decision, and the store's clock when it was made (what Retry-After and
+// RateLimit-Reset count from).
+struct limits_outcome {
+    bool found = false;
+    keyhook::limits_decision decision;
+    keyhook::timestamp at{};
+};
+
 // Writers: update and update_usage run a change over the entries under the
 // store's lock (one writer at a time, every writer's change applied to what
 // the last one left), try_update and try_update_usage the same without
@@ -509,6 +528,19 @@ public:
         });
         if (!r) return r.error();
         return out;
+    }
+
+    // K17's shared limits: the store decides, with its own clock, the calls
+    // of keys with a rate limit or credits, for every gateway at once, each
+    // call in the order given (K15's last two checks, keyhook::check_limits,
+    // on the usage the store holds, which an allowed call moves). Whatever is
+    // returned is durable: a gateway answers from it. A store that keeps no
+    // shared usage (the file) refuses, and a gateway counts limits itself.
+    [[nodiscard]] virtual bool decides_limits() const noexcept { return false; }
+    virtual keyhook::result<std::vector<limits_outcome>> decide_limits(const std::vector<limits_call>& calls) {
+        (void)calls;
+        return keyhook::error{keyhook::errc::invalid_value, path(),
+                              "this store keeps no shared limits (a PostgreSQL store does)"};
     }
 
     // A consistent read (under the lock, so never between a writer's steps).

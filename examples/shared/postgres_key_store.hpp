@@ -90,7 +90,9 @@ namespace key_store {
 
 namespace pg {
 
-inline constexpr std::int64_t key_schema_version = 1;
+// 2 added rate_tat (K17's shared rate limits); a store of version 1 is
+// moved to 2 by the first program that opens it (one added column).
+inline constexpr std::int64_t key_schema_version = 2;
 // The channel of NOTIFY and LISTEN.
 inline constexpr const char* channel = "keyhook_keys";
 
@@ -103,10 +105,29 @@ inline constexpr const char* create_keys =
     "CREATE TABLE keyhook_keys (seq BIGSERIAL NOT NULL, id TEXT NOT NULL, tenant TEXT NOT NULL, "
     "stored_key TEXT NOT NULL, record TEXT NOT NULL, "
     "credits_remaining NUMERIC(20, 0) NOT NULL CHECK (credits_remaining >= 0), "
-    "credits_refill BIGINT NOT NULL, last_used_at BIGINT, "
+    "credits_refill BIGINT NOT NULL, last_used_at BIGINT, rate_tat BIGINT, "
     "CONSTRAINT keyhook_keys_id PRIMARY KEY (id) DEFERRABLE INITIALLY DEFERRED, "
     "CONSTRAINT keyhook_keys_stored_key UNIQUE (stored_key) DEFERRABLE INITIALLY DEFERRED)";
 inline constexpr const char* create_order = "CREATE INDEX keyhook_keys_seq ON keyhook_keys (seq)";
+inline constexpr const char* migrate_1_to_2 = "ALTER TABLE keyhook_keys ADD COLUMN rate_tat BIGINT";
+// K17's shared limits. The rows of a batch's keys, locked in id order (two
+// gateways never deadlock), with the database's clock: every decision on a
+// key is made under its row's lock, one after another, on one clock,
+// whichever gateway asks. (A clock read before a lock was granted is earlier
+// than the decision before it; K13's and K14's arithmetic only grow stricter
+// with an earlier time, and K13's bound holds over the decisions in the
+// order they were made.) Microseconds since 1970.
+inline constexpr const char* lock_limits =
+    "SELECT id, credits_remaining, credits_refill, rate_tat, "
+    "floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint "
+    "FROM keyhook_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+// What the allowed calls moved: credits, refill, the rate state, and
+// lastUsedAt (forward only).
+inline constexpr const char* write_limits =
+    "UPDATE keyhook_keys AS k SET credits_remaining = c.remaining, credits_refill = c.refill, rate_tat = c.tat, "
+    "last_used_at = GREATEST(COALESCE(k.last_used_at, c.used), c.used) "
+    "FROM unnest($1::text[], $2::numeric[], $3::bigint[], $4::bigint[], $5::bigint[]) "
+    "AS c(id, remaining, refill, tat, used) WHERE k.id = c.id";
 inline constexpr const char* select_version = "SELECT version FROM keyhook_key_version";
 inline constexpr const char* lock_version = "SELECT version FROM keyhook_key_version FOR UPDATE";
 inline constexpr const char* lock_version_nowait = "SELECT version FROM keyhook_key_version FOR UPDATE NOWAIT";
@@ -388,6 +409,70 @@ public:
                                   changes[i].rehash_from != changes[i].rehash_to);
             }
             if (moved) announce(bump());
+            t.commit();
+            return out;
+        });
+    }
+
+    [[nodiscard]] bool decides_limits() const noexcept override { return true; }
+
+    // K17: one transaction per batch. The keys' rows are locked, the
+    // database's clock read, each call decided in order by check_limits on
+    // the row's usage, what moved written, and the transaction committed
+    // before any outcome is returned: an allowed call is never answered
+    // before its spending is durable. A key whose row is gone is not found.
+    keyhook::result<std::vector<limits_outcome>> decide_limits(const std::vector<limits_call>& calls) override {
+        std::vector<limits_outcome> out(calls.size());
+        if (calls.empty()) return out;
+        return guarded([&] {
+            std::vector<std::optional<std::string>> ids;
+            for (const auto& c : calls) ids.emplace_back(c.id);
+            std::sort(ids.begin(), ids.end());
+            ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+            transaction t(*this);
+            const auto r = exec(pg::lock_limits, {pg::array_literal(ids)});
+            struct held {
+                keyhook::key_usage usage;
+                bool moved = false;
+            };
+            std::unordered_map<std::string, held> rows;
+            keyhook::timestamp at{};
+            for (int n = 0; n < PQntuples(r.get()); ++n) {
+                held h;
+                h.usage.credits.remaining = std::stoull(PQgetvalue(r.get(), n, 1));
+                h.usage.credits.last_refill = pg::from_micros(std::stoll(PQgetvalue(r.get(), n, 2)));
+                if (!PQgetisnull(r.get(), n, 3))
+                    h.usage.rate.tat = pg::from_micros(std::stoll(PQgetvalue(r.get(), n, 3)));
+                at = std::max(at, pg::from_micros(std::stoll(PQgetvalue(r.get(), n, 4))));
+                rows.emplace(PQgetvalue(r.get(), n, 0), h);
+            }
+            for (std::size_t i = 0; i < calls.size(); ++i) {
+                out[i].at = at;
+                const auto found = rows.find(calls[i].id);
+                if (found == rows.end()) continue;
+                auto& h = found->second;
+                out[i].found = true;
+                out[i].decision =
+                    keyhook::check_limits(keyhook::key_limits{calls[i].policy, h.usage}, calls[i].cost, at);
+                if (out[i].decision.allowed()) {
+                    h.usage = out[i].decision.usage;
+                    h.moved = true;
+                }
+            }
+            std::vector<std::optional<std::string>> moved, remaining, refill, tat, used;
+            for (const auto& [id, h] : rows) {
+                if (!h.moved) continue;
+                moved.emplace_back(id);
+                remaining.emplace_back(std::to_string(h.usage.credits.remaining));
+                refill.emplace_back(std::to_string(pg::micros(h.usage.credits.last_refill)));
+                tat.push_back(h.usage.rate.tat
+                                  ? std::optional<std::string>(std::to_string(pg::micros(*h.usage.rate.tat)))
+                                  : std::nullopt);
+                used.emplace_back(std::to_string(pg::micros(at)));
+            }
+            if (!moved.empty())
+                exec(pg::write_limits, {pg::array_literal(moved), pg::array_literal(remaining),
+                                        pg::array_literal(refill), pg::array_literal(tat), pg::array_literal(used)});
             t.commit();
             return out;
         });
@@ -771,6 +856,12 @@ private:
         if (exists("keyhook_key_schema")) {
             const auto r = exec(pg::select_schema, {});
             const std::int64_t found = PQgetisnull(r.get(), 0, 0) ? 0 : std::stoll(PQgetvalue(r.get(), 0, 0));
+            if (found == 1) {  // an older layout this program moves forward, in this transaction
+                exec(pg::migrate_1_to_2, {});
+                exec(pg::insert_schema, {std::to_string(pg::key_schema_version)});
+                t.commit();
+                return;
+            }
             if (found != pg::key_schema_version)
                 throw pg::failure{
                     "the key store has schema version " + std::to_string(found) +

@@ -127,6 +127,24 @@ private:
     bool has_rate_ = false;
 };
 
+// K15's last two checks on their own: K13's rate limit, then K14's credits,
+// for one call of `cost` at `now` on a key's policy and usage. authorize()
+// makes them once the key's other checks passed; a host that keeps the usage
+// elsewhere (a database deciding for many gateways, K17) makes them there,
+// with the same arithmetic. Allocates nothing.
+struct limits_decision {
+    std::optional<denial_reason> reason;             // nullopt, rate_limited or usage_exceeded
+    key_usage usage;                                 // after the call when allowed (lastUsedAt = now), else as given
+    std::optional<timestamp> retry_at;               // when denied, where a time exists (as authorization::retry_at)
+    std::optional<std::uint64_t> rate_remaining;     // with a rate limit: calls of cost 1 left now
+    std::optional<timestamp> rate_reset;             // with a rate limit: when the whole burst is back
+    std::optional<std::uint64_t> credits_remaining;  // with credits, unless the rate limit denied first
+
+    [[nodiscard]] bool allowed() const noexcept { return !reason; }
+};
+[[nodiscard]] KEYHOOK_INLINE limits_decision check_limits(const key_limits& limits, std::uint64_t cost,
+                                                          timestamp now) noexcept;
+
 // What a call brings besides its headers (K12 to K15): the caller's address,
 // and its cost (K13 and K14 spend the same cost; 0 checks without spending).
 struct call_context {

@@ -552,12 +552,12 @@ TEST_CASE("K18: a key store of another schema version, or tables it did not make
     auto store = fresh_database();
     if (!store) return;
     store.reset();
-    CHECK(run_sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"1"});
-    run_sql("UPDATE keyhook_key_schema SET version = 2");
-    CHECK_THROWS_WITH(open_database(), Catch::Contains("schema version 2") &&
-                                           Catch::Contains("needs schema version 1") &&
-                                           Catch::Contains("newer keyhook"));
     CHECK(run_sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"2"});
+    run_sql("UPDATE keyhook_key_schema SET version = 3");
+    CHECK_THROWS_WITH(open_database(), Catch::Contains("schema version 3") &&
+                                           Catch::Contains("needs schema version 2") &&
+                                           Catch::Contains("newer keyhook"));
+    CHECK(run_sql("SELECT version FROM keyhook_key_schema") == std::vector<std::string>{"3"});
     run_sql("DROP TABLE keyhook_key_schema");
     CHECK_THROWS_WITH(open_database(), Catch::Contains("without keyhook_key_schema"));
     CHECK(run_sql("SELECT to_regclass('keyhook_key_schema') IS NULL") == std::vector<std::string>{"t"});
@@ -644,3 +644,166 @@ TEST_CASE("K18: a writer waits for another's transaction and then sees its key",
 #endif
 
 }  // namespace contract
+
+#if KEYHOOK_EXAMPLES_HAVE_LIBPQ
+namespace contract {
+
+TEST_CASE("K18, K17: a key store of schema version 1 is moved to 2 (shared rate states) with its keys kept",
+          "[K18][K17][key_store][key_store_contract]") {
+    auto store = fresh_database();
+    if (!store) return;
+    test_support::seeded_random random{111};
+    const auto k = fresh_key(random);
+    add(*store, {k.entry});
+    store.reset();
+    // The layout of version 1: no rate_tat column.
+    run_sql("ALTER TABLE keyhook_keys DROP COLUMN rate_tat");
+    run_sql("DELETE FROM keyhook_key_schema");
+    run_sql("INSERT INTO keyhook_key_schema (version) VALUES (1)");
+    store = open_database();
+    CHECK(run_sql("SELECT MAX(version) FROM keyhook_key_schema") == std::vector<std::string>{"2"});
+    CHECK(run_sql("SELECT COUNT(*) FROM keyhook_keys WHERE rate_tat IS NULL") == std::vector<std::string>{"1"});
+    CHECK(same_entries(read_all(*store), {k.entry}));
+    const auto decided = store->decide_limits({{k.entry.record.id.str(), k.entry.policy, 1}});
+    REQUIRE(decided);
+    CHECK((*decided)[0].decision.allowed());
+}
+
+namespace {
+// A key with `credits` and no refill, or a rate limit alone.
+key_store::entry limited_key(test_support::seeded_random& random, std::optional<std::uint64_t> credits,
+                             std::optional<rate_limit> rate) {
+    auto e = fresh_key(random).entry;
+    e.policy = key_policy{};
+    e.policy.rate = rate;
+    if (credits) {
+        e.policy.limited_credits = true;
+        e.policy.initial_credits = *credits;
+    }
+    e.usage = key_usage::fresh(e.policy, e.record.created_at.value_or(e.record.active_from));
+    return e;
+}
+
+// `gateways` connections, each deciding `calls` calls of cost 1 on one key
+// in batches of `per_batch`, all at once: the number allowed.
+std::size_t allowed_across(const key_store::entry& e, int gateways, int calls, int per_batch) {
+    std::atomic<std::size_t> allowed{0};
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    std::vector<std::string> failures(static_cast<std::size_t>(gateways));
+    for (int g = 0; g < gateways; ++g)
+        threads.emplace_back([&, g] {
+            auto own = open_database();
+            ++ready;
+            while (ready.load() < gateways) std::this_thread::yield();
+            for (int done = 0; done < calls; done += per_batch) {
+                std::vector<key_store::limits_call> batch(static_cast<std::size_t>(per_batch),
+                                                          key_store::limits_call{e.record.id.str(), e.policy, 1});
+                const auto r = own->decide_limits(batch);
+                if (!r) {
+                    failures[static_cast<std::size_t>(g)] = r.error().what();
+                    return;
+                }
+                for (const auto& o : *r) allowed += o.found && o.decision.allowed();
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (const auto& f : failures) CHECK(f.empty());
+    return allowed.load();
+}
+}  // namespace
+
+TEST_CASE("K17, K14: gateways deciding one key's credits at once spend exactly its credits, never more",
+          "[K17][K14][key_store][key_store_contract]") {
+    auto store = fresh_database();
+    if (!store) return;
+    test_support::seeded_random random{112};
+    const auto e = limited_key(random, 30, std::nullopt);
+    add(*store, {e});
+    // Three gateways, 90 calls each in batches of 5: exactly 30 allowed.
+    CHECK(allowed_across(e, 3, 90, 5) == 30);
+    CHECK(read_all(*store)[0].usage.credits.remaining == 0);
+    // One batch past the end: every call denied, with the figures.
+    const auto more = store->decide_limits({{e.record.id.str(), e.policy, 1}});
+    REQUIRE(more);
+    CHECK((*more)[0].decision.reason == denial_reason::usage_exceeded);
+    CHECK((*more)[0].decision.credits_remaining == std::uint64_t{0});
+    // key_admin sets credits again (update --credits): the next decisions spend them.
+    REQUIRE(store->update([&](std::vector<key_store::entry>& all, const key_store::store_version&) {
+        all[0].usage.credits.remaining = 2;
+        return true;
+    }));
+    CHECK(allowed_across(e, 2, 10, 1) == 2);
+}
+
+TEST_CASE("K17, K13: gateways deciding one key's rate at once allow exactly its burst within a period",
+          "[K17][K13][key_store][key_store_contract]") {
+    auto store = fresh_database();
+    if (!store) return;
+    test_support::seeded_random random{113};
+    // 20 per hour, burst 20: no second call comes back within the test.
+    const auto e = limited_key(random, std::nullopt, rate_limit{20, std::chrono::hours{1}, 0});
+    add(*store, {e});
+    CHECK(allowed_across(e, 3, 30, 3) == 20);
+    const auto next = store->decide_limits({{e.record.id.str(), e.policy, 1}});
+    REQUIRE(next);
+    const auto& o = (*next)[0];
+    CHECK(o.decision.reason == denial_reason::rate_limited);
+    REQUIRE(o.decision.retry_at);
+    // The retry time is on the database's clock, one emission interval (3 minutes) past the first call at most.
+    CHECK(*o.decision.retry_at > o.at);
+    CHECK(*o.decision.retry_at - o.at <= std::chrono::minutes{3});
+    // The rate state is the store's: a fresh connection sees it (the column, not a gateway's memory).
+    CHECK(run_sql("SELECT COUNT(*) FROM keyhook_keys WHERE rate_tat IS NOT NULL") == std::vector<std::string>{"1"});
+}
+
+TEST_CASE("K17, K15: one batch decides its calls in order on the database's clock; a deleted key is not found",
+          "[K17][K15][key_store][key_store_contract]") {
+    auto store = fresh_database();
+    if (!store) return;
+    test_support::seeded_random random{114};
+    const auto a = limited_key(random, 2, std::nullopt),
+               b = limited_key(random, 1, rate_limit{5, std::chrono::hours{1}, 0});
+    add(*store, {a, b});
+    const auto ia = a.record.id.str(), ib = b.record.id.str();
+    const auto r = store->decide_limits({{ia, a.policy, 1},
+                                         {ib, b.policy, 1},
+                                         {ia, a.policy, 1},
+                                         {ia, a.policy, 1},
+                                         {ib, b.policy, 1},
+                                         {"gone", a.policy, 1}});
+    REQUIRE(r);
+    const auto& o = *r;
+    CHECK(o[0].decision.allowed());
+    CHECK(o[0].decision.credits_remaining == std::uint64_t{1});
+    CHECK(o[1].decision.allowed());
+    CHECK(o[2].decision.allowed());
+    CHECK(o[2].decision.credits_remaining == std::uint64_t{0});
+    CHECK(o[3].decision.reason == denial_reason::usage_exceeded);
+    // b: its rate allows a second call, its one credit does not.
+    CHECK(o[4].decision.reason == denial_reason::usage_exceeded);
+    CHECK(o[4].decision.rate_remaining == std::uint64_t{4});
+    CHECK_FALSE(o[5].found);
+    // One clock: the database's, the same for the whole batch, and close to the database's own now().
+    for (const auto& each : o) CHECK(each.at == o[0].at);
+    const auto db_now = std::stoll(run_sql("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint")[0]);
+    CHECK(std::abs(db_now - o[0].at.time_since_epoch().count()) < 60 * 1000000LL);
+    // lastUsedAt moved to the decision's time, for the keys with an allowed call.
+    const auto now = read_all(*store);
+    CHECK(now[0].record.last_used_at == o[0].at);
+    CHECK(now[1].record.last_used_at == o[0].at);
+}
+
+}  // namespace contract
+#endif
+
+TEST_CASE("K17: a file store decides no shared limits; it says so, naming itself", "[K17][key_store]") {
+    const auto dir = contract::temp_directory();
+    key_store::jsonl_key_store store(dir + "/keys.jsonl");
+    CHECK_FALSE(store.decides_limits());
+    const auto r = store.decide_limits({{"k", keyhook::key_policy{}, 1}});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().path == store.path());
+    CHECK_THAT(r.error().message, Catch::Contains("no shared limits"));
+    contract::remove_directory(dir);
+}

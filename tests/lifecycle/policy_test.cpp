@@ -505,3 +505,77 @@ TEST_CASE("K15: a credit denial reports the figures with nothing spent", "[K15][
     CHECK(one.credits_remaining() == std::uint64_t{0});
     CHECK(one.usage()->credits.last_refill == at("2024-03-15T00:00:00Z"));
 }
+
+TEST_CASE("K15: check_limits alone makes authorize's last two checks, call for call", "[K15][K13][K14][policy]") {
+    // Two hosts: one asks authorize() with the limits in memory, the other
+    // keeps the usage elsewhere and asks check_limits() after the key's other
+    // checks (a database deciding for many gateways, K17). Over random calls,
+    // costs and refills, both answer alike and keep the same usage.
+    policy_fixture f;
+    auto& limits = f.limits.begin()->second;
+    limits.policy.rate = rate_limit{3, seconds{2}, 4};
+    limits.policy.initial_credits = 40;
+    limits.policy.refill = credit_refill{refill_period::daily, 7, 1};
+    limits.usage = key_usage::fresh(limits.policy, f.record.active_from);
+    key_limits elsewhere = limits;
+    std::mt19937_64 rng(2024);
+    std::size_t allowed = 0, rate_denied = 0, credit_denied = 0;
+    for (int i = 0; i < 3000; ++i) {
+        f.now += microseconds{static_cast<std::int64_t>(rng() % 900000)};
+        const std::uint64_t cost = rng() % 7 == 0 ? 0 : 1 + rng() % 5;
+        const auto a = f.call(access_level::read, api_family::execute(), {}, cost);
+        const auto d = check_limits(elsewhere, cost, f.now);
+        REQUIRE(d.allowed() == a.allowed());
+        CHECK(d.reason == a.reason());
+        CHECK(d.retry_at == a.retry_at());
+        CHECK(d.rate_remaining == a.rate_remaining());
+        CHECK(d.rate_reset == a.rate_reset());
+        CHECK(d.credits_remaining == a.credits_remaining());
+        if (d.allowed()) {
+            REQUIRE(a.usage());
+            CHECK(d.usage == *a.usage());
+            CHECK(d.usage.last_used_at == f.now);
+            elsewhere.usage = d.usage;
+            ++allowed;
+        } else {
+            CHECK(d.usage == elsewhere.usage);  // a denial changes nothing
+            ++(d.reason == denial_reason::rate_limited ? rate_denied : credit_denied);
+        }
+        REQUIRE(elsewhere.usage == limits.usage);
+    }
+    // Every outcome was exercised.
+    CHECK(allowed > 100);
+    CHECK(rate_denied > 100);
+    CHECK(credit_denied > 10);
+}
+
+TEST_CASE("K15: check_limits on both sides of the credits and the burst", "[K15][K13][K14][policy]") {
+    key_policy p;
+    p.rate = rate_limit{2, seconds{1}, 0};
+    p.limited_credits = true;
+    p.initial_credits = 2;
+    const auto t0 = at("2024-03-15T08:00:00Z");
+    key_limits k{p, key_usage::fresh(p, t0)};
+    // Exactly the credits and the burst: allowed; one more: denied by the rate limit first.
+    auto d = check_limits(k, 2, t0);
+    REQUIRE(d.allowed());
+    CHECK(d.credits_remaining == std::uint64_t{0});
+    CHECK(d.rate_remaining == std::uint64_t{0});
+    k.usage = d.usage;
+    d = check_limits(k, 1, t0);
+    CHECK(d.reason == denial_reason::rate_limited);
+    CHECK(d.retry_at == t0 + microseconds{500000});
+    CHECK_FALSE(d.credits_remaining);  // the rate limit answered first
+    // Past the interval the rate allows it, and the credits deny it.
+    d = check_limits(k, 1, t0 + microseconds{500000});
+    CHECK(d.reason == denial_reason::usage_exceeded);
+    CHECK_FALSE(d.retry_at);  // no refill
+    CHECK(d.credits_remaining == std::uint64_t{0});
+    // Without limits in the policy every cost passes and only lastUsedAt moves.
+    key_limits none{key_policy{}, key_usage{}};
+    d = check_limits(none, 1000, t0);
+    REQUIRE(d.allowed());
+    CHECK(d.usage.last_used_at == t0);
+    CHECK_FALSE(d.rate_remaining);
+    CHECK_FALSE(d.credits_remaining);
+}

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -190,4 +192,64 @@ TEST_CASE("server: a body over the limit is refused 413 before it is read", "[H1
     client d(s.port());
     d.send_text("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nConnection: close\r\n\r\n0123456789");
     CHECK(statuses(d.read_to_eof()) == std::vector<int>{200});
+}
+
+TEST_CASE("server: a deferred handler answers later without holding a server thread", "[H13][K17]") {
+    // One server thread. The first request to /hold is kept (its reply stored)
+    // while other connections are answered; it is answered after the request
+    // deadline has passed, and its pipelined successor comes after it.
+    hs::options o;
+    o.threads = 1;
+    o.request_deadline = std::chrono::milliseconds(300);
+    std::mutex m;
+    std::vector<hs::reply_fn> held;
+    hs::server server(o, [&](hs::request&& r, hs::reply_fn reply) {
+        if (r.target == "/hold") {
+            std::lock_guard<std::mutex> hold(m);
+            held.push_back(std::move(reply));
+            return;
+        }
+        if (r.target == "/throw") throw std::runtime_error("handler failed");
+        reply(hs::json_answer(200, r.target));
+    });
+    std::string why;
+    const auto port = server.listen("127.0.0.1", 0, why);
+    REQUIRE(port);
+    std::thread runner([&] { server.run(); });
+
+    client kept(*port);
+    kept.send_text("GET /hold HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    REQUIRE(eventually([&] {
+        std::lock_guard<std::mutex> hold(m);
+        return held.size() == 1;
+    }));
+    {
+        client other(*port);  // answered while /hold waits: no server thread is held
+        other.send_text("GET /other HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        const auto text = other.read_to_eof();
+        CHECK(statuses(text) == std::vector<int>{200});
+        CHECK(text.find("/other") != std::string::npos);
+    }
+    {
+        client failing(*port);  // a handler that throws before replying: 500 and close
+        failing.send_text("GET /throw HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(statuses(failing.read_to_eof()) == std::vector<int>{500});
+    }
+    // The deadline passes while the handler holds the request: nothing is cut.
+    const auto past_deadline = std::chrono::steady_clock::now() + 2 * o.request_deadline;
+    CHECK(eventually([&] { return std::chrono::steady_clock::now() >= past_deadline; }));
+    hs::reply_fn reply;
+    {
+        std::lock_guard<std::mutex> hold(m);
+        reply = held.front();
+    }
+    reply(hs::json_answer(200, "held answer"));
+    reply(hs::json_answer(500, "a second reply is ignored"));
+    const auto text = kept.read_to_eof();
+    CHECK(statuses(text) == std::vector<int>{200, 200});
+    const auto first = text.find("held answer"), second = text.find("/after");
+    CHECK((first != std::string::npos && second != std::string::npos && first < second));
+    CHECK(text.find("a second reply") == std::string::npos);
+    server.stop();
+    runner.join();
 }

@@ -108,40 +108,53 @@ KEYHOOK_INLINE authorization detail::authorizer::check(const key_index& index, c
         a.reason_.reset();
         return a;
     }
-    key_usage next = lim->usage;
-    if (lim->policy.rate) {
-        const auto d = check_rate(*lim->policy.rate, next.rate, call.cost, now);
-        a.has_rate_ = true;
-        a.rate_remaining_ = d.remaining;
-        a.rate_reset_ = d.reset;
+    const auto d = check_limits(*lim, call.cost, now);
+    a.has_rate_ = d.rate_remaining.has_value();
+    a.rate_remaining_ = d.rate_remaining.value_or(0);
+    a.rate_reset_ = d.rate_reset.value_or(timestamp{});
+    a.credits_remaining_ = d.credits_remaining;
+    a.retry_at_ = d.retry_at;
+    a.reason_ = d.reason;
+    if (d.allowed()) a.usage_ = d.usage;
+    return a;
+}
+
+KEYHOOK_INLINE limits_decision check_limits(const key_limits& limits, std::uint64_t cost, timestamp now) noexcept {
+    limits_decision out;
+    out.usage = limits.usage;
+    key_usage next = limits.usage;
+    const auto& policy = limits.policy;
+    if (policy.rate) {
+        const auto d = check_rate(*policy.rate, next.rate, cost, now);
+        out.rate_remaining = d.remaining;
+        out.rate_reset = d.reset;
         if (!d.allowed) {
-            a.reason_ = denial_reason::rate_limited;
-            a.retry_at_ = d.retry_at;
-            return a;
+            out.reason = denial_reason::rate_limited;
+            out.retry_at = d.retry_at;
+            return out;
         }
         next.rate = d.state;
     }
-    if (lim->policy.limited_credits) {
-        const auto c = spend_credits(lim->policy.refill, next.credits, call.cost, now);
+    if (policy.limited_credits) {
+        const auto c = spend_credits(policy.refill, next.credits, cost, now);
         if (!c.allowed) {
-            a.reason_ = denial_reason::usage_exceeded;
-            a.retry_at_ = c.retry_at;
+            out.reason = denial_reason::usage_exceeded;
+            out.retry_at = c.retry_at;
             // The figures as they stand with nothing spent: credits after a refill due now, the rate state unmoved.
-            a.credits_remaining_ = spend_credits(lim->policy.refill, next.credits, 0, now).state.remaining;
-            if (a.has_rate_) {
-                const auto unspent = check_rate(*lim->policy.rate, lim->usage.rate, 0, now);
-                a.rate_remaining_ = unspent.remaining;
-                a.rate_reset_ = unspent.reset;
+            out.credits_remaining = spend_credits(policy.refill, next.credits, 0, now).state.remaining;
+            if (policy.rate) {
+                const auto unspent = check_rate(*policy.rate, limits.usage.rate, 0, now);
+                out.rate_remaining = unspent.remaining;
+                out.rate_reset = unspent.reset;
             }
-            return a;
+            return out;
         }
         next.credits = c.state;
-        a.credits_remaining_ = c.state.remaining;
+        out.credits_remaining = c.state.remaining;
     }
     next.last_used_at = now;
-    a.usage_ = next;
-    a.reason_.reset();
-    return a;
+    out.usage = next;
+    return out;
 }
 
 KEYHOOK_INLINE std::string authorization::message() const {
