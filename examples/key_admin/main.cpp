@@ -830,7 +830,9 @@ bool json_format(const options& o) {
 // The table's widest text cells are cut (show prints them whole).
 constexpr std::size_t max_text_columns = 32;
 
-std::string cell(const std::string& s) { return view::truncate_to_width(keyhook::escape_text(s), max_text_columns); }
+std::string cell(const std::string& s) {
+    return view::escape_to_width(s, max_text_columns, [](std::string_view t) { return keyhook::escape_text(t); });
+}
 
 void list(const options& o, key_store::key_store& store, keyhook::timestamp at) {
     const bool json = json_format(o);
@@ -893,6 +895,12 @@ int main(int argc, char** argv) {
         std::string why;
         const auto address = examples::store::parse_store_address(o.store, examples::store::store_use::keys, why);
         if (!address) throw usage_error{why};
+        // Only create makes a store: any other command on a file that is not
+        // there is a mistyped path, not an empty store (nor a lock file left behind).
+        if (o.command != "create" && address->kind == examples::store::backend::jsonl &&
+            !examples::store::store_file_exists(*address))
+            throw keyhook::error{keyhook::errc::invalid_value, address->shown,
+                                 "no key store here: the file does not exist (key_admin create makes one)"};
         const auto opened = examples::store::open_key_store(*address);
         auto& store = *opened;
         const auto at = clock_now();  // one clock reading: times, statuses and credits agree

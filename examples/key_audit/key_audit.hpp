@@ -314,6 +314,11 @@ inline std::string printable(std::string_view s) { return keyhook::escape_text(s
 using examples::text::display_width;
 using examples::text::truncate_to_width;
 
+// A name as the table shows it: escaped (P1), then cut between its code points.
+[[nodiscard]] inline std::string name_cell(std::string_view name, std::size_t max_columns) {
+    return examples::text::escape_to_width(name, max_columns, detail::printable);
+}
+
 // Whole days from now until the key expires, as the table shows them.
 [[nodiscard]] inline std::string days_left(const key_row& r, keyhook::timestamp now) {
     using keyhook::key_status;
@@ -350,9 +355,8 @@ inline constexpr std::string_view warning_marker = "!";
         any_warning = any_warning || r.warning;
         const auto mask = shown_mask(r.key);
         cells.push_back({r.warning ? std::string(warning_marker) : std::string(),
-                         truncate_to_width(detail::printable(r.key.name), max_name_columns),
-                         std::string(keyhook::to_string(r.status)), short_time(r.key.expire_at), days_left(r, now),
-                         mask ? detail::printable(*mask) : "-",
+                         name_cell(r.key.name, max_name_columns), std::string(keyhook::to_string(r.status)),
+                         short_time(r.key.expire_at), days_left(r, now), mask ? detail::printable(*mask) : "-",
                          r.key.last_used_at ? short_time(*r.key.last_used_at) : "never"});
     }
     std::vector<std::size_t> widths(cells.front().size(), 0);
@@ -403,8 +407,7 @@ inline constexpr std::string_view warning_marker = "!";
     std::vector<std::vector<std::string>> cells;
     cells.push_back({"AT (UTC)", "CHANGE", "NAME", "KEY", "EXPIRES (UTC)"});
     for (const auto& n : digest.notices)
-        cells.push_back({to_second(n.at), std::string(keyhook::to_string(n.kind)),
-                         truncate_to_width(detail::printable(n.name), max_name_columns),
+        cells.push_back({to_second(n.at), std::string(keyhook::to_string(n.kind)), name_cell(n.name, max_name_columns),
                          n.masked ? detail::printable(*n.masked) : "-", short_time(n.expire_at)});
     std::vector<std::size_t> widths(cells.front().size(), 0);
     for (const auto& line : cells)

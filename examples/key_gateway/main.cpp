@@ -3,7 +3,7 @@
 //
 //   key_gateway --listen HOST:PORT --store STORE --routes FILE --proxy nginx|traefik
 //               --trusted-proxy CIDR [--trusted-proxy CIDR]... [--stale-for SECONDS]
-//               [--log json|none] [--metrics-listen HOST:PORT]
+//               [--log json|none] [--metrics-listen HOST:PORT] [--limits shared|local]
 //
 // --store STORE is "jsonl:PATH" or a plain PATH (a JSON-lines file), or
 // postgresql://... (also postgres://...: one store many gateways share,
@@ -18,7 +18,8 @@
 //
 // Peppers from KEYHOOK_PEPPERS, as key_admin. The decisions are in
 // forward_auth.hpp; this file adds the HTTP server (H13), the store and the
-// signals. Rate states live in memory; credits and lastUsedAt go back to the
+// signals. With --limits local (a file store's only choice) rate states live
+// in memory; credits and lastUsedAt go back to the
 // store at most once a second and on shutdown, merged under the store's lock
 // (key_store::merge_write_backs; only the changed keys' lines are formatted
 // and checked, key_store::jsonl_key_store::update_usage), and so does a key's digest under the
@@ -27,8 +28,14 @@
 // waits on file I/O or on the store's lock (a write-back the lock defers is
 // tried again a quarter of a second later). On PostgreSQL the write-back
 // goes row by row instead (key_store::key_store::write_usage: credits spent
-// are subtracted, so several gateways' spending adds up; rate limits and
-// credits are still enforced per gateway).
+// are subtracted, so several gateways' spending adds up).
+// K17, --limits shared (the default on PostgreSQL): a call on a key with a
+// rate limit or credits that passes every other check is decided by the
+// database, in the batches of shared_limits.hpp (one transaction per round
+// trip, the database's clock, committed before the answer), so all gateways
+// together allow exactly what one would; the call holds no server thread
+// meanwhile (http_server's deferred handler). A batch that fails is
+// answered 503 UNAVAILABLE: limits are never guessed.
 // The store is read again when it changes (its version checked four times a
 // second; a database's NOTIFY wakes the gateway at once, and only makes it
 // read: a notification carries no content it trusts) and on SIGHUP; SIGINT

@@ -1,6 +1,7 @@
 // The key store in PostgreSQL (rules K11 to K18): one store for many
 // gateways, behind the interface of key_store.hpp. Needs libpq (Debian
-// libpq-dev). The tables, created on first use (schema version 1):
+// libpq-dev). The tables, created on first use (schema version 2; a store of
+// version 1 gets the rate_tat column when first opened):
 //
 //   keyhook_key_schema   one row: the layout's version (key_schema_version);
 //                        a store of another version is refused, unchanged
@@ -15,8 +16,9 @@
 //                        the file holds it, less tenant, storedKey, usage and
 //                        lastUsedAt, which have columns), and the usage the
 //                        gateways write: credits_remaining, credits_refill
-//                        (the last refill, microseconds since 1970) and
-//                        last_used_at (the same unit; null: never used)
+//                        (the last refill, microseconds since 1970),
+//                        rate_tat (K13's state, the same unit; null: no
+//                        call yet) and last_used_at (null: never used)
 //
 // Never a plaintext key, never a pepper: the same as the file (K11).
 //
@@ -49,8 +51,10 @@
 // the credits spent are subtracted from what the row holds (a refill written
 // in between, or credits key_admin set, win), lastUsedAt only moves forward.
 // Rows are locked in id order, so two gateways never deadlock. Usage writes
-// do not bump the version: other gateways keep their own counts (credits
-// and rate limits are per gateway until shared limits come).
+// do not bump the version. With shared limits (decide_limits, K17) the
+// database decides a key's rate and credits itself, a batch of calls per
+// transaction on its own clock, and write_usage only carries lastUsedAt of
+// keys without limits and rehashes.
 //
 // Connection. Each statement has a deadline (the options' timeout); a
 // connection that breaks or times out is dropped and made again at the

@@ -32,6 +32,8 @@
 // address as shown.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <chrono>
 #include <memory>
@@ -73,6 +75,14 @@ struct store_address {
     // The address holds a password (postgresql://user:PASSWORD@...).
     bool has_password = false;
 };
+
+// Whether a file store's file is there (a database always counts as there:
+// its tables are made on first use, and an empty one is a real empty store).
+inline bool store_file_exists(const store_address& a) {
+    if (a.kind == backend::postgresql) return true;
+    struct stat st {};
+    return ::stat(a.target.c_str(), &st) == 0;
+}
 
 // A --store this build cannot open: it was made without the library.
 struct store_not_built : std::runtime_error {
@@ -236,14 +246,13 @@ inline std::optional<store_address> parse_store_address(std::string_view text, s
         return std::nullopt;
     }
     if (use == store_use::keys && a.kind == backend::sqlite) {
-        why =
-            "--store sqlite: the key store is a JSON-lines file or PostgreSQL (keys on SQLite are not built); "
-            "expected " +
-            forms;
+        // The address quoted whole: "--store sqlite:: ..." would read as a doubled colon.
+        why = "--store \"" + a.shown +
+              "\": the key store is a JSON-lines file or PostgreSQL (keys on SQLite are not built); expected " + forms;
         return std::nullopt;
     }
     if (use != store_use::keys && a.kind == backend::jsonl) {
-        why = std::string("--store jsonl: holds keys (key_admin, key_gateway); ") +
+        why = "--store \"" + a.shown + "\": a jsonl: store holds keys (key_admin, key_gateway); " +
               (use == store_use::deliveries ? "for deliveries, " : "for replay ids, ") + "expected " + forms;
         return std::nullopt;
     }

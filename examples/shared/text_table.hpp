@@ -92,6 +92,26 @@ inline std::size_t columns(char32_t c) {
     return out + "\u2026";
 }
 
+// `s` as `escape` shows it (keyhook::escape_text, P1), cut to at most
+// `max_columns` columns, ending in "…" when cut. The cut falls between the
+// input's code points, never inside an escape sequence: cutting the escaped
+// text instead could leave "\x0" or a lone backslash at the end.
+template <class Escape>
+[[nodiscard]] std::string escape_to_width(std::string_view s, std::size_t max_columns, const Escape& escape) {
+    std::string whole = escape(s);
+    if (display_width(whole) <= max_columns) return whole;
+    std::string kept;
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t next = i;
+        (void)table_detail::decode(s, next);
+        std::string longer = escape(s.substr(0, next));
+        if (display_width(longer) + 1 > max_columns) break;  // a column for the ellipsis
+        kept = std::move(longer);
+        i = next;
+    }
+    return kept + "\u2026";
+}
+
 // Rows of cells (the first the header) as lines of columns two spaces apart,
 // each padded to its column's widest cell; no line ends in spaces.
 [[nodiscard]] inline std::string render_table(const std::vector<std::vector<std::string>>& rows) {

@@ -550,6 +550,14 @@ int main(int argc, char** argv) {
     // on the run's virtual timeline; SQLite or PostgreSQL with it, on B6's.
     std::unique_ptr<examples::store::delivery_store> store;
     if (args->store) {
+        // --list and the operator's actions read a store: on a file that is not
+        // there they would make an empty one and report nothing (a mistyped path).
+        if (args->act != action::none && args->store->kind == examples::store::backend::sqlite &&
+            !examples::store::store_file_exists(*args->store)) {
+            std::cerr << "webhook_deliver: " << keyhook::escape_text(args->store->shown)
+                      << ": no delivery store here: the file does not exist (a worker or an enqueue makes one)\n";
+            return exit_invalid;
+        }
         try {
             store = examples::store::open_delivery_store(*args->store);
         } catch (const examples::store::store_not_built& e) {

@@ -297,6 +297,14 @@ def masked_ok(masked, key):
 
 def section_output():
     s = Store("output")
+    # No file yet: a mistyped path, refused (exit 1) and nothing made there.
+    r = s.run("list")
+    check(r.returncode == 1 and "no key store here" in r.stderr and r.stdout == "", "K18",
+          "list of a store that is not there: refused, not an empty list", (r.returncode, r.stdout, r.stderr))
+    r = s.run("show", "--id", "7d07d425-8c75-4e14-99ea-db7ed05a30e2")
+    check(r.returncode == 1 and "no key store here" in r.stderr, "K18", "show on a store that is not there: refused",
+          (r.returncode, r.stderr))
+    open(s.path, "w").close()  # an empty store, as after the last key was deleted
     r = s.run("list")
     check(r.returncode == 0 and r.stdout.splitlines() == [r.stdout.splitlines()[0]] and
           r.stdout.startswith("ID  "), "O1", "list of an empty store: the header row alone", (r.returncode, r.stdout))

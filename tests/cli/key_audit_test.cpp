@@ -201,7 +201,7 @@ TEST_CASE("json: members, nulls and timestamps", "[cli][T4][M3]") {
     CHECK(doc["keys"][0]["lastUsedAt"] == "2026-11-22T11:00:00.000Z");
 }
 
-TEST_CASE("table: widths count terminal columns, not bytes", "[cli]") {
+TEST_CASE("table: widths count terminal columns, not bytes", "[cli][P1]") {
     CHECK(key_audit::display_width("abc") == 3);
     CHECK(key_audit::display_width("café") == 4);          // é is 2 bytes, 1 column
     CHECK(key_audit::display_width("cafe\xCC\x81") == 4);  // e + combining acute
@@ -211,6 +211,19 @@ TEST_CASE("table: widths count terminal columns, not bytes", "[cli]") {
     CHECK(key_audit::truncate_to_width("abcdefghijkl", 6) == "abcde\u2026");
     CHECK(key_audit::truncate_to_width("東京東京東京", 6) == "東京\u2026");
     CHECK(key_audit::display_width(key_audit::truncate_to_width(std::string(200, 'x'), 32)) == 32);
+    // P1 before the cut: an escape sequence is kept whole or left out, never split.
+    const auto escaped = keyhook::escape_text("\n");
+    REQUIRE(escaped.size() > 1);
+    const std::string name = "abcd\nefgh";
+    const auto whole = key_audit::name_cell(name, 100);
+    CHECK(whole == "abcd" + escaped + "efgh");
+    for (std::size_t max = 3; max < key_audit::display_width(whole); ++max) {
+        const auto cut = key_audit::name_cell(name, max);
+        CHECK(key_audit::display_width(cut) <= max);
+        const auto kept = cut.substr(0, cut.size() - std::string("\u2026").size());
+        CHECK((kept == "abcd" || kept == "abcd" + escaped || whole.compare(0, kept.size(), kept) == 0));
+        CHECK((kept.size() <= 4 || kept.size() >= 4 + escaped.size()));  // never inside the escape
+    }
 }
 
 TEST_CASE("table: the width decoder splits text as keyhook's UTF-8 walker does", "[cli][P1]") {

@@ -10,7 +10,10 @@ run as users run them (rules B6, K18):
     store that cannot be reached is named by its address without the password,
     in clean text (no literal \\x0a from libpq's trailing newline);
   - a plain path keeps its meaning: SQLite for webhook_receiver's replay ids
-    (listening), JSON lines for key_admin.
+    (listening), JSON lines for key_admin;
+  - a file store that is not there is refused by the commands that read one
+    (key_admin list, webhook_deliver --list and its actions), exit 1, and
+    no file is made: a mistyped path never looks like an empty store.
 
     store_addresses.py PROGRAM_NAME PATH/TO/PROGRAM [PATH/TO/key_admin]
 
@@ -106,9 +109,28 @@ with tempfile.TemporaryDirectory() as work:
         check(wait_until(lambda: os.path.exists(db)), "B6", "webhook_receiver: the SQLite file is made")
     if NAME == "key_admin":
         path = os.path.join(work, "keys.jsonl")
+        # A path with no file is a mistyped path, not an empty store: refused,
+        # naming it, and nothing is made there (not even the lock file).
+        for store in (path, "jsonl:" + path):
+            code, err = run(store, work)
+            check(code == 1 and "no key store here" in err and path in err, "K18",
+                  f"key_admin --store {'jsonl:' if store != path else ''}MISSING list: refused (exit 1)",
+                  f"{code} {err!r}")
+        check(not any(n.startswith("keys.jsonl") for n in os.listdir(work)), "K18",
+              "key_admin list on a missing store leaves no file behind", repr(os.listdir(work)))
+        open(path, "w").close()
         for store in (path, "jsonl:" + path):
             code, err = run(store, work)
             check(code == 0, "K18", f"key_admin --store {'jsonl:' if store != path else ''}PATH: a JSON-lines "
                   "store (empty, listed)", f"{code} {err!r}")
+    if NAME == "webhook_deliver":
+        db = os.path.join(work, "typo.db")
+        for args in (["--list"], ["--resend", "00000000-0000-0000-0000-000000000000"]):
+            r = subprocess.run([PROGRAM, "--store", "sqlite:" + db] + args, capture_output=True, text=True,
+                               timeout=BOUND, env=ENV, stdin=subprocess.DEVNULL)
+            check(r.returncode == 1 and "no delivery store here" in r.stderr and r.stdout == "", "B6",
+                  f"webhook_deliver --store MISSING {args[0]}: refused (exit 1), no summary",
+                  f"{r.returncode} {r.stderr!r} {r.stdout!r}")
+        check(not os.path.exists(db), "B6", "webhook_deliver --list on a missing store makes no file")
 
 sys.exit(min(failures, 100))

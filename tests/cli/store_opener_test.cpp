@@ -100,6 +100,10 @@ TEST_CASE("Store opener: a form the program cannot use is refused, saying what i
     p = parse("sqlite:keys.db", store_use::keys);
     CHECK_FALSE(p.address);
     CHECK_THAT(p.why, Catch::Contains("keys on SQLite are not built"));
+    CHECK_THAT(p.why, Catch::StartsWith("--store \"sqlite:keys.db\": "));
+    // The address is quoted whole, so an odd one reads as given, not as a doubled colon.
+    p = parse("sqlite::", store_use::keys);
+    CHECK_THAT(p.why, Catch::StartsWith("--store \"sqlite::\": "));
     CHECK_THAT(p.why, Catch::Contains("jsonl:PATH") && Catch::Contains("postgresql://"));
     // The other side: a PostgreSQL address is a key store's (K17), shown without its password.
     p = parse("postgresql://app:hunter2@db/keys", store_use::keys);
