@@ -58,8 +58,30 @@ the same keys, at 64 keep-alive connections (PASS when at least 0.8):
     scripts/bench-gateway.py --row postgresql [--build-dir DIR] [--keys N] [--connections N] [--seconds S]
                              [--repetitions N] [--no-pin]
 
+--row shared (K17, K13, K14): what shared limits cost, two figures on one
+PostgreSQL key store, every key with a rate limit (10^6 a second) and
+credits (10^9) these runs never exhaust, so every answer must be 200 VALID
+or the row fails:
+
+  shared, 64 connections  requests per second of one key_gateway --limits
+                  shared (each call's rate limit and credits decided in the
+                  database) over one key_gateway --limits local (counted in
+                  the gateway's memory) on the same store, measured as the
+                  postgresql row does (PASS when at least 0.5).
+  shared, three gateways / one  requests per second of three key_gateway
+                  --limits shared on the store over one, driven by three
+                  load generators of 64 / 3 connections (one a gateway, or
+                  all three to the one), nothing pinned; the CPU seconds each
+                  gateway, the PostgreSQL server's processes and the
+                  generators used are printed for each run. Judged (at least
+                  1.5) only on 6 CPUs or more: on fewer, three gateways, the
+                  database and the generators share the cores and the script
+                  says so rather than failing.
+
+    scripts/bench-gateway.py --row shared [the postgresql row's options]
+
 Without --gateway (write-back) or --build-dir naming a build that has them
-(log, postgresql) it builds key_gateway (and for those rows webhook_receiver_load, and key_admin) in
+(log, postgresql, shared) it builds key_gateway (and for those rows webhook_receiver_load, and key_admin) in
 Release in build-perf-gateway (KEYHOOK_BENCH_GATEWAY_BUILD_DIR overrides). The store is written directly in
 the layout of examples/shared/key_store.hpp (digests kh1.<pepper>.<HMAC>),
 as 20,000 runs of key_admin would each rewrite it. Every answer must be 200,
@@ -76,6 +98,7 @@ import json
 import multiprocessing
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -97,6 +120,9 @@ TARGET = 2.0
 LOG_TARGET = 0.9
 METRICS_TARGET = 0.9
 POSTGRESQL_TARGET = 0.8
+SHARED_TARGET = 0.5
+FLEET_TARGET = 1.5  # three gateways over one, judged only with FLEET_CPUS CPUs or more
+FLEET_CPUS = 6
 DEFAULT_BUILD = os.environ.get("KEYHOOK_BENCH_GATEWAY_BUILD_DIR", os.path.join(ROOT, "build-perf-gateway"))
 
 
@@ -108,8 +134,21 @@ def build(build_dir=DEFAULT_BUILD, targets=("key_gateway",)):
     return os.path.join(build_dir, "examples", "key_gateway", "key_gateway")
 
 
-def write_store(path, count):
-    """`count` Active keys of tenant "acme" with 10^9 credits each; returns the plaintext keys."""
+def write_routes(work):
+    """The routes file every row's gateway reads: GET /api/... is Execute read, granted by group user:pf."""
+    path = os.path.join(work, "routes.json")
+    with open(path, "w") as f:
+        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
+                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+    return path
+
+
+def write_store(path, count, rate_limit=False):
+    """`count` Active keys of tenant "acme" with 10^9 credits each, and with `rate_limit` a rate limit of
+    10^6 calls a second (burst 10^6) too, which these runs never reach; returns the plaintext keys."""
+    policy = {"credits": {"initial": 1000000000}}
+    if rate_limit:
+        policy["rateLimit"] = {"limit": 1000000, "periodMicroseconds": 1000000, "burst": 1000000}
     keys = []
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
     with open(path, "w") as f:
@@ -119,7 +158,7 @@ def write_store(path, count):
             line = {"activeFrom": "2026-01-01T00:00:00.000Z", "createdAt": now, "createdBy": None,
                     "description": None, "expireAt": "2099-01-01T00:00:00.000Z", "groups": ["user:pf"],
                     "id": str(uuid.uuid4()), "lastUsedAt": None, "masked": key[:3] + "*" * 30 + key[-3:],
-                    "name": f"bench key {i}", "policy": {"credits": {"initial": 1000000000}}, "status": "Active",
+                    "name": f"bench key {i}", "policy": policy, "status": "Active",
                     "storedKey": "kh1.p1." + digest.decode(), "tenant": "acme", "type": "Synthetic",
                     "updatedAt": now, "usage": {"creditsRemaining": 1000000000, "lastRefill": now}, "userId": None}
             f.write(json.dumps(line, separators=(",", ":")) + "\n")
@@ -186,7 +225,11 @@ def phase(port, keys, args, store):
 def cpu_seconds(pid):
     """CPU time of a running process's threads, in nanoseconds' resolution (Linux /proc/PID/task/*/schedstat)."""
     total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0  # the process ended
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
                 total += int(f.read().split()[0])
@@ -195,47 +238,118 @@ def cpu_seconds(pid):
     return total / 1e9
 
 
-def paired_row(args, name, kinds, target):
-    """--row log and --row metrics: requests per second of a gateway started
-    with kinds[0]'s extra arguments over one started with kinds[1]'s, at
-    --connections, interleaved; medians. kinds: [(label, extra argv)], the
-    measured one first."""
-    pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
-    gateway_bin = os.path.join(args.build_dir, "examples", "key_gateway", "key_gateway")
-    load = os.path.join(args.build_dir, "examples", "webhook_receiver", "webhook_receiver_load")
-    if not (os.access(gateway_bin, os.X_OK) and os.access(load, os.X_OK)):
-        build(args.build_dir, ("key_gateway", "webhook_receiver_load"))
-    work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-log-")
-    store = os.path.join(work, "keys.jsonl")
-    routes = os.path.join(work, "routes.json")
-    with open(routes, "w") as f:
-        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
-                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
-    key = write_store(store, args.keys)[0]
-    request_file = os.path.join(work, "request.http")
-    with open(request_file, "wb") as f:
-        f.write((f"GET /.auth HTTP/1.1\r\nHost: 127.0.0.1\r\nx-synthetic-key: {key}\r\nx-tenant-name: acme\r\n"
-                 f"X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /api/things/42?page=1\r\n"
-                 f"X-Forwarded-For: 127.0.0.1\r\n\r\n").encode())
-    env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
-    pinned = (lambda cpu, argv: ["taskset", "-c", str(cpu), *argv]) if pin else (lambda cpu, argv: argv)
+class Rig:
+    """What the rows that start a gateway afresh for each run share (log,
+    metrics, postgresql, shared): the programs (built in --build-dir when
+    missing), a work directory with the routes and a JSON-lines store of
+    --keys keys, the request the load generator sends (the store's first
+    key), the peppers, the pinning, and for the PostgreSQL rows the server."""
 
-    def measure(label, extra):
-        log_path = os.path.join(work, f"gateway-{label}.log")
+    PATHS = {"key_gateway": ("key_gateway", "key_gateway"), "key_admin": ("key_admin", "key_admin"),
+             "webhook_receiver_load": ("webhook_receiver", "webhook_receiver_load")}
+
+    def __init__(self, args, programs=("key_gateway", "webhook_receiver_load"), rate_limit=False):
+        self.args = args
+        self.pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
+        self.bin = {p: os.path.join(args.build_dir, "examples", *self.PATHS[p]) for p in programs}
+        if not all(os.access(b, os.X_OK) for b in self.bin.values()):
+            build(args.build_dir, programs)
+        self.work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-")
+        self.jsonl = os.path.join(self.work, "keys.jsonl")
+        self.routes = write_routes(self.work)
+        key = write_store(self.jsonl, args.keys, rate_limit)[0]
+        self.request_file = os.path.join(self.work, "request.http")
+        with open(self.request_file, "wb") as f:
+            f.write((f"GET /.auth HTTP/1.1\r\nHost: 127.0.0.1\r\nx-synthetic-key: {key}\r\nx-tenant-name: acme\r\n"
+                     f"X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /api/things/42?page=1\r\n"
+                     f"X-Forwarded-For: 127.0.0.1\r\n\r\n").encode())
+        self.env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
+        self.server = None
+
+    def pinned(self, cpu, argv):
+        return ["taskset", "-c", str(cpu), *argv] if self.pin and cpu is not None else argv
+
+    def postgresql(self):
+        """Starts a PostgreSQL server holding the store's keys; its URI."""
+        if not postgres_server.available():
+            sys.exit("bench-gateway: the PostgreSQL 15 server is not installed (scripts/install-deps.sh --interop)")
+        self.server = postgres_server.PostgresServer(prefix="keyhook-bench-pg-")
+        uri = self.server.new_database()
+        load_postgresql(self.server, uri, self.jsonl, self.bin["key_admin"])
+        return uri
+
+    def server_pids(self):
+        """The PostgreSQL server's processes: the postmaster and its children."""
+        with open(os.path.join(self.server.data, "postmaster.pid")) as f:
+            root = f.readline().strip()
+        pids = [int(root)]
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[1] == root:
+                        pids.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+        return pids
+
+    def start_gateway(self, label, store, extra, cpu=0):
+        """key_gateway on `store` (None: the JSON-lines file) with `extra`; (process, {"listening on": port,
+        "metrics on": port}, its log's path). --log json lines go to a regular file."""
+        log_path = os.path.join(self.work, "gateway-" + re.sub(r"[^A-Za-z0-9.]+", "_", label).strip("_") + ".log")
         with open(log_path, "w") as log:  # a regular file, as a service manager's log file would be
-            gateway = subprocess.Popen(pinned(0, [gateway_bin, "--listen", "127.0.0.1:0", "--store", store, "--routes",
-                                                  routes, "--proxy", "traefik", "--trusted-proxy", "127.0.0.1/32",
-                                                  *extra]),
-                                       env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+            gateway = subprocess.Popen(self.pinned(cpu, [self.bin["key_gateway"], "--listen", "127.0.0.1:0", "--store",
+                                                         store or self.jsonl, "--routes", self.routes, "--proxy",
+                                                         "traefik", "--trusted-proxy", "127.0.0.1/32", *extra]),
+                                       env=self.env, stdout=subprocess.PIPE, stderr=log, text=True)
+        ports = {}
+        while "listening on" not in ports:  # "metrics on H:P" first with --metrics-listen
+            m = re.search(r"(metrics on|listening on) 127\.0\.0\.1:(\d+)\s*$", gateway.stdout.readline())
+            if not m:
+                stop(gateway)
+                sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
+            ports[m.group(1)] = m.group(2)
+        return gateway, ports, log_path
+
+    def load(self, port, connections, cpu=1):
+        """The load generator's command line: `connections` keep-alive connections to `port` for --seconds."""
+        return self.pinned(cpu, [self.bin["webhook_receiver_load"], "--connect", f"127.0.0.1:{port}", "--request",
+                                 self.request_file, "--connections", str(connections), "--seconds",
+                                 str(self.args.seconds)])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, _):
+        """Stops the server; removes the work directory, or keeps it (its logs) when the row did not finish."""
+        if self.server:
+            self.server.stop()
+        if kind is not None and not (kind is SystemExit and error.code in (0, None)):
+            print(f"bench-gateway: logs kept in {self.work}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def all_valid(result):
+    """A load generator's result, every answer 200, or the run fails."""
+    if set(result["statuses"]) != {"200"}:
+        sys.exit(f"bench-gateway: answers not all 200: {result['statuses']}")
+    return result
+
+
+def load_average():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def paired_row(rig, name, kinds, target, note=""):
+    """Requests per second of a gateway started with kinds[0] over one started
+    with kinds[1], at --connections, interleaved; medians. kinds: [(label,
+    extra argv, store: None for the JSON-lines file)], the measured one first."""
+    args = rig.args
+
+    def measure(label, extra, store):
+        gateway, ports, log_path = rig.start_gateway(label, store, extra)
         scraping, scrapes = [True], [0]
         try:
-            ports = {}
-            while "listening on" not in ports:  # "metrics on H:P" first with --metrics-listen
-                m = re.search(r"(metrics on|listening on) 127\.0\.0\.1:(\d+)\s*$", gateway.stdout.readline())
-                if not m:
-                    sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
-                ports[m.group(1)] = m.group(2)
-
             def scrape():  # as Prometheus would: /metrics once a second
                 while scraping[0]:
                     metrics_text(ports["metrics on"])
@@ -245,10 +359,8 @@ def paired_row(args, name, kinds, target):
             if scraper:
                 scraper.start()
             before = cpu_seconds(gateway.pid)
-            r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{ports['listening on']}", "--request",
-                                          request_file, "--connections", str(args.connections), "--seconds",
-                                          str(args.seconds)]),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            r = subprocess.run(rig.load(ports["listening on"], args.connections), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
             used = cpu_seconds(gateway.pid) - before
             scraping[0] = False
             if scraper:
@@ -262,10 +374,9 @@ def paired_row(args, name, kinds, target):
             scraping[0] = False
             status = stop(gateway)
         if r.returncode != 0 or status != 0:
-            sys.exit(f"bench-gateway: load generator exit {r.returncode} ({r.stderr.strip()}), gateway exit {status}")
-        result = json.loads(r.stdout)
-        if set(result["statuses"]) != {"200"}:
-            sys.exit(f"bench-gateway: answers not all 200: {result['statuses']}")
+            sys.exit(f"bench-gateway: load generator exit {r.returncode} ({r.stderr.strip()}), gateway exit {status}; "
+                     f"see {log_path}")
+        result = all_valid(json.loads(r.stdout))
         lines = sum(1 for line in open(log_path) if line.startswith("{"))
         if "none" not in extra and lines < result["answered"]:
             sys.exit(f"bench-gateway: {lines} log lines for {result['answered']} answers")
@@ -275,28 +386,28 @@ def paired_row(args, name, kinds, target):
             sys.exit(f"bench-gateway: /metrics counted {counted} VALID for {result['answered']} answered")
         return result["rps"], 1e6 * used / max(result["answered"], 1), lines, scrapes[0]
 
-    (measured, measured_argv), (base, base_argv) = kinds
-    print(f"key_gateway {gateway_bin}: {measured} against {base}, "
+    measured, base = kinds[0][0], kinds[1][0]
+    print(f"key_gateway {rig.bin['key_gateway']}: {measured} against {base}, {args.keys} keys, "
           f"{args.connections} connections, {args.repetitions} interleaved runs of {args.seconds:g} s; "
-          f"{'gateway on CPU 0, generator on CPU 1' if pin else 'not pinned'}; load average "
-          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
+          f"{'gateway on CPU 0, generator on CPU 1' if rig.pin else 'not pinned'}{note}; load average "
+          f"{load_average()}", flush=True)
     rps = {measured: [], base: []}
     cpu = {measured: [], base: []}
     for rep in range(args.repetitions):
-        for label, extra in (kinds[::-1] if rep % 2 == 0 else kinds):
-            r, us, lines, scrapes = measure(label, extra)
+        for label, extra, store in (kinds[::-1] if rep % 2 == 0 else kinds):
+            r, us, lines, scrapes = measure(label, extra, store)
             rps[label].append(r)
             cpu[label].append(us)
-            print(f"  {rep + 1} {label:24}  {r:8.0f} req/s  {us:5.1f} us CPU a request  {lines} log lines"
-                  + (f"  {scrapes} scrapes" if scrapes else ""), flush=True)
+            print(f"  {rep + 1} {label:24}  {r:8.0f} req/s  {us:5.1f} us CPU a request"
+                  + ("" if "none" in extra else f"  {lines} log lines") + (f"  {scrapes} scrapes" if scrapes else ""),
+                  flush=True)
     top, bottom = statistics.median(rps[measured]), statistics.median(rps[base])
     ratio = top / bottom
     verdict = "PASS" if ratio >= target else "FAIL"
     print(f"{name}, {args.connections} connections: {top:.0f} req/s with {measured} / {bottom:.0f} req/s with "
           f"{base} = {ratio:.2f} (target >= {target:g}) {verdict}; CPU a request "
           f"{statistics.median(cpu[measured]):.1f} / {statistics.median(cpu[base]):.1f} us; load average "
-          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
-    shutil.rmtree(work, ignore_errors=True)
+          f"{load_average()}", flush=True)
     return 0 if verdict == "PASS" else 1
 
 
@@ -307,13 +418,16 @@ def metrics_text(port):
 
 def log_row(args):
     """--row log: requests per second with --log json (standard error a file) over --log none."""
-    return paired_row(args, "log", [("--log json", ["--log", "json"]), ("--log none", ["--log", "none"])], LOG_TARGET)
+    with Rig(args) as rig:
+        return paired_row(rig, "log", [("--log json", ["--log", "json"], None),
+                                       ("--log none", ["--log", "none"], None)], LOG_TARGET)
 
 
 def metrics_row(args):
     """--row metrics: requests per second with --metrics-listen (scraped once a second) over without, --log json."""
-    return paired_row(args, "metrics", [("--metrics-listen", ["--metrics-listen", "127.0.0.1:0"]),
-                                        ("no --metrics-listen", [])], METRICS_TARGET)
+    with Rig(args) as rig:
+        return paired_row(rig, "metrics", [("--metrics-listen", ["--metrics-listen", "127.0.0.1:0"], None),
+                                           ("no --metrics-listen", [], None)], METRICS_TARGET)
 
 
 def load_postgresql(server, uri, jsonl, key_admin):
@@ -338,91 +452,86 @@ def load_postgresql(server, uri, jsonl, key_admin):
 
 def postgresql_row(args):
     """--row postgresql: requests per second on a PostgreSQL key store over the JSON-lines file."""
-    pin = not args.no_pin and shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
-    gateway_bin = os.path.join(args.build_dir, "examples", "key_gateway", "key_gateway")
-    key_admin = os.path.join(args.build_dir, "examples", "key_admin", "key_admin")
-    load = os.path.join(args.build_dir, "examples", "webhook_receiver", "webhook_receiver_load")
-    if not all(os.access(p, os.X_OK) for p in (gateway_bin, key_admin, load)):
-        build(args.build_dir, ("key_gateway", "key_admin", "webhook_receiver_load"))
-    if not postgres_server.available():
-        sys.exit("bench-gateway: the PostgreSQL 15 server is not installed (scripts/install-deps.sh --interop)")
-    work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-pg-")
-    jsonl = os.path.join(work, "keys.jsonl")
-    routes = os.path.join(work, "routes.json")
-    with open(routes, "w") as f:
-        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
-                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
-    key = write_store(jsonl, args.keys)[0]
-    server = postgres_server.PostgresServer(prefix="keyhook-bench-pg-")
-    try:
-        uri = server.new_database()
-        load_postgresql(server, uri, jsonl, key_admin)
-        request_file = os.path.join(work, "request.http")
-        with open(request_file, "wb") as f:
-            f.write((f"GET /.auth HTTP/1.1\r\nHost: 127.0.0.1\r\nx-synthetic-key: {key}\r\nx-tenant-name: acme\r\n"
-                     f"X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /api/things/42?page=1\r\n"
-                     f"X-Forwarded-For: 127.0.0.1\r\n\r\n").encode())
-        env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}
-        pinned = (lambda cpu, argv: ["taskset", "-c", str(cpu), *argv]) if pin else (lambda cpu, argv: argv)
-        stores = {"jsonl": jsonl, "postgresql": uri}
+    with Rig(args, ("key_gateway", "key_admin", "webhook_receiver_load")) as rig:
+        uri = rig.postgresql()
+        return paired_row(rig, "postgresql", [("--store postgresql://...", ["--log", "none"], uri),
+                                              ("--store keys.jsonl", ["--log", "none"], None)],
+                          POSTGRESQL_TARGET, note=", PostgreSQL unpinned")
 
-        def measure(kind):
-            log_path = os.path.join(work, f"gateway-{kind}.log")
-            with open(log_path, "w") as log:
-                gateway = subprocess.Popen(pinned(0, [gateway_bin, "--listen", "127.0.0.1:0", "--store", stores[kind],
-                                                      "--routes", routes, "--proxy", "traefik", "--trusted-proxy",
-                                                      "127.0.0.1/32", "--log", "none"]),
-                                           env=env, stdout=subprocess.PIPE, stderr=log, text=True)
-            try:
-                m = re.search(r":(\d+)\s*$", gateway.stdout.readline())
-                if not m:
-                    sys.exit(f"bench-gateway: key_gateway did not start; see {log_path}")
-                before = cpu_seconds(gateway.pid)
-                r = subprocess.run(pinned(1, [load, "--connect", f"127.0.0.1:{m.group(1)}", "--request",
-                                              request_file, "--connections", str(args.connections), "--seconds",
-                                              str(args.seconds)]),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                used = cpu_seconds(gateway.pid) - before
-            finally:
-                status = stop(gateway)
-            if r.returncode != 0 or status != 0:
-                sys.exit(f"bench-gateway: load generator exit {r.returncode} ({r.stderr.strip()}), gateway exit "
-                         f"{status}; see {log_path}")
-            result = json.loads(r.stdout)
-            if set(result["statuses"]) != {"200"}:
-                sys.exit(f"bench-gateway: answers not all 200: {result['statuses']}")
-            return result["rps"], 1e6 * used / max(result["answered"], 1)
 
-        print(f"key_gateway {gateway_bin}: --store postgresql://... against --store keys.jsonl, {args.keys} keys, "
-              f"{args.connections} connections, {args.repetitions} interleaved runs of {args.seconds:g} s; "
-              f"{'gateway on CPU 0, generator on CPU 1' if pin else 'not pinned'}, PostgreSQL unpinned; load average "
-              f"{open('/proc/loadavg').read().split()[0]}", flush=True)
-        rps = {"jsonl": [], "postgresql": []}
-        cpu = {"jsonl": [], "postgresql": []}
-        for rep in range(args.repetitions):
-            for kind in (("jsonl", "postgresql") if rep % 2 == 0 else ("postgresql", "jsonl")):
-                r, us = measure(kind)
-                rps[kind].append(r)
-                cpu[kind].append(us)
-                print(f"  {rep + 1} {kind:10}  {r:8.0f} req/s  {us:5.1f} us CPU a request", flush=True)
-    finally:
-        server.stop()
-    pg_rps, file_rps = statistics.median(rps["postgresql"]), statistics.median(rps["jsonl"])
-    ratio = pg_rps / file_rps
-    verdict = "PASS" if ratio >= POSTGRESQL_TARGET else "FAIL"
-    print(f"postgresql, {args.connections} connections: {pg_rps:.0f} req/s on PostgreSQL / {file_rps:.0f} req/s on "
-          f"the file = {ratio:.2f} (target >= {POSTGRESQL_TARGET:g}) {verdict}; CPU a request "
-          f"{statistics.median(cpu['postgresql']):.1f} / {statistics.median(cpu['jsonl']):.1f} us; load average "
-          f"{open('/proc/loadavg').read().split()[0]}", flush=True)
-    shutil.rmtree(work, ignore_errors=True)
-    return 0 if verdict == "PASS" else 1
+def fleet_figure(rig, uri, extra):
+    """--row shared's second figure: requests per second of three gateways on
+    one store over one gateway, each with `extra`; three load generators of
+    --connections / 3 connections each, to gateway i of three (or all to the
+    one), unpinned; medians of interleaved runs. Prints the CPU seconds each
+    process used (the gateways, the PostgreSQL server's processes, the
+    generators together). Judged only with FLEET_CPUS CPUs or more."""
+    args = rig.args
+    split = [args.connections // 3 + (i < args.connections % 3) for i in range(3)]
+
+    def run(n):
+        started = [rig.start_gateway(f"fleet-{n}-{i}", uri, extra, cpu=None) for i in range(n)]
+        gateways = [g for g, _, _ in started]
+        try:
+            servers = rig.server_pids()
+            before = {pid: cpu_seconds(pid) for pid in [g.pid for g in gateways] + servers}
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
+            loads = [subprocess.Popen(rig.load(started[i % n][1]["listening on"], split[i], cpu=None),
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+            outs = [(p.communicate(), p.returncode) for p in loads]
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            generators = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+            used = [cpu_seconds(g.pid) - before[g.pid] for g in gateways]
+            database = sum(max(0.0, cpu_seconds(pid) - before.get(pid, 0.0)) for pid in rig.server_pids())
+        finally:
+            statuses = [stop(g) for g in gateways]
+        if any(code != 0 for _, code in outs) or any(statuses):
+            sys.exit(f"bench-gateway: load generators exit {[code for _, code in outs]} "
+                     f"({[err.strip() for (_, err), _ in outs]}), gateways exit {statuses}; see {rig.work}")
+        rps = sum(all_valid(json.loads(out))["rps"] for (out, _), _ in outs)
+        return rps, used, database, generators
+
+    cpus = os.cpu_count() or 1
+    print(f"three gateways against one, each {' '.join(extra)} on one PostgreSQL store, {args.connections} "
+          f"connections from 3 generators ({'/'.join(map(str, split))}), {args.repetitions} interleaved runs of "
+          f"{args.seconds:g} s, not pinned; {cpus} CPUs; load average {load_average()}", flush=True)
+    rps = {1: [], 3: []}
+    for rep in range(args.repetitions):
+        for n in ((1, 3) if rep % 2 == 0 else (3, 1)):
+            r, used, database, generators = run(n)
+            rps[n].append(r)
+            print(f"  {rep + 1} {n} gateway{'s' if n > 1 else ' '}  {r:8.0f} req/s  CPU s: gateways "
+                  f"{' '.join(f'{u:.2f}' for u in used)}, PostgreSQL {database:.2f}, generators {generators:.2f}",
+                  flush=True)
+    three, one = statistics.median(rps[3]), statistics.median(rps[1])
+    ratio = three / one
+    if cpus >= FLEET_CPUS:
+        verdict = "PASS" if ratio >= FLEET_TARGET else "FAIL"
+    else:
+        verdict = (f"not judged: {cpus} CPUs, shared by three gateways, the database and the generators "
+                   f"(judged on {FLEET_CPUS} CPUs or more)")
+    print(f"shared, three gateways / one: {three:.0f} / {one:.0f} req/s = {ratio:.2f} (target >= {FLEET_TARGET:g}) "
+          f"{verdict}; load average {load_average()}", flush=True)
+    return 1 if verdict == "FAIL" else 0
+
+
+def shared_row(args):
+    """--row shared: one gateway --limits shared over one --limits local on one
+    PostgreSQL store; then three gateways --limits shared over one."""
+    with Rig(args, ("key_gateway", "key_admin", "webhook_receiver_load"), rate_limit=True) as rig:
+        uri = rig.postgresql()
+        shared = ["--log", "none", "--limits", "shared"]
+        first = paired_row(rig, "shared", [("--limits shared", shared, uri),
+                                           ("--limits local", ["--log", "none", "--limits", "local"], uri)],
+                           SHARED_TARGET, note=", PostgreSQL unpinned")
+        return first | fleet_figure(rig, uri, shared)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--row", choices=("write-back", "log", "metrics", "postgresql"), default="write-back")
+    ap.add_argument("--row", choices=("write-back", "log", "metrics", "postgresql", "shared"), default="write-back")
     ap.add_argument("--gateway")
-    ap.add_argument("--build-dir", default=DEFAULT_BUILD, help="log row: a build with key_gateway and "
+    ap.add_argument("--build-dir", default=DEFAULT_BUILD, help="log, metrics, postgresql and shared rows: a build with key_gateway and "
                     "webhook_receiver_load (built there when missing)")
     ap.add_argument("--keys", type=int)
     ap.add_argument("--clients", type=int, default=4)
@@ -431,7 +540,7 @@ def main():
     ap.add_argument("--repetitions", type=int)
     ap.add_argument("--no-pin", action="store_true", help="log row: do not pin the gateway and the generator")
     args = ap.parse_args()
-    if args.row in ("log", "metrics", "postgresql"):
+    if args.row in ("log", "metrics", "postgresql", "shared"):
         args.keys = args.keys or 1000
         args.seconds = args.seconds or 3.0
         args.repetitions = args.repetitions or 7
@@ -439,6 +548,8 @@ def main():
             sys.exit("bench-gateway: --connections 1..200, --seconds 0.5..60, --repetitions 1..20")
         if args.row == "postgresql":
             return postgresql_row(args)
+        if args.row == "shared":
+            return shared_row(args)
         return log_row(args) if args.row == "log" else metrics_row(args)
     args.keys = args.keys or 20000
     args.seconds = args.seconds or 6.0
@@ -448,10 +559,7 @@ def main():
     gateway_bin = args.gateway or build()
     work = tempfile.mkdtemp(prefix="keyhook-bench-gateway-")
     store = os.path.join(work, "keys.jsonl")
-    routes = os.path.join(work, "routes.json")
-    with open(routes, "w") as f:
-        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
-                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
+    routes = write_routes(work)
     keys = write_store(store, args.keys)
     size = os.path.getsize(store)
     env = {**os.environ, "KEYHOOK_PEPPERS": "p1:" + base64.b64encode(PEPPER).decode()}

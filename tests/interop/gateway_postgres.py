@@ -23,24 +23,15 @@ addresses: the one gateway's upstream becomes three servers). Checked:
 Every wait is on a condition with a deadline (waits.py), never a sleep.
 
     gateway_postgres.py NGINX KEY_ADMIN KEY_GATEWAY"""
-import base64, datetime, json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time, http.client
+import base64, json, os, subprocess, sys, tempfile, threading, time
 from waits import BOUND, stop, wait_until
 import postgres_server
+from gateway_fleet import Checks, Fleet, ask, iso
 
 NGINX, KEY_ADMIN, KEY_GATEWAY = sys.argv[1:4]
-HERE = os.path.dirname(os.path.abspath(__file__))
-CONF = os.path.join(HERE, "..", "..", "examples", "key_gateway", "nginx.conf")
 STALE_FOR = 2.0
-started_at = time.monotonic()
-failures = 0
-
-
-def check(ok, what, rule="K17", detail=""):
-    global failures
-    failures += not ok
-    print(("ok   " if ok else "FAIL ") + f"[{rule}] {what}" + ("" if ok else f": {detail}"), flush=True)
-    return ok
-
+checks = Checks()
+check = checks.check
 
 if not postgres_server.available():
     print("skip: the PostgreSQL server is not installed")
@@ -53,149 +44,20 @@ p1 = base64.b64encode(os.urandom(32)).decode()
 p2 = base64.b64encode(os.urandom(48)).decode()
 env = {**os.environ, "KEYHOOK_PEPPERS": f"p2:{p2} p1:{p1}"}
 env.pop("PGPASSWORD", None)
-printed_keys = []
-gateways, ports, logs = [], [], []
-nginx = None
-
-
-def admin(*args, expect=0, peppers=None):
-    e = dict(env)
-    if peppers:
-        e["KEYHOOK_PEPPERS"] = peppers
-    p = subprocess.run([KEY_ADMIN, "--store", uri, *args], env=e, capture_output=True, text=True, timeout=BOUND)
-    if expect is not None and p.returncode != expect:
-        raise SystemExit(f"key_admin {args[0]}: exit {p.returncode}: {p.stderr}")
-    return p
-
-
-def iso(days):
-    t = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def create(tenant="acme", *extra):
-    out = json.loads(admin("create", "--tenant", tenant, "--name", f"key {len(printed_keys)}", "--from", iso(-1),
-                           "--until", iso(30), "--group", "user:pf", *extra).stdout)
-    printed_keys.append(out["key"])
-    return out
-
-
-def ask(port, key, tenant="acme"):
-    """What one gateway answers nginx's subrequest about GET /api/things: (status, code)."""
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
-        c.request("GET", "/.key_gateway", headers={"x-synthetic-key": key, "x-tenant-name": tenant,
-                                                    "X-Original-Method": "GET", "X-Original-URI": "/api/things",
-                                                    "X-Real-IP": "127.0.0.1"})
-        r = c.getresponse()
-        r.read()
-        c.close()
-        return r.status, r.getheader("x-keyhook-code")
-    except OSError as e:
-        return None, str(e)
+fleet = Fleet(KEY_ADMIN, KEY_GATEWAY, uri, env, work)
+admin, create, all_answer = fleet.admin, fleet.create, fleet.all_answer
+ports, logs, printed_keys = fleet.ports, fleet.logs, fleet.printed_keys
 
 
 def through_nginx(key, tenant="acme"):
-    c = http.client.HTTPConnection("127.0.0.1", nginx_port, timeout=BOUND)
-    c.request("GET", "/api/things", headers={"x-synthetic-key": key, "x-tenant-name": tenant})
-    r = c.getresponse()
-    r.read()
-    c.close()
-    return r.status, r.getheader("x-keyhook-code")
-
-
-def all_answer(key, want):
-    return all(ask(port, key) == want for port in ports)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Upstream(threading.Thread):
-    """The service behind nginx: 200 to every request it is passed."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-
-    def run(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
-
-    @staticmethod
-    def serve(conn):
-        with conn:
-            data = b""
-            while True:
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        return
-                    data += chunk
-                data = data.split(b"\r\n\r\n", 1)[1]
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nupstream\n")
+    return ask(fleet.nginx_port, key, tenant, via_nginx=True)
 
 
 try:
-    routes = os.path.join(work, "routes.json")
-    with open(routes, "w") as f:
-        json.dump({"routes": [{"method": "*", "prefix": "/api/", "family": "Execute", "access": "read"}],
-                   "groups": {"user:pf": {"access": [{"level": "read"}]}}}, f)
-
     first = create()  # the store's tables are made on first use
-    for n in range(3):
-        log = open(os.path.join(work, f"gateway{n}.log"), "w")
-        logs.append(log.name)
-        g = subprocess.Popen([KEY_GATEWAY, "--listen", "127.0.0.1:0", "--store", uri, "--routes", routes, "--proxy",
-                              "nginx", "--trusted-proxy", "127.0.0.1/32", "--stale-for", str(STALE_FOR)], env=env,
-                             stdout=subprocess.PIPE, stderr=log, text=True)
-        gateways.append(g)
-        m = re.search(r":(\d+)\s*$", g.stdout.readline())
-        if not m:
-            raise SystemExit(f"key_gateway {n} did not start (exit {stop(g)}); see {log.name}")
-        ports.append(int(m.group(1)))
-
-    upstream = Upstream()
-    upstream.start()
-    nginx_port = free_port()
-    with open(CONF) as f:
-        documented = f.read()
-    balanced = " ".join(f"server 127.0.0.1:{p};" for p in ports)
-    site = (documented.replace("server 127.0.0.1:9000;", balanced)
-            .replace("127.0.0.1:8080", f"127.0.0.1:{upstream.port}")
-            .replace("127.0.0.1:8000", f"127.0.0.1:{nginx_port}"))
-    assert balanced in site and site.count(f"127.0.0.1:{nginx_port}") == 1
-    with open(os.path.join(work, "site.conf"), "w") as f:
-        f.write(site)
-    temp_paths = "".join(f"{name}_temp_path {work}/{name};\n"
-                         for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write(f"daemon off;\nmaster_process off;\npid {work}/nginx.pid;\nerror_log {work}/nginx-error.log;\n"
-                f"events {{ worker_connections 256; }}\n"
-                f"http {{\naccess_log off;\n{temp_paths}include {work}/site.conf;\n}}\n")
-    nginx = subprocess.Popen([NGINX, "-p", work, "-c", os.path.join(work, "nginx.conf"), "-e",
-                              os.path.join(work, "nginx-error.log")], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
-
-    def nginx_up():
-        try:
-            socket.create_connection(("127.0.0.1", nginx_port), timeout=1).close()
-            return True
-        except OSError:
-            return nginx.poll() is not None
-
-    if not wait_until(nginx_up) or nginx.poll() is not None:
-        raise SystemExit(f"nginx did not start: {nginx.stderr.read().decode(errors='replace')}")
+    for _ in range(3):
+        fleet.start_gateway(["--stale-for", str(STALE_FOR)])
+    fleet.start_nginx(NGINX)
 
     # --- A key key_admin creates is allowed through every gateway.
     check(all_answer(first["key"], (200, "VALID")), "a key made before the gateways started: every gateway allows it")
@@ -330,24 +192,11 @@ try:
     again = create()
     check(wait_until(lambda: all_answer(again["key"], (200, "VALID")), BOUND), "a key created after the return "
           "reaches every gateway (each listens on its new connection)")
-    for n, g in enumerate(gateways):
+    for n, g in enumerate(fleet.gateways):
         check(stop(g) == 0, f"gateway {n} stops cleanly, its usage written back", "K17")
 finally:
-    for g in gateways:
-        if g.poll() is None:
-            stop(g)
-    if nginx:
-        stop(nginx)
+    fleet.stop_all()
     pg.stop()
 
-for path in logs:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        check(not any(any(k in line for k in printed_keys) for line in f),
-              f"{os.path.basename(path)}: no log line holds a key", "K11")
-print(f"took {time.monotonic() - started_at:.1f} s", flush=True)
-if failures == 0:
-    shutil.rmtree(work, ignore_errors=True)
-else:
-    print(f"logs kept in {work}")
-print("all checks passed" if failures == 0 else f"{failures} check(s) failed", flush=True)
-sys.exit(1 if failures else 0)
+fleet.check_logs_hold_no_key(checks)
+checks.finish(work)

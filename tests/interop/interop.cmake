@@ -15,6 +15,14 @@
 #                      within 1 s, failing closed while the database is down
 #                      and recovering after, racing key_admins: when the
 #                      server and nginx are installed (about 12 s)
+#   interop.gateway_shared_limits
+#                      shared limits (K17, K13, K14): three key_gateway
+#                      processes on one PostgreSQL store behind nginx spend
+#                      a key's credits exactly and keep its rate limit to one
+#                      gateway's bound, with a gateway SIGKILLed and the
+#                      database restarted mid-spending; --limits shared on a
+#                      file store refused: with interop.gateway_postgresql
+#                      (about 15 s)
 #   interop.platform   key_audit --url against a fake platform (Python's
 #                      standard library), and the failure paths of key_audit
 #                      --url and webhook_deliver: always, when Python 3 is found
@@ -138,6 +146,12 @@ if(Python3_Interpreter_FOUND)
             COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_postgres.py" /usr/sbin/nginx
                     $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
         set_tests_properties(interop.gateway_postgresql PROPERTIES LABELS "interop;K17;K18;O2" TIMEOUT 120)
+        # K17 with K13 and K14: shared limits, one key's rate limit and credits
+        # counted in the database for all three gateways (gateway_shared_limits.py).
+        add_test(NAME interop.gateway_shared_limits
+            COMMAND "${Python3_EXECUTABLE}" "${_interop_src}/gateway_shared_limits.py" /usr/sbin/nginx
+                    $<TARGET_FILE:key_admin> $<TARGET_FILE:key_gateway>)
+        set_tests_properties(interop.gateway_shared_limits PROPERTIES LABELS "interop;K17;K13;K14" TIMEOUT 120)
     endif()
     # K17, K18: the key_store contract (tests/cli/key_store_contract_test.cpp)
     # over PostgreSQL, on a server the wrapper starts (tests/webhook_cli/with_postgresql.py).
