@@ -454,7 +454,8 @@ def postgresql_row(args):
     """--row postgresql: requests per second on a PostgreSQL key store over the JSON-lines file."""
     with Rig(args, ("key_gateway", "key_admin", "webhook_receiver_load")) as rig:
         uri = rig.postgresql()
-        return paired_row(rig, "postgresql", [("--store postgresql://...", ["--log", "none"], uri),
+        # --limits local: this row measures the store off the request path (the shared row measures limits on it).
+        return paired_row(rig, "postgresql", [("--store postgresql://...", ["--log", "none", "--limits", "local"], uri),
                                               ("--store keys.jsonl", ["--log", "none"], None)],
                           POSTGRESQL_TARGET, note=", PostgreSQL unpinned")
 
