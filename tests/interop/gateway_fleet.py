@@ -190,14 +190,15 @@ class Fleet:
         """key_admin show --format json, parsed."""
         return json.loads(self.admin("show", "--id", key_id, "--format", "json").stdout)
 
-    def start_gateway(self, extra=(), slot=None):
+    def start_gateway(self, extra=(), slot=None, env=None):
         """A key_gateway with --proxy nginx on a free port; returns the port. `slot`
-        replaces the gateway of that index (nginx keeps its old port list)."""
+        replaces the gateway of that index (nginx keeps its old port list);
+        `env` adds to the fleet's environment."""
         n = len(self.gateways) if slot is None else slot
         log = open(os.path.join(self.work, f"{self.name}{n}.log"), "a")
         g = subprocess.Popen([self.key_gateway, "--listen", "127.0.0.1:0", "--store", self.uri, "--routes",
                               self.routes, "--proxy", "nginx", "--trusted-proxy", "127.0.0.1/32", *extra],
-                             env=self.env, stdout=subprocess.PIPE, stderr=log, text=True)
+                             env={**self.env, **(env or {})}, stdout=subprocess.PIPE, stderr=log, text=True)
         log.close()
         m = re.search(r"listening on 127\.0\.0\.1:(\d+)\s*$", g.stdout.readline())
         if not m:

@@ -27,7 +27,15 @@ as nginx's subrequest does, and through nginx. Checked, each on both sides:
      the rest (0 left);
   e. --limits shared with a file store: exit 2, the message naming --limits;
      --limits local with a file store and --limits shared with PostgreSQL
-     start.
+     start;
+  f. a gateway stalled inside its batch's transaction (stopped with the
+     key's row locked and written, not committed: the test hook
+     KEY_STORE_TEST_STOP_BEFORE_COMMIT) holds the row at most its session's
+     1 s idle-in-transaction timeout: the other gateways allow the key's
+     calls again within 3 s, the stalled batch is rolled back (the store's
+     credits count only the calls allowed elsewhere), and the stalled
+     gateway answers none of its calls VALID;
+  and every VALID answer names the key (x-key-id), as on one machine.
 
 Every wait is on a condition with a deadline (waits.py), never a sleep. The
 whole run takes about 15 s (CTest TIMEOUT 120, meant to stay within 60).
@@ -36,6 +44,7 @@ whole run takes about 15 s (CTest TIMEOUT 120, meant to stay within 60).
 import base64
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -198,6 +207,11 @@ try:
           str(remaining))
     left = wait_until(lambda: fleet.show(credited["id"])["usage"]["creditsLeft"] == 0, 5.0)
     check(left, "key_admin show: 0 credits left", "K14", str(fleet.show(credited["id"])["usage"]))
+    # The gateways' own answers (nginx passes x-key-id to the service, not back to its client).
+    ids = [a.headers.get("x-key-id") for _, _, i, a in answers if (a.status, a.code) == VALID and not targets[i % len(
+        targets)][1]]
+    check(ids and set(ids) == {credited["id"]}, f"every allowed call a gateway answered names the key (x-key-id, "
+          f"{len(ids)} answers)", "K16", str(set(ids)))
 
     # --- b. A rate limit of RATE per PERIOD s: one gateway's bound over all three.
     answers = burst(rated["key"], targets, 3 * RATE)
@@ -291,6 +305,31 @@ try:
     for n, g in enumerate(fleet.gateways[1:], 1):
         status = stop(g)
         check(status == 0, f"gateway {n} stops cleanly", "K17", f"exit {status}")
+
+    # --- f. A gateway stalled inside its batch's transaction.
+    stalled_key = fleet.create("acme", "--credits", "50")
+    healthy = fleet.start_gateway()
+    stalled_port = fleet.start_gateway(env={"KEY_STORE_TEST_STOP_BEFORE_COMMIT": "1"})
+    stalled = fleet.gateways[-1]
+    stalled_answers = []
+    asker = threading.Thread(target=lambda: stalled_answers.append(ask(stalled_port, stalled_key["key"])),
+                             daemon=True)
+    asker.start()  # its batch locks and writes the key's row, then the gateway stops itself
+    check(wait_until(lambda: open(f"/proc/{stalled.pid}/stat").read().split(") ")[1][0] == "T", BOUND),
+          "a gateway stopped inside its batch's transaction (the key's row locked)", "K17")
+    asked = time.monotonic()
+    first = ask(healthy, stalled_key["key"])
+    waited = time.monotonic() - asked
+    check(first == VALID and waited < 3.0, f"another gateway allows the key within 3 s ({waited:.2f} s): the stalled "
+          "session's transaction ended after 1 s idle", "K17", str(first))
+    left = fleet.show(stalled_key["id"])["usage"]["creditsLeft"]
+    check(left == 49, f"the stalled batch was rolled back: the store counts only the call allowed elsewhere "
+          f"({50 - left} spent)", "K14", f"{left} left")
+    stalled.send_signal(signal.SIGCONT)
+    asker.join(BOUND)
+    check(stalled_answers and stalled_answers[0] != VALID, "the stalled gateway does not answer its rolled-back "
+          "call VALID", "K17", str(stalled_answers))
+    stop(stalled)
 finally:
     fleet.stop_all()
     file_fleet.stop_all()
