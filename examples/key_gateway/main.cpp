@@ -64,7 +64,7 @@
 // whose content is refused at start; 2 usage error, KEYHOOK_PEPPERS missing
 // or malformed included; 3 the store cannot be read at start (its file, or
 // the database cannot be reached), the address cannot be listened on, or
-// the usage could not be written back at shutdown.
+// the usage could not be written back at shutdown (tried again for 5 s).
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -1170,7 +1170,14 @@ int main(int argc, char** argv) {
         }
         server.stop();
         serving.join();
-        const bool written = state.write_back(true);
+        // The last write-back may meet a database connection in its pause
+        // after a failure (a restart just before the stop): it is tried
+        // again, four times a second, for at most 5 s, before exit 3.
+        bool written = state.write_back(true);
+        for (const auto until = steady::now() + std::chrono::seconds{5}; !written && steady::now() < until;) {
+            std::this_thread::sleep_for(std::chrono::milliseconds{250});
+            written = state.write_back(true);
+        }
         metrics_listener.stop();
         log(written ? "stopped; usage written back" : "stopped; the usage could not be written back");
         close_lines();
