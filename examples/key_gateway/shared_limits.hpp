@@ -47,7 +47,8 @@ public:
             std::lock_guard<std::mutex> hold(mutex_);
             if (!stopping_) {
                 queue_.push_back(waiting{std::move(call), std::move(done)});
-                wake_.notify_one();
+                // The thread waits only on an empty queue: one wake-up for the first call of a batch.
+                if (queue_.size() == 1) wake_.notify_one();
                 return;
             }
         }
