@@ -163,6 +163,18 @@ struct members_of : keyhook::members_of<Record> {};
 template <class Record>
 inline constexpr std::size_t member_count = std::tuple_size_v<std::decay_t<decltype(members_of<Record>::rows)>>;
 
+// std::apply without std::invoke: f(std::get<I>(t)...) for a tuple of rows
+// or of pointers to members. The same calls, fewer templates instantiated for
+// each record (a header-only translation unit compiles every record's equality).
+template <class F, class Tuple, std::size_t... I>
+constexpr decltype(auto) apply_at(F& f, const Tuple& t, std::index_sequence<I...>) {
+    return f(std::get<I>(t)...);
+}
+template <class F, class Tuple>
+constexpr decltype(auto) apply_rows(F&& f, const Tuple& t) {
+    return apply_at(f, t, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+}
+
 // ---- the completeness check
 
 template <class T>
@@ -808,24 +820,24 @@ constexpr tie_row<Form, Record, T...> tie(std::string_view name, presence need, 
 template <class Json, class Record, class Rows, class Ctx>
 std::optional<error> read_rows(const Rows& rows, const Json& j, const std::string& path, Record& out, const Ctx& ctx) {
     std::optional<error> e;
-    std::apply([&](const auto&... r) { (void)((e = read_row(r, j, path, out, ctx), !e) && ...); }, rows);
+    apply_rows([&](const auto&... r) { (void)((e = read_row(r, j, path, out, ctx), !e) && ...); }, rows);
     return e;
 }
 template <class Json, class Record, class Rows, class Ctx>
 void write_rows(const Rows& rows, Json& j, const Record& in, const Ctx& ctx) {
-    std::apply([&](const auto&... r) { (write_row(r, j, in, ctx), ...); }, rows);
+    apply_rows([&](const auto&... r) { (write_row(r, j, in, ctx), ...); }, rows);
 }
 template <class Record, class Rows>
 bool rows_equal(const Rows& rows, const Record& a, const Record& b) {
-    return std::apply([&](const auto&... r) { return (row_equal(r, a, b) && ...); }, rows);
+    return apply_rows([&](const auto&... r) { return (row_equal(r, a, b) && ...); }, rows);
 }
 template <class Rows>
 bool rows_have_name(const Rows& rows, std::string_view k) noexcept {
-    return std::apply([&](const auto&... r) { return (row_has_name(r, k) || ...); }, rows);
+    return apply_rows([&](const auto&... r) { return (row_has_name(r, k) || ...); }, rows);
 }
 template <class Rows>
 void append_rows_names(const Rows& rows, std::string& list) {
-    std::apply([&](const auto&... r) { (append_names(r, list), ...); }, rows);
+    apply_rows([&](const auto&... r) { (append_names(r, list), ...); }, rows);
 }
 
 // A closed record refuses a member its rows do not read.
@@ -958,11 +970,11 @@ std::optional<error> read_row(const tie_row<Form, Record, T...>& r, const Json& 
     if (!m)
         return r.need == presence::required ? std::optional<error>(missing_member_error(path_member(path, r.name)))
                                             : std::nullopt;
-    return std::apply([&](auto... p) { return Form::read(*m, path_member(path, r.name), (out.*p)...); }, r.ptrs);
+    return apply_rows([&](auto... p) { return Form::read(*m, path_member(path, r.name), (out.*p)...); }, r.ptrs);
 }
 template <class Form, class Record, class... T, class Json, class Ctx>
 void write_row(const tie_row<Form, Record, T...>& r, Json& j, const Record& in, const Ctx&) {
-    std::apply(
+    apply_rows(
         [&](auto... p) {
             if constexpr (tie_can_be_empty<Form, T...>::value)
                 if (r.need == presence::omitted && Form::empty((in.*p)...)) return;
@@ -972,7 +984,7 @@ void write_row(const tie_row<Form, Record, T...>& r, Json& j, const Record& in, 
 }
 template <class Form, class Record, class... T>
 bool row_equal(const tie_row<Form, Record, T...>& r, const Record& a, const Record& b) {
-    return std::apply([&](auto... p) { return ((a.*p == b.*p) && ...); }, r.ptrs);
+    return apply_rows([&](auto... p) { return ((a.*p == b.*p) && ...); }, r.ptrs);
 }
 template <class Form, class Record, class... T>
 bool row_has_name(const tie_row<Form, Record, T...>& r, std::string_view k) noexcept {
@@ -1074,14 +1086,14 @@ void list_form<Elem, Max>::write(Json& slot, const std::vector<T>& in, const Ctx
 template <class Record, class F>
 void visit_members(const Record& in, F&& f) {
     static_assert(members_complete<Record>());
-    std::apply([&](const auto&... r) { (f(r, in.*(r.ptr)), ...); }, members_of<Record>::rows);
+    apply_rows([&](const auto&... r) { (f(r, in.*(r.ptr)), ...); }, members_of<Record>::rows);
 }
 
 // Empties every optional member (and every list): the least a record may carry.
 template <class Record>
 void clear_optional_members(Record& r) {
     static_assert(members_complete<Record>());
-    std::apply(
+    apply_rows(
         [&](const auto&... row) {
             const auto clear = [&](const auto& one) {
                 auto& value = r.*(one.ptr);
@@ -1109,7 +1121,7 @@ std::size_t row_heap_bytes(const Row& r, const Record& in) noexcept {
 template <class Record>
 std::size_t members_heap_bytes(const Record& in) noexcept {
     static_assert(members_complete<Record>());
-    return std::apply([&](const auto&... r) { return (std::size_t{0} + ... + row_heap_bytes(r, in)); },
+    return apply_rows([&](const auto&... r) { return (std::size_t{0} + ... + row_heap_bytes(r, in)); },
                       members_of<Record>::rows);
 }
 

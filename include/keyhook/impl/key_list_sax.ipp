@@ -5,7 +5,8 @@
 //   impl/key_list_envelope.ipp   status, data, count, page, pageSize (L2)
 //   detail/sax_record_reader.hpp a record, from its member table (L2, J1)
 //   impl/key_list_blocks.ipp     where the records go, J3's budget
-//   detail/number_overflow.hpp   numbers no double holds (J2)
+//   detail/number_overflow.hpp   numbers no double holds (J2), which
+//   impl/key_list_sax_numbers.ipp turns into a record's or the page's error
 #pragma once
 
 #include <cstddef>
@@ -276,40 +277,10 @@ private:
         }
     }
 
-    bool number(std::int64_t v, numeric n, std::string_view text) {
-        if (skip_ == 0 && (where_ == place::envelope || where_ == place::data)) {
-            pos_.value_done();
-            envelope_.number(member_, v, n, text);
-            return true;
-        }
-        return scalar(json_kind::number);
-    }
-
-    // J2 for a number no double holds: in a record (or as an element of
-    // data.result) it rejects that record like any wrong value; elsewhere it
-    // refuses the page.
-    bool overflowed(std::string_view token) {
-        const bool in_record = where_ == place::record || where_ == place::groups;
-        const bool as_element = where_ == place::result && skip_ == 0;
-        if (!in_record && !as_element) return refuse_overflow(token);
-        auto e = number_overflow_error(path_here(), token);
-        value_done();
-        if (as_element) {
-            index_ = next_index_++;
-            blocks_.reject(std::move(e));
-        } else {
-            record_.overflowed(std::move(e), where_ == place::groups, skip_ > 0);
-        }
-        return true;
-    }
-
-    // The page's refusal of a number no double holds, with its path and the reason.
-    bool refuse_overflow(std::string_view token) {
-        if (skip_ == 0 && where_ == place::data && envelope::integral(member_))
-            return fail(error{errc::out_of_range, std::string(envelope::path(member_)),
-                              "expected a non-negative 64-bit integer, got " + quote_input(token)});
-        return fail(number_overflow_error(path_here(), token));
-    }
+    // Numbers (J2): impl/key_list_sax_numbers.ipp.
+    bool number(std::int64_t v, numeric n, std::string_view text);
+    bool overflowed(std::string_view token);
+    bool refuse_overflow(std::string_view token);
 
     // The path of the value being read.
     std::string path_here() {
@@ -399,3 +370,5 @@ private:
 };
 
 }  // namespace keyhook::detail
+
+#include "keyhook/impl/key_list_sax_numbers.ipp"

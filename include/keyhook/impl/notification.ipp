@@ -132,7 +132,7 @@ KEYHOOK_INLINE result<std::size_t> try_write_notification(std::string& out, cons
     using fields = detail::notification_fields;
     constexpr std::size_t time_row = detail::notification_row("RequestTimeStamp");
     std::array<std::string_view, fields::count> texts{};
-    std::apply(
+    detail::apply_rows(
         [&](const auto&... r) {
             std::size_t i = 0;
             ((texts[i++] = detail::body_text(n.*(r.ptr))), ...);
