@@ -42,7 +42,8 @@ OPTIONS = {
                          "--pending-bound": True, "--metrics-listen": True, "--log": True},
     "key_admin": {"--store": False},
     "key_gateway": {"--listen": False, "--store": False, "--routes": False, "--proxy": False,
-                    "--trusted-proxy": False, "--stale-for": True, "--log": True, "--metrics-listen": True},
+                    "--trusted-proxy": False, "--stale-for": True, "--log": True, "--metrics-listen": True,
+                    "--limits": True},
     "expiry_poll": {},
     "key_lifecycle": {},
     "signing": {},
@@ -289,6 +290,14 @@ if NAME == "key_gateway":
         r = run(*base, "--proxy", "nginx", "--log", "text", env=env)
         check(r.returncode == 2 and "--log: expected json or none" in r.stderr, "--log text: refused, naming --log",
               (r.returncode, r.stderr))
+        # --limits in any case (K17); an empty or unknown word refused, naming --limits.
+        r = run(*base, "--proxy", "nginx", "--limits", "LOCAL", env=env)
+        check(r.returncode == 1 and "no-routes.json" in r.stderr, "--limits LOCAL: taken in any case",
+              (r.returncode, r.stderr))
+        for word in ("", "both"):
+            r = run(*base, "--proxy", "nginx", "--limits", word, env=env)
+            check(r.returncode == 2 and "--limits: expected shared or local" in r.stderr,
+                  f"--limits {word!r}: refused, naming --limits", (r.returncode, r.stderr))
         r = run(*base, "--proxy", "haproxy", env=env)
         check(r.returncode == 2 and "--proxy: expected nginx or traefik" in r.stderr, "--proxy haproxy: refused",
               (r.returncode, r.stderr))

@@ -177,6 +177,17 @@ try:
                   f"answer {answer}, exit {status}")
         except SystemExit as e:
             check(False, f"{label}: the gateway starts", "K17", str(e))
+    # One gateway counting alone beside shared ones breaks their exactness: it says so at start.
+    try:
+        fleet.start_gateway(["--limits", "local"])
+        status = stop(fleet.gateways[-1])
+        with open(fleet.logs[-1]) as f:
+            logged = f.read()
+        check(status == 0 and "warning: --limits local on a shared store" in logged, "--limits local with a "
+              "PostgreSQL store: starts, warning that the keys' limits are not exact across gateways", "K17",
+              logged[-300:])
+    except SystemExit as e:
+        check(False, "--limits local with a PostgreSQL store: the gateway starts", "K17", str(e))
     for started in (fleet.gateways, fleet.ports, fleet.logs):
         started.clear()  # the three below start afresh (gateway0.log gets the next lines)
 
