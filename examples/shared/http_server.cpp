@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <cstdint>
 #include <thread>
 
@@ -120,6 +122,15 @@ std::optional<framing_error> check_header_section(std::string_view head, const o
     return std::nullopt;
 }
 
+// Whether the server still exists, for replies that outlive it (a deferred
+// handler's reply called, or only destroyed, after the server is gone): a
+// reply takes the mutex and posts only while `alive`; the server clears it
+// first thing as it is destroyed, so nothing is posted to a dead io_context.
+struct lifeline {
+    std::mutex mutex;
+    bool alive = true;
+};
+
 struct server::impl {
     options opts;
     request_handler handle;
@@ -131,9 +142,29 @@ struct server::impl {
     asio::io_context ioc;
     tcp::acceptor acceptor{ioc};
     asio::steady_timer accept_pause{ioc};
+    std::shared_ptr<lifeline> life = std::make_shared<lifeline>();
+    // The connections a deferred handler holds a request of: kept here, not
+    // by the replies (which hold them weakly), so that they are closed with
+    // the server, before its io_context, whoever still holds a reply.
+    // Declared after the io_context: destroyed before it.
+    std::mutex answering_mutex;
+    std::map<const void*, std::shared_ptr<void>> answering;
 
     impl(options o, request_handler h, deferred_handler d, head_check c)
         : opts(std::move(o)), handle(std::move(h)), deferred(std::move(d)), check_head(std::move(c)) {}
+    impl(const impl&) = delete;
+    impl& operator=(const impl&) = delete;
+    ~impl() {
+        {
+            std::lock_guard<std::mutex> hold(life->mutex);
+            life->alive = false;
+        }
+        std::map<const void*, std::shared_ptr<void>> held;
+        {
+            std::lock_guard<std::mutex> hold(answering_mutex);
+            held.swap(answering);
+        }
+    }
     void accept();
 };
 
@@ -303,14 +334,25 @@ private:
     // synchronous handler's exception gets.
     void hand_over(request req, bool keep_alive) {
         answering_ = true;
+        {
+            std::lock_guard<std::mutex> hold(srv_.answering_mutex);
+            srv_.answering.emplace(this, shared_from_this());
+        }
         struct once {
             std::atomic<bool> done{false};
         };
         auto state = std::make_shared<once>();
-        reply_fn reply = [self = shared_from_this(), state, keep_alive](response r) {
+        reply_fn reply = [weak = weak_from_this(), life = srv_.life, state, keep_alive](response r) {
             if (state->done.exchange(true)) return;
             if (!keep_alive) r.close = true;
+            std::lock_guard<std::mutex> hold(life->mutex);
+            const auto self = weak.lock();
+            if (!life->alive || !self) return;  // the server is gone, and the connection with it
             asio::post(self->sock_.get_executor(), [self, r = std::move(r)]() mutable {
+                {
+                    std::lock_guard<std::mutex> held(self->srv_.answering_mutex);
+                    self->srv_.answering.erase(self.get());
+                }
                 self->answering_ = false;
                 self->send(std::move(r));
             });

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <stdexcept>
@@ -203,7 +204,7 @@ TEST_CASE("server: a deferred handler answers later without holding a server thr
     o.request_deadline = std::chrono::milliseconds(300);
     std::mutex m;
     std::vector<hs::reply_fn> held;
-    hs::server server(o, [&](hs::request&& r, hs::reply_fn reply) {
+    auto server = std::make_unique<hs::server>(o, [&](hs::request&& r, hs::reply_fn reply) {
         if (r.target == "/hold") {
             std::lock_guard<std::mutex> hold(m);
             held.push_back(std::move(reply));
@@ -213,9 +214,9 @@ TEST_CASE("server: a deferred handler answers later without holding a server thr
         reply(hs::json_answer(200, r.target));
     });
     std::string why;
-    const auto port = server.listen("127.0.0.1", 0, why);
+    const auto port = server->listen("127.0.0.1", 0, why);
     REQUIRE(port);
-    std::thread runner([&] { server.run(); });
+    std::thread runner([&] { server->run(); });
 
     client kept(*port);
     kept.send_text("GET /hold HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
@@ -250,6 +251,18 @@ TEST_CASE("server: a deferred handler answers later without holding a server thr
     const auto first = text.find("held answer"), second = text.find("/after");
     CHECK((first != std::string::npos && second != std::string::npos && first < second));
     CHECK(text.find("a second reply") == std::string::npos);
-    server.stop();
+
+    // A reply that outlives the server (held, never called, then called late):
+    // the connection closes with the server, and the late reply does nothing.
+    client late(*port);
+    late.send_text("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n");
+    REQUIRE(eventually([&] {
+        std::lock_guard<std::mutex> hold(m);
+        return held.size() == 2;
+    }));
+    server->stop();
     runner.join();
+    server.reset();
+    CHECK(late.read_to_eof().empty());
+    held.back()(hs::json_answer(200, "too late"));
 }
