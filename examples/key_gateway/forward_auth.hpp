@@ -162,12 +162,12 @@ template <>
 struct keyhook::members_of<gateway::route_entry> {
     using r = gateway::route_entry;
     static constexpr bool closed = true;
-    static constexpr auto rows = std::make_tuple(row<gateway::name_form>("method", &r::method, presence::required),
-                                                 row<gateway::name_form>("prefix", &r::prefix, presence::required),
-                                                 row<gateway::name_form>("family", &r::family, presence::required),
-                                                 row<gateway::access_form>("access", &r::access, presence::required),
-                                                 row<gateway::name_form>("folder", &r::folder, presence::omitted),
-                                                 row<gateway::name_form>("service", &r::service, presence::omitted));
+    static constexpr auto rows = make_rows(row<gateway::name_form>("method", &r::method, presence::required),
+                                           row<gateway::name_form>("prefix", &r::prefix, presence::required),
+                                           row<gateway::name_form>("family", &r::family, presence::required),
+                                           row<gateway::access_form>("access", &r::access, presence::required),
+                                           row<gateway::name_form>("folder", &r::folder, presence::omitted),
+                                           row<gateway::name_form>("service", &r::service, presence::omitted));
     static std::optional<keyhook::error> check(const r& e, const std::string& path) {
         if (e.prefix.front() != '/')
             return keyhook::error{keyhook::errc::invalid_value, keyhook::json_path_member(path, "prefix"),
@@ -181,9 +181,9 @@ template <>
 struct keyhook::members_of<gateway::access_entry> {
     using a = gateway::access_entry;
     static constexpr bool closed = true;
-    static constexpr auto rows = std::make_tuple(row<gateway::name_form>("folder", &a::folder, presence::omitted),
-                                                 row<gateway::name_form>("service", &a::service, presence::omitted),
-                                                 row<gateway::access_form>("level", &a::level, presence::required));
+    static constexpr auto rows = make_rows(row<gateway::name_form>("folder", &a::folder, presence::omitted),
+                                           row<gateway::name_form>("service", &a::service, presence::omitted),
+                                           row<gateway::access_form>("level", &a::level, presence::required));
     static std::optional<keyhook::error> check(const a& e, const std::string& path) {
         return gateway::service_needs_folder(e, path);
     }
@@ -195,8 +195,8 @@ struct keyhook::members_of<gateway::group_entry> {
     using g = gateway::group_entry;
     static constexpr bool closed = true;
     static constexpr auto rows =
-        std::make_tuple(row<list_form<record_form<gateway::access_entry>>>("access", &g::access, presence::omitted),
-                        row<list_form<gateway::name_form>>("families", &g::families, presence::omitted));
+        make_rows(row<list_form<record_form<gateway::access_entry>>>("access", &g::access, presence::omitted),
+                  row<list_form<gateway::name_form>>("families", &g::families, presence::omitted));
 };
 static_assert(keyhook::members_complete<gateway::group_entry>());
 

@@ -159,14 +159,14 @@ template <>
 struct keyhook::members_of<examples::event_input> {
     using e = examples::event_input;
     static constexpr auto rows =
-        std::make_tuple(row<examples::event_type_form>("UserAction", &e::user_action, presence::required),
-                        row<text_form>("FolderName", &e::folder_name, presence::omitted),
-                        row<text_form>("ServiceName", &e::service_name, presence::omitted),
-                        row<text_form>("EntityId", &e::entity_id, presence::omitted),
-                        row<text_form>("AuditType", &e::audit_type, presence::omitted),
-                        row<text_form>("FileName", &e::file_name, presence::omitted),
-                        row<text_form>("ServiceVersionId", &e::service_version_id, presence::omitted),
-                        row<examples::stamp_form>("RequestTimeStamp", &e::request_time, presence::omitted));
+        make_rows(row<examples::event_type_form>("UserAction", &e::user_action, presence::required),
+                  row<text_form>("FolderName", &e::folder_name, presence::omitted),
+                  row<text_form>("ServiceName", &e::service_name, presence::omitted),
+                  row<text_form>("EntityId", &e::entity_id, presence::omitted),
+                  row<text_form>("AuditType", &e::audit_type, presence::omitted),
+                  row<text_form>("FileName", &e::file_name, presence::omitted),
+                  row<text_form>("ServiceVersionId", &e::service_version_id, presence::omitted),
+                  row<examples::stamp_form>("RequestTimeStamp", &e::request_time, presence::omitted));
 };
 static_assert(keyhook::members_complete<examples::event_input>());
 
@@ -207,8 +207,8 @@ template <>
 struct keyhook::members_of<examples::dispatch_document> {
     using d = examples::dispatch_document;
     static constexpr auto rows =
-        std::make_tuple(spread<examples::webhook_settings_form>(&d::settings),
-                        row<null_refused<record_form<examples::event_input>>>("event", &d::event, presence::required));
+        make_rows(spread<examples::webhook_settings_form>(&d::settings),
+                  row<null_refused<record_form<examples::event_input>>>("event", &d::event, presence::required));
 };
 static_assert(keyhook::members_complete<examples::dispatch_document>());
 
@@ -326,8 +326,8 @@ template <>
 struct keyhook::members_of<examples::timed_event_input> {
     using t = examples::timed_event_input;
     static constexpr auto rows =
-        std::make_tuple(row<examples::after_form>("after", &t::after, presence::optional),
-                        row<null_refused<record_form<examples::event_input>>>("event", &t::event, presence::required));
+        make_rows(row<examples::after_form>("after", &t::after, presence::optional),
+                  row<null_refused<record_form<examples::event_input>>>("event", &t::event, presence::required));
 };
 static_assert(keyhook::members_complete<examples::timed_event_input>());
 

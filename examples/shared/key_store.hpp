@@ -199,11 +199,11 @@ struct keyhook::members_of<key_store::entry> {
     using e = key_store::entry;
     static constexpr bool closed = true;
     static constexpr auto rows =
-        std::make_tuple(spread<key_store::api_key_form>(&e::record),
-                        row<key_store::name_form>("tenant", &e::tenant, presence::required),
-                        row<key_store::stored_key_form>("storedKey", &e::stored_key, presence::required),
-                        row<key_store::policy_form>("policy", &e::policy, presence::optional),
-                        row<key_store::usage_form>("usage", &e::usage, presence::optional));
+        make_rows(spread<key_store::api_key_form>(&e::record),
+                  row<key_store::name_form>("tenant", &e::tenant, presence::required),
+                  row<key_store::stored_key_form>("storedKey", &e::stored_key, presence::required),
+                  row<key_store::policy_form>("policy", &e::policy, presence::optional),
+                  row<key_store::usage_form>("usage", &e::usage, presence::optional));
 };
 static_assert(keyhook::members_complete<key_store::entry>());
 

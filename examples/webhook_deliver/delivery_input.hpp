@@ -80,11 +80,11 @@ inline bool without_signing_secret(const deliver_webhook& w) noexcept { return !
 template <>
 struct keyhook::members_of<deliver::deliver_webhook> {
     using w = deliver::deliver_webhook;
-    static constexpr auto rows = std::make_tuple(
-        spread<examples::webhook_config_form>(&w::config),
-        row<deliver::throttle_form>("maxPerSecond", &w::max_per_second, presence::omitted),
-        row<deliver::key_set_form>("signingKeys", &w::key_set, presence::omitted)
-            .only_when(&deliver::without_signing_secret, "give signingSecret or signingKeys, not both"));
+    static constexpr auto rows =
+        make_rows(spread<examples::webhook_config_form>(&w::config),
+                  row<deliver::throttle_form>("maxPerSecond", &w::max_per_second, presence::omitted),
+                  row<deliver::key_set_form>("signingKeys", &w::key_set, presence::omitted)
+                      .only_when(&deliver::without_signing_secret, "give signingSecret or signingKeys, not both"));
 };
 static_assert(keyhook::members_complete<deliver::deliver_webhook>());
 
@@ -109,7 +109,7 @@ struct delivery_document {
 template <>
 struct keyhook::members_of<deliver::delivery_document> {
     using d = deliver::delivery_document;
-    static constexpr auto rows = std::make_tuple(
+    static constexpr auto rows = make_rows(
         row<null_refused<examples::tenant_form>>("tenant", &d::tenant, presence::required),
         row<null_refused<list_form<deliver::deliver_webhook_form>>>("webhooks", &d::webhooks, presence::required),
         row<null_refused<record_form<examples::event_input>>>("event", &d::event, presence::optional));

@@ -13,7 +13,7 @@
 //
 //     template <>
 //     struct keyhook::members_of<shipment> {
-//         static constexpr auto rows = std::make_tuple(
+//         static constexpr auto rows = make_rows(
 //             row<text_form>("id", &shipment::id, presence::required),
 //             row<text_form>("note", &shipment::note, presence::optional),
 //             row<whole_form<std::uint64_t, 1, 1000>>("weight", &shipment::weight, presence::required),
@@ -68,7 +68,9 @@
 namespace keyhook {
 
 // keyhook::members_of<Record> (declared in detail/members.hpp): specialize it
-// for your record with `static constexpr auto rows = std::make_tuple(row<...>(...), ...);`
+// for your record with `static constexpr auto rows = make_rows(row<...>(...), ...);`
+// (a std::tuple of rows, as std::make_tuple makes, works too, and costs each
+// translation unit that reads the table more to compile)
 // (and optionally `closed`, `check`, `canonical`, as the top of
 // detail/members.hpp describes). Inside the specialization the vocabulary
 // below is found unqualified.
@@ -89,6 +91,7 @@ using detail::whole_form;
 
 using detail::derived_row;
 using detail::group;
+using detail::make_rows;
 using detail::part;
 using detail::row;
 using detail::spread;

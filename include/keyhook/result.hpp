@@ -5,7 +5,7 @@
 #pragma once
 
 #include <iosfwd>
-#include <optional>
+#include <new>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -86,6 +86,63 @@ template <class F, class... Args>
 using monadic_result_t = std::remove_cv_t<std::remove_reference_t<std::invoke_result_t<F, Args...>>>;
 
 // transform_error keeps keyhook::error as the error type (see docs/design.md).
+// A result's value, if it has one: std::optional's storage without its
+// constructor overloads and their constraints, which each of the thirty-odd
+// result types a translation unit names would instantiate again
+// (docs/performance.md, "Compile time").
+template <class T>
+class value_slot {
+public:
+    value_slot() noexcept {}  // NOLINT: the union holds no value yet
+    explicit value_slot(T&& v) : value_(std::move(v)), engaged_(true) {}
+    value_slot(const value_slot& other) {
+        if (other.engaged_) emplace(other.value_);
+    }
+    value_slot(value_slot&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+        if (other.engaged_) emplace(std::move(other.value_));
+    }
+    value_slot& operator=(const value_slot& other) {
+        assign(other);
+        return *this;
+    }
+    value_slot& operator=(value_slot&& other) noexcept(std::is_nothrow_move_constructible_v<T> &&  //
+                                                       std::is_nothrow_move_assignable_v<T>) {
+        assign(std::move(other));
+        return *this;
+    }
+    ~value_slot() { reset(); }
+
+    [[nodiscard]] bool has_value() const noexcept { return engaged_; }
+    [[nodiscard]] T& operator*() & noexcept { return value_; }
+    [[nodiscard]] const T& operator*() const& noexcept { return value_; }
+    [[nodiscard]] T&& operator*() && noexcept { return std::move(value_); }
+
+private:
+    template <class U>
+    void emplace(U&& v) {
+        ::new (static_cast<void*>(&value_)) T(std::forward<U>(v));
+        engaged_ = true;
+    }
+    void reset() noexcept {
+        if (engaged_) value_.~T();
+        engaged_ = false;
+    }
+    template <class Slot>
+    void assign(Slot&& other) {
+        if (!other.engaged_)
+            reset();
+        else if (engaged_)
+            value_ = std::forward<Slot>(other).value_;
+        else
+            emplace(std::forward<Slot>(other).value_);
+    }
+
+    union {
+        T value_;
+    };
+    bool engaged_ = false;
+};
+
 template <class F>
 error transformed_error(F&& f, const error& e) {
     static_assert(std::is_convertible_v<std::invoke_result_t<F, const error&>, error>,
@@ -229,9 +286,9 @@ private:
     void check() const {
         if (!has_value()) throw exception(error_);
     }
-    // An optional and a plain error instead of std::variant<T, error>: the same
+    // A value slot and a plain error instead of std::variant<T, error>: the same
     // behaviour for much less template work in every translation unit.
-    std::optional<T> value_;
+    detail::value_slot<T> value_;
     keyhook::error error_;
 };
 

@@ -49,7 +49,7 @@ static_assert(keyhook::members_complete<host::parcel>());
 template <>
 struct keyhook::members_of<host::shipment> {
     using s = host::shipment;
-    static constexpr auto rows = std::make_tuple(
+    static constexpr auto rows = make_rows(
         row<text_form>("id", &s::id, presence::required), row<text_form>("note", &s::note, presence::optional),
         row<named_enum_form<host::priority>>("priority", &s::level, presence::required),
         row<time_form>("sentAt", &s::sent_at, presence::required),

@@ -23,6 +23,21 @@ std::string printed(const result<T>& r) {
     return os.str();
 }
 
+// Counts live instances, so that a value copied, moved, assigned over or
+// dropped is seen constructed and destroyed exactly once; no default constructor.
+struct counted {
+    static int live;
+    std::string text;
+    explicit counted(std::string t) : text(std::move(t)) { ++live; }
+    counted(const counted& o) : text(o.text) { ++live; }
+    counted(counted&& o) noexcept : text(std::move(o.text)) { ++live; }
+    counted& operator=(const counted&) = default;
+    counted& operator=(counted&&) noexcept = default;
+    ~counted() { --live; }
+    friend bool operator==(const counted& a, const counted& b) { return a.text == b.text; }
+};
+int counted::live = 0;
+
 result<int> half(int n) {
     if (n % 2 != 0) return error{errc::invalid_value, "n", "is odd"};
     return n / 2;
@@ -45,6 +60,48 @@ TEST_CASE("result: a value or an error, as std::expected", "[result]") {
     static_assert(std::is_same_v<result<int>::value_type, int>);
     static_assert(std::is_same_v<result<int>::error_type, error>);
     static_assert(std::is_same_v<result<int>::rebind<long>, result<long>>);
+}
+
+TEST_CASE("result: copies, moves and assignments between a value and an error keep one value alive", "[result]") {
+    static_assert(!std::is_default_constructible_v<counted>);
+    static_assert(std::is_nothrow_move_constructible_v<result<counted>>);
+    const std::string long_text(40, 'v');  // on the heap: a double free or a leak shows under ASan
+    {
+        result<counted> a = counted(long_text);
+        result<counted> e = uuid_error;
+        CHECK(counted::live == 1);
+
+        result<counted> copy = a;  // value copied
+        CHECK(counted::live == 2);
+        CHECK(copy->text == long_text);
+        result<counted> error_copy = e;  // error copied, no value made
+        CHECK(counted::live == 2);
+        CHECK(error_copy.error() == uuid_error);
+
+        copy = e;  // value assigned over by an error: the value is destroyed
+        CHECK(counted::live == 1);
+        CHECK(!copy);
+        CHECK(copy.error() == uuid_error);
+        copy = a;  // error assigned over by a value: a value is made
+        CHECK(counted::live == 2);
+        CHECK(copy->text == long_text);
+        copy = result<counted>(counted("other"));  // value over value
+        CHECK(counted::live == 2);
+        CHECK(copy->text == "other");
+        const result<counted>& same = copy;
+        copy = same;  // self-assignment keeps the value
+        CHECK(copy->text == "other");
+        error_copy = e;  // error over error
+        CHECK(counted::live == 2);
+
+        result<counted> moved = std::move(copy);  // value moved
+        CHECK(moved->text == "other");
+        CHECK(counted::live == 3);  // the moved-from result still holds its (emptied) value
+        error_copy = std::move(moved);  // an error's place takes a value; `moved` keeps its own
+        CHECK(error_copy->text == "other");
+        CHECK(counted::live == 4);
+    }
+    CHECK(counted::live == 0);
 }
 
 TEST_CASE("result: value() on an error throws keyhook::exception carrying that error", "[result]") {

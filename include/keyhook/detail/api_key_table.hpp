@@ -32,7 +32,7 @@ using key_status_form = enum_form<key_status, read_key_status, unknown_key_statu
 
 template <>
 struct members_of<api_key> {
-    static constexpr auto rows = std::make_tuple(  //
+    static constexpr auto rows = make_rows(  //
         row<text_form>(member::id, &api_key::id, presence::required),
         row<text_form>(member::user_id, &api_key::user_id, presence::optional),
         row<text_form>(member::name, &api_key::name, presence::required),

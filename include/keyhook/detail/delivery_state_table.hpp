@@ -103,7 +103,7 @@ struct retry_after_form {
 // The member tables (detail/members.hpp): the JSON forms below are derived from them.
 template <>
 struct detail::members_of<delivery_attempt> {
-    static constexpr auto rows = std::make_tuple(  //
+    static constexpr auto rows = make_rows(  //
         row<time_form>("sentAt", &delivery_attempt::sent_at, presence::required),
         spread<outcome_form>(&delivery_attempt::outcome),
         row<retry_after_form>("retryAfter", &delivery_attempt::retry_after, presence::omitted));
@@ -113,7 +113,7 @@ static_assert(detail::members_complete<delivery_attempt>());
 template <>
 struct detail::members_of<delivery_state> {
     // Read in this order: the first fault is reported.
-    static constexpr auto rows = std::make_tuple(  //
+    static constexpr auto rows = make_rows(  //
         row<delivery_id_form>("id", &delivery_state::id, presence::required),
         row<text_form>("webhook", &delivery_state::webhook, presence::required),
         row<text_form>("body", &delivery_state::body, presence::required),

@@ -46,39 +46,39 @@ struct http_status_form {
 template <>
 struct detail::members_of<operational_notice> {
     using n = operational_notice;
-    static constexpr auto rows = std::make_tuple(
-        row<named_enum_form<notice_type>>("type", &n::type, presence::required),
-        row<time_form>("timestamp", &n::at, presence::required),
-        group<n>("data",  //
-                 row<text_form>("endpointId", &n::webhook_name, presence::required),
-                 row<delivery_id_form>("msgId", &n::delivery, presence::omitted),
-                 row<time_form>("failSince", &n::fail_since, presence::optional),
-                 group<n>("lastAttempt",  //
-                          row<time_form>("timestamp", &n::last_attempt_at, presence::required),
-                          row<http_status_form>("responseStatusCode", &n::last_status, presence::optional))));
+    static constexpr auto rows =
+        make_rows(row<named_enum_form<notice_type>>("type", &n::type, presence::required),
+                  row<time_form>("timestamp", &n::at, presence::required),
+                  group<n>("data",  //
+                           row<text_form>("endpointId", &n::webhook_name, presence::required),
+                           row<delivery_id_form>("msgId", &n::delivery, presence::omitted),
+                           row<time_form>("failSince", &n::fail_since, presence::optional),
+                           group<n>("lastAttempt",  //
+                                    row<time_form>("timestamp", &n::last_attempt_at, presence::required),
+                                    row<http_status_form>("responseStatusCode", &n::last_status, presence::optional))));
 };
 static_assert(detail::members_complete<operational_notice>());
 
 template <>
 struct detail::members_of<endpoint_health> {
     static constexpr auto rows =
-        std::make_tuple(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
-                        row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional),
-                        row<time_form>("lastFailureAt", &endpoint_health::last_failure_at, presence::optional),
-                        row<time_form>("lastSuccessAt", &endpoint_health::last_success_at, presence::optional),
-                        row<list_form<time_form, endpoint_health::max_failures_kept>>(
-                            "failuresAfterSuccess", &endpoint_health::failures_after_success, presence::omitted));
+        make_rows(row<time_form>("failSince", &endpoint_health::fail_since, presence::optional),
+                  row<http_status_form>("lastStatus", &endpoint_health::last_status, presence::optional),
+                  row<time_form>("lastFailureAt", &endpoint_health::last_failure_at, presence::optional),
+                  row<time_form>("lastSuccessAt", &endpoint_health::last_success_at, presence::optional),
+                  row<list_form<time_form, endpoint_health::max_failures_kept>>(
+                      "failuresAfterSuccess", &endpoint_health::failures_after_success, presence::omitted));
 };
 static_assert(detail::members_complete<endpoint_health>());
 
 template <>
 struct detail::members_of<endpoint_state> {
     // Every member may be missing: healthy, enabled, unthrottled.
-    static constexpr auto rows = std::make_tuple(
-        part(&endpoint_state::health, members_of<endpoint_health>::rows),
-        row<bool_form>("disabled", &endpoint_state::disabled, presence::optional),
-        row<time_form>("disabledAt", &endpoint_state::disabled_at, presence::optional),
-        part(&endpoint_state::throttle, row<time_form>("throttleTat", &rate_state::tat, presence::optional)));
+    static constexpr auto rows =
+        make_rows(part(&endpoint_state::health, members_of<endpoint_health>::rows),
+                  row<bool_form>("disabled", &endpoint_state::disabled, presence::optional),
+                  row<time_form>("disabledAt", &endpoint_state::disabled_at, presence::optional),
+                  part(&endpoint_state::throttle, row<time_form>("throttleTat", &rate_state::tat, presence::optional)));
 
     static std::optional<error> check(const endpoint_state& s, const std::string& base) {
         if (s.disabled_at && !s.disabled)

@@ -27,11 +27,11 @@ inline bool is_monthly(const credit_refill& r) noexcept { return r.period == ref
 template <>
 struct members_of<credit_refill> {
     static constexpr bool closed = true;  // a misspelt member is refused, not ignored
-    static constexpr auto rows = std::make_tuple(
-        row<named_enum_form<refill_period>>("interval", &credit_refill::period, presence::required),
-        row<whole_form<std::uint64_t, 0, any_count>>("amount", &credit_refill::amount, presence::required),
-        row<whole_form<unsigned, 1, 31>>("day", &credit_refill::day, presence::required)
-            .only_when(is_monthly, "only a monthly refill has a day"));
+    static constexpr auto rows =
+        make_rows(row<named_enum_form<refill_period>>("interval", &credit_refill::period, presence::required),
+                  row<whole_form<std::uint64_t, 0, any_count>>("amount", &credit_refill::amount, presence::required),
+                  row<whole_form<unsigned, 1, 31>>("day", &credit_refill::day, presence::required)
+                      .only_when(is_monthly, "only a monthly refill has a day"));
 };
 static_assert(members_complete<credit_refill>());
 }  // namespace detail
@@ -60,10 +60,10 @@ template <>
 struct members_of<rate_limit> {
     static constexpr bool closed = true;
     static constexpr auto rows =
-        std::make_tuple(row<whole_form<std::uint64_t, 1, any_count>>("limit", &rate_limit::limit, presence::required),
-                        row<whole_form<microseconds, 1, static_cast<std::uint64_t>(max_rate_window.count())>>(
-                            "periodMicroseconds", &rate_limit::period, presence::required),
-                        row<whole_form<std::uint64_t, 1, any_count>>("burst", &rate_limit::burst, presence::optional));
+        make_rows(row<whole_form<std::uint64_t, 1, any_count>>("limit", &rate_limit::limit, presence::required),
+                  row<whole_form<microseconds, 1, static_cast<std::uint64_t>(max_rate_window.count())>>(
+                      "periodMicroseconds", &rate_limit::period, presence::required),
+                  row<whole_form<std::uint64_t, 1, any_count>>("burst", &rate_limit::burst, presence::optional));
 
     // The window (burst x interval), reported at the member that makes it long.
     static std::optional<error> check(const rate_limit& l, const std::string& base) {
@@ -84,7 +84,7 @@ static_assert(members_complete<rate_limit>());
 template <>
 struct members_of<key_policy> {
     static constexpr bool closed = true;  // a misspelt "allowedAddresses" must not open a key to every address
-    static constexpr auto rows = std::make_tuple(
+    static constexpr auto rows = make_rows(
         row<list_form<address_range_form>>("allowedAddresses", &key_policy::addresses, presence::omitted),
         row<record_form<rate_limit>>("rateLimit", &key_policy::rate, presence::omitted),
         group("credits", &key_policy::limited_credits,
@@ -97,12 +97,12 @@ template <>
 struct members_of<key_usage> {
     static constexpr bool closed = true;
     static constexpr auto rows =
-        std::make_tuple(part(&key_usage::rate, row<time_form>("rateTat", &rate_state::tat, presence::omitted)),
-                        part(&key_usage::credits,
-                             row<whole_form<std::uint64_t, 0, any_count>>("creditsRemaining", &credit_state::remaining,
-                                                                          presence::required),
-                             row<time_form>("lastRefill", &credit_state::last_refill, presence::required)),
-                        row<time_form>("lastUsedAt", &key_usage::last_used_at, presence::omitted));
+        make_rows(part(&key_usage::rate, row<time_form>("rateTat", &rate_state::tat, presence::omitted)),
+                  part(&key_usage::credits,
+                       row<whole_form<std::uint64_t, 0, any_count>>("creditsRemaining", &credit_state::remaining,
+                                                                    presence::required),
+                       row<time_form>("lastRefill", &credit_state::last_refill, presence::required)),
+                  row<time_form>("lastUsedAt", &key_usage::last_used_at, presence::omitted));
 };
 static_assert(members_complete<key_usage>());
 }  // namespace detail

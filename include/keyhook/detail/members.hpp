@@ -13,7 +13,7 @@
 //
 //     template <>
 //     struct detail::members_of<stored_key> {
-//         static constexpr auto rows = std::make_tuple(
+//         static constexpr auto rows = detail::make_rows(
 //             detail::row<detail::text_form>("id", &stored_key::id, detail::presence::required),
 //             detail::row<detail::text_form>("note", &stored_key::note, detail::presence::optional),
 //             detail::row<detail::string_list_form>("tags", &stored_key::tags, detail::presence::optional),
@@ -143,6 +143,52 @@ constexpr member_row<Form, Record, T> row(std::string_view name, T Record::*ptr,
     return {name, ptr, need};
 }
 
+// A table's rows, held flat: one base class per row, found by its index.
+// std::tuple builds the same out of a chain of bases, each with constrained
+// constructors, and a table of 14 rows made with std::make_tuple costs a
+// translation unit about fifteen times what this list costs (docs/performance.md,
+// "Compile time"). A table may still be a std::tuple (std::make_tuple); the
+// machinery reads both through row_count and get_row.
+template <std::size_t I, class Row>
+struct row_slot {
+    Row row;
+};
+template <class Seq, class... Row>
+struct row_slots;
+template <std::size_t... I, class... Row>
+struct row_slots<std::index_sequence<I...>, Row...> : row_slot<I, Row>... {};
+
+template <class... Row>
+struct row_list : row_slots<std::index_sequence_for<Row...>, Row...> {};
+
+template <class... Row>
+constexpr row_list<Row...> make_rows(Row... rows) noexcept {
+    return {{{rows}...}};
+}
+
+template <class Rows>
+struct row_count;
+template <class... Row>
+struct row_count<row_list<Row...>> : std::integral_constant<std::size_t, sizeof...(Row)> {};
+template <class... Row>
+struct row_count<std::tuple<Row...>> : std::integral_constant<std::size_t, sizeof...(Row)> {};
+
+// Row I: its slot is a base of the list, so the row's type is deduced from it.
+template <std::size_t I, class Row>
+constexpr const Row& slot_row(const row_slot<I, Row>& slot) noexcept {
+    return slot.row;
+}
+template <std::size_t I, class... Row>
+constexpr const auto& get_row(const row_list<Row...>& rows) noexcept {
+    return slot_row<I>(rows);
+}
+template <std::size_t I, class... Row>
+constexpr const auto& get_row(const std::tuple<Row...>& rows) noexcept {
+    return std::get<I>(rows);
+}
+template <std::size_t I, class Rows>
+using row_type = std::decay_t<decltype(get_row<I>(std::declval<const Rows&>()))>;
+
 }  // namespace keyhook::detail
 
 namespace keyhook {
@@ -155,24 +201,24 @@ struct members_of;
 namespace keyhook::detail {
 
 // Specialized by each of keyhook's records: `static constexpr auto rows =
-// std::make_tuple(row<...>(...), ...);`. A record without a specialization
+// make_rows(row<...>(...), ...);`. A record without a specialization
 // here uses its keyhook::members_of.
 template <class Record>
 struct members_of : keyhook::members_of<Record> {};
 
 template <class Record>
-inline constexpr std::size_t member_count = std::tuple_size_v<std::decay_t<decltype(members_of<Record>::rows)>>;
+inline constexpr std::size_t member_count = row_count<std::decay_t<decltype(members_of<Record>::rows)>>::value;
 
-// std::apply without std::invoke: f(std::get<I>(t)...) for a tuple of rows
+// std::apply without std::invoke: f(get_row<I>(t)...) for a list of rows
 // or of pointers to members. The same calls, fewer templates instantiated for
 // each record (a header-only translation unit compiles every record's equality).
 template <class F, class Tuple, std::size_t... I>
 constexpr decltype(auto) apply_at(F& f, const Tuple& t, std::index_sequence<I...>) {
-    return f(std::get<I>(t)...);
+    return f(get_row<I>(t)...);
 }
 template <class F, class Tuple>
 constexpr decltype(auto) apply_rows(F&& f, const Tuple& t) {
-    return apply_at(f, t, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    return apply_at(f, t, std::make_index_sequence<row_count<Tuple>::value>{});
 }
 
 // ---- the completeness check
@@ -207,9 +253,11 @@ constexpr std::size_t aggregate_member_count() noexcept {
         return N;
 }
 
-// The aggregate members a tuple of rows covers (a group or a tie row covers several).
+// The aggregate members a list of rows covers (a group or a tie row covers several).
 template <class Rows>
 struct rows_cover;
+template <class... Row>
+struct rows_cover<row_list<Row...>> : std::integral_constant<std::size_t, (std::size_t{0} + ... + Row::members)> {};
 template <class... Row>
 struct rows_cover<std::tuple<Row...>> : std::integral_constant<std::size_t, (std::size_t{0} + ... + Row::members)> {};
 
@@ -753,13 +801,13 @@ struct group_row {
 };
 
 template <class Record, class... Row>
-constexpr group_row<Record, std::tuple<Row...>, false> group(std::string_view name, Row... rows) noexcept {
-    return {name, nullptr, std::make_tuple(rows...)};
+constexpr group_row<Record, row_list<Row...>, false> group(std::string_view name, Row... rows) noexcept {
+    return {name, nullptr, make_rows(rows...)};
 }
 template <class Record, class... Row>
-constexpr group_row<Record, std::tuple<Row...>, true> group(std::string_view name, bool Record::*flag,
-                                                            Row... rows) noexcept {
-    return {name, flag, std::make_tuple(rows...)};
+constexpr group_row<Record, row_list<Row...>, true> group(std::string_view name, bool Record::*flag,
+                                                          Row... rows) noexcept {
+    return {name, flag, make_rows(rows...)};
 }
 
 // A member that is a struct of its own whose members sit in the record's JSON
@@ -774,10 +822,16 @@ struct part_row {
 };
 
 template <class Record, class T, class... Row>
-constexpr part_row<Record, T, std::tuple<Row...>> part(T Record::*ptr, Row... rows) noexcept {
-    static_assert(rows_cover<std::tuple<Row...>>::value == aggregate_member_count<T>(),
+constexpr part_row<Record, T, row_list<Row...>> part(T Record::*ptr, Row... rows) noexcept {
+    static_assert(rows_cover<row_list<Row...>>::value == aggregate_member_count<T>(),
                   "every member of the record needs exactly one row in its detail::members_of table");
-    return {ptr, std::make_tuple(rows...)};
+    return {ptr, make_rows(rows...)};
+}
+template <class Record, class T, class... Row>
+constexpr part_row<Record, T, row_list<Row...>> part(T Record::*ptr, const row_list<Row...>& rows) noexcept {
+    static_assert(rows_cover<row_list<Row...>>::value == aggregate_member_count<T>(),
+                  "every member of the record needs exactly one row in its detail::members_of table");
+    return {ptr, rows};
 }
 template <class Record, class T, class... Row>
 constexpr part_row<Record, T, std::tuple<Row...>> part(T Record::*ptr, const std::tuple<Row...>& rows) noexcept {
@@ -810,11 +864,11 @@ struct tie_row {
     static constexpr std::size_t members = sizeof...(T);
     std::string_view name;
     presence need;
-    std::tuple<T Record::*...> ptrs;
+    row_list<T Record::*...> ptrs;
 };
 template <class Form, class Record, class... T>
 constexpr tie_row<Form, Record, T...> tie(std::string_view name, presence need, T Record::*... ptrs) noexcept {
-    return {name, need, std::make_tuple(ptrs...)};
+    return {name, need, make_rows(ptrs...)};
 }
 
 template <class Json, class Record, class Rows, class Ctx>
@@ -1130,14 +1184,14 @@ std::size_t members_heap_bytes(const Record& in) noexcept {
 inline constexpr std::size_t longest_member_name = 63;  // a longer name is never a member
 
 template <class Record, std::size_t I>
-using row_at = std::tuple_element_t<I, std::decay_t<decltype(members_of<Record>::rows)>>;
+using row_at = row_type<I, std::decay_t<decltype(members_of<Record>::rows)>>;
 
 template <class Record, std::size_t... I>
 constexpr std::array<std::string_view, sizeof...(I)> json_names(std::index_sequence<I...>) noexcept {
     // A derived row has no JSON name, so a reader never finds it.
-    return {{(std::get<I>(members_of<Record>::rows).need == presence::derived
+    return {{(get_row<I>(members_of<Record>::rows).need == presence::derived
                   ? std::string_view()
-                  : std::get<I>(members_of<Record>::rows).name)...}};
+                  : get_row<I>(members_of<Record>::rows).name)...}};
 }
 
 // Row indexes sorted by name length, then where each length starts in them.
@@ -1169,13 +1223,13 @@ template <class Record, std::size_t I>
 std::optional<error> store_member(Record& out, const std::string& text) {
     using r = row_at<Record, I>;
     if constexpr (r::form::kind == form_kind::string)
-        return store_text<typename r::form>(out.*(std::get<I>(members_of<Record>::rows).ptr), text);
+        return store_text<typename r::form>(out.*(get_row<I>(members_of<Record>::rows).ptr), text);
     else
         return std::nullopt;
 }
 template <class Record, std::size_t I>
 void reset_member(Record& out) {
-    auto& value = out.*(std::get<I>(members_of<Record>::rows).ptr);
+    auto& value = out.*(get_row<I>(members_of<Record>::rows).ptr);
     using value_type = std::decay_t<decltype(value)>;
     if constexpr (is_optional<value_type>::value)
         value.reset();
@@ -1185,7 +1239,7 @@ void reset_member(Record& out) {
 }
 template <class Record, std::size_t I>
 std::vector<std::string>* list_member(Record& out) {
-    auto& value = out.*(std::get<I>(members_of<Record>::rows).ptr);
+    auto& value = out.*(get_row<I>(members_of<Record>::rows).ptr);
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<std::string>>)
         return &value;
     else
@@ -1205,7 +1259,7 @@ struct member_index<Record, std::index_sequence<I...>> {
     static constexpr std::size_t none = count;  // a name not in the table
 
     static constexpr std::array<std::string_view, count> names = json_names<Record>(std::index_sequence<I...>());
-    static constexpr std::array<presence, count> needs = {{std::get<I>(members_of<Record>::rows).need...}};
+    static constexpr std::array<presence, count> needs = {{get_row<I>(members_of<Record>::rows).need...}};
     static constexpr std::array<form_kind, count> kinds = {{row_at<Record, I>::form::kind...}};
     static constexpr std::array<std::string_view, count> expected = {{row_at<Record, I>::form::expected...}};
     static constexpr std::array<bool, count> keeps_text = {

@@ -35,7 +35,7 @@ struct millis_time_form : time_form {
 
 template <>
 struct members_of<notification> {
-    static constexpr auto rows = std::make_tuple(  //
+    static constexpr auto rows = make_rows(  //
         row<text_form>("FolderName", &notification::folder_name, presence::required),
         row<text_form>("ServiceName", &notification::service_name, presence::required),
         row<text_form>("EntityId", &notification::entity_id, presence::required),

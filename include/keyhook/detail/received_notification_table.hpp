@@ -15,7 +15,7 @@ namespace keyhook {
 // member's place in the body). The members a reader computes are derived rows.
 template <>
 struct detail::members_of<received_notification> {
-    static constexpr auto rows = std::make_tuple(  //
+    static constexpr auto rows = make_rows(  //
         row<text_form>("FolderName", &received_notification::folder_name, presence::optional),
         row<text_form>("ServiceName", &received_notification::service_name, presence::optional),
         row<text_form>("EntityId", &received_notification::entity_id, presence::optional),

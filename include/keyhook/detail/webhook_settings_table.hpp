@@ -65,7 +65,7 @@ struct validated_webhooks_form {
 // Both members required; a null one is refused by its type, not read as missing.
 template <>
 struct detail::members_of<webhook_settings> {
-    static constexpr auto rows = std::make_tuple(
+    static constexpr auto rows = make_rows(
         row<null_refused<record_form<tenant_settings>>>("tenant", &webhook_settings::tenant, presence::required),
         row<null_refused<validated_webhooks_form>>("webhooks", &webhook_settings::webhooks, presence::required));
 };

@@ -85,9 +85,9 @@ struct event_filter_form {
 template <>
 struct detail::members_of<auth_parameter> {
     static constexpr auto rows =
-        std::make_tuple(row<named_enum_form<auth_location>>("in", &auth_parameter::in, presence::required),
-                        row<text_form>("name", &auth_parameter::name, presence::required),
-                        row<secret_form<secret_kind::api_key>>("value", &auth_parameter::value, presence::required));
+        make_rows(row<named_enum_form<auth_location>>("in", &auth_parameter::in, presence::required),
+                  row<text_form>("name", &auth_parameter::name, presence::required),
+                  row<secret_form<secret_kind::api_key>>("value", &auth_parameter::value, presence::required));
 };
 static_assert(detail::members_complete<auth_parameter>());
 
@@ -130,7 +130,7 @@ struct auth_list_form {
 // edits: the struct in webhook.hpp and its row here.
 template <>
 struct detail::members_of<webhook> {
-    static constexpr auto rows = std::make_tuple(
+    static constexpr auto rows = make_rows(
         row<text_form>("name", &webhook::name, presence::required),
         row<endpoint_text_form>("endpoint", &webhook::endpoint, presence::required),
         row<bool_form>("saved", &webhook::saved, presence::required),
@@ -143,8 +143,8 @@ static_assert(detail::members_complete<webhook>());
 template <>
 struct detail::members_of<tenant_settings> {
     static constexpr auto rows =
-        std::make_tuple(row<text_form>("name", &tenant_settings::name, presence::required),
-                        row<bool_form>("webhooksEnabled", &tenant_settings::webhooks_enabled, presence::required));
+        make_rows(row<text_form>("name", &tenant_settings::name, presence::required),
+                  row<bool_form>("webhooksEnabled", &tenant_settings::webhooks_enabled, presence::required));
 };
 static_assert(detail::members_complete<tenant_settings>());
 

@@ -84,18 +84,18 @@ template <>
 struct members_of<crypto::rotated_key> {
     using k = crypto::rotated_key;
     static constexpr auto rows =
-        std::make_tuple(tie<crypto::detail::stored_key_form>("key", presence::required, &k::secret, &k::asymmetric),
-                        row<time_form>("expiresAt", &k::expires_at, presence::required));
+        make_rows(tie<crypto::detail::stored_key_form>("key", presence::required, &k::secret, &k::asymmetric),
+                  row<time_form>("expiresAt", &k::expires_at, presence::required));
 };
 static_assert(members_complete<crypto::rotated_key>());
 
 template <>
 struct members_of<crypto::detail::key_set_members> {
     using m = crypto::detail::key_set_members;
-    static constexpr auto rows = std::make_tuple(
-        tie<crypto::detail::current_keys_form>("current", presence::required, &m::secret, &m::asymmetric),
-        row<list_form<record_form<crypto::rotated_key>, crypto::max_old_signing_keys>>("oldKeys", &m::old,
-                                                                                       presence::optional));
+    static constexpr auto rows =
+        make_rows(tie<crypto::detail::current_keys_form>("current", presence::required, &m::secret, &m::asymmetric),
+                  row<list_form<record_form<crypto::rotated_key>, crypto::max_old_signing_keys>>("oldKeys", &m::old,
+                                                                                                 presence::optional));
 };
 static_assert(members_complete<crypto::detail::key_set_members>());
 }  // namespace keyhook::detail
