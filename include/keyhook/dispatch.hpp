@@ -97,10 +97,10 @@ public:
     // 32 hex digits, as a host keeps it in configuration (errors name the path
     // "deliveryIdKey" and the reason, never the text).
     [[nodiscard]] static KEYHOOK_INLINE result<delivery_id_key> try_from_hex(std::string_view hex);
-    // A random key made once per process (std::random_device): what dispatch
-    // uses when the host passes none. Ids are then stable only within this
-    // process; a host that retries after a restart or from another machine
-    // must pass its own key (docs/webhooks.md).
+    // A random key made once per process (getrandom on Linux, std::random_device
+    // elsewhere): what dispatch uses when the host passes none. Ids are then
+    // stable only within this process; a host that retries after a restart or
+    // from another machine must pass its own key (docs/webhooks.md).
     [[nodiscard]] static KEYHOOK_INLINE const delivery_id_key& per_process();
 
     // Compares every byte whatever they are.

@@ -2,11 +2,9 @@
 // keys, earliest expireAt first) and filters by status, type, group and name.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -48,22 +46,22 @@ struct view_entry {
 };
 
 // L3's order: earliest expireAt first, then name, then id; records equal in
-// all three keep no particular order.
-template <class Ptr>
-void sort_view(std::vector<view_entry<Ptr>>& v) {
-    std::sort(v.begin(), v.end(), [](const view_entry<Ptr>& a, const view_entry<Ptr>& b) {
-        if (a.expire != b.expire) return a.expire < b.expire;
-        if (const int c = a.key->name.compare(b.key->name); c != 0) return c < 0;
-        return a.key->id < b.key->id;
-    });
-}
+// all three keep no particular order. Not a template, so that a compiled-mode
+// translation unit does not parse <algorithm>'s sort.
+KEYHOOK_INLINE void sort_view(std::vector<view_entry<const api_key*>>& v);
+
+// Whether `last - first` counts a range's elements up front (a random-access
+// iterator), so that the selection can reserve for all of them.
+template <class It, class = void>
+struct counts_ahead : std::false_type {};
+template <class It>
+struct counts_ahead<It, std::void_t<decltype(std::declval<const It&>() - std::declval<const It&>())>>
+    : std::true_type {};
 
 template <class Ptr, class It>
 std::vector<view_entry<Ptr>> select_entries(It first, It last, const key_filter& filter, timestamp now) {
     std::vector<view_entry<Ptr>> v;
-    if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
-                                    typename std::iterator_traits<It>::iterator_category>)
-        v.reserve(static_cast<std::size_t>(last - first));
+    if constexpr (counts_ahead<It>::value) v.reserve(static_cast<std::size_t>(last - first));
     for (; first != last; ++first) {
         auto& key = *first;
         if (filter.matches(key, now)) v.push_back({key.expire_at.time_since_epoch().count(), &key});

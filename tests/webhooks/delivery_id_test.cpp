@@ -132,6 +132,8 @@ TEST_CASE("H12: ids are a function of key, webhook and body only (stable across 
     // The per-process key is one key: the same within the process.
     CHECK(keyhook::make_delivery_id("crm-sync", body) == keyhook::make_delivery_id("crm-sync", body));
     CHECK(&delivery_id_key::per_process() == &delivery_id_key::per_process());
+    // ...and random: not the all-zero key a failed read of the entropy source would leave.
+    CHECK_FALSE(delivery_id_key::per_process() == delivery_id_key(std::array<unsigned char, delivery_id_key::size>{}));
 }
 
 TEST_CASE("H12: the id is SipHash-2-4-128 of the body's digest followed by the name", "[H12]") {

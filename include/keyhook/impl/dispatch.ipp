@@ -6,7 +6,21 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+// The per-process key's randomness: the kernel's getrandom where the C library
+// declares it (Linux), else std::random_device. <random> is the largest header
+// a header-only translation unit would parse for this one call.
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#define KEYHOOK_HAVE_GETRANDOM 1
+#endif
+#endif
+#if defined(KEYHOOK_HAVE_GETRANDOM)
+#include <cerrno>
+#include <system_error>
+#else
 #include <random>
+#endif
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,12 +97,22 @@ KEYHOOK_INLINE result<delivery_id_key> delivery_id_key::try_from_hex(std::string
 
 KEYHOOK_INLINE const delivery_id_key& delivery_id_key::per_process() {
     static const delivery_id_key key = [] {
-        std::random_device device;
         std::array<unsigned char, size> k{};
+#if defined(KEYHOOK_HAVE_GETRANDOM)
+        for (std::size_t got = 0; got < size;) {
+            const auto n = ::getrandom(k.data() + got, size - got, 0);
+            if (n > 0)
+                got += static_cast<std::size_t>(n);
+            else if (n < 0 && errno != EINTR)
+                throw std::system_error(errno, std::generic_category(), "getrandom");
+        }
+#else
+        std::random_device device;
         for (std::size_t i = 0; i < size; i += 4) {
             const auto word = device();
             for (std::size_t j = 0; j < 4; ++j) k[i + j] = static_cast<unsigned char>(word >> (8 * j));
         }
+#endif
         delivery_id_key made(k);
         detail::secure_wipe(k.data(), k.size());
         return made;

@@ -16,6 +16,18 @@
 
 namespace keyhook {
 
+namespace detail {
+
+KEYHOOK_INLINE void sort_view(std::vector<view_entry<const api_key*>>& v) {
+    std::sort(v.begin(), v.end(), [](const view_entry<const api_key*>& a, const view_entry<const api_key*>& b) {
+        if (a.expire != b.expire) return a.expire < b.expire;
+        if (const int c = a.key->name.compare(b.key->name); c != 0) return c < 0;
+        return a.key->id < b.key->id;
+    });
+}
+
+}  // namespace detail
+
 KEYHOOK_INLINE void detail::prefetch_strings(const api_key& k) noexcept {
     visit_members(k, [](const auto&, const auto& value) noexcept { prefetch_value(value); });
 }
@@ -80,9 +92,12 @@ KEYHOOK_INLINE bool key_filter::matches(const api_key& key, timestamp now) const
 
 KEYHOOK_INLINE std::vector<api_key> select_keys(std::vector<api_key>&& records, const key_filter& filter,
                                                 timestamp now) {
-    const auto entries = detail::select_entries<api_key*>(records.begin(), records.end(), filter, now);
+    const auto entries = detail::select_entries<const api_key*>(records.cbegin(), records.cend(), filter, now);
     std::vector<api_key> out;
-    detail::copy_view(entries, out, [](api_key& k) -> api_key&& { return std::move(k); });
+    // The records are this function's own: each selected one is moved out of its place.
+    detail::copy_view(entries, out, [&records](const api_key& k) -> api_key&& {
+        return std::move(records[static_cast<std::size_t>(&k - records.data())]);
+    });
     return out;
 }
 
