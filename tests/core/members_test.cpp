@@ -78,6 +78,12 @@ std::optional<keyhook::error> read(const json& j, sample& s) { return kd::read_m
 TEST_CASE("a record's member count is that of its aggregate", "[members]") {
     STATIC_REQUIRE(kd::aggregate_member_count<sample>() == 7);
     STATIC_REQUIRE(kd::aggregate_member_count<two_of_three>() == 3);
+    // The completeness check's test: exactly N members, neither fewer nor more.
+    STATIC_REQUIRE(kd::has_members<sample, 7>());
+    STATIC_REQUIRE_FALSE(kd::has_members<sample, 6>());
+    STATIC_REQUIRE_FALSE(kd::has_members<sample, 8>());
+    STATIC_REQUIRE(kd::has_members<two_of_three, 3>());
+    STATIC_REQUIRE_FALSE(kd::has_members<two_of_three, 2>());
     STATIC_REQUIRE(kd::member_count<sample> == 7);
     STATIC_REQUIRE(kd::members_complete<sample>());
 }

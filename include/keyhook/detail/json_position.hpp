@@ -42,7 +42,11 @@ inline void append_member_step(std::string& path, std::string_view name) {
 // names of the open objects plus 5 bytes a member (a 4-byte offset and the
 // length byte), so that the smallest member, `"":0,` in 5 bytes of input, stays
 // within J3's 4 bytes a byte even while both buffers are being regrown.
-class json_position {
+// A template only so that its member functions are compiled where they are
+// used (a deferred definition, config.hpp), not in every translation unit that
+// includes the JSON readers.
+template <class D = void>
+class basic_json_position {
 public:
     // Opens a container; false when that would nest deeper than max_depth.
     bool open(bool object, std::size_t max_depth) {
@@ -211,6 +215,7 @@ private:
     std::string names_;
     std::vector<name_ref> refs_;
 };
+using json_position = basic_json_position<>;
 
 // nlohmann's message reads "[json.exception.parse_error.101] parse error at
 // line 1, column 2: syntax error while parsing value - <reason>; last read:

@@ -243,13 +243,24 @@ template <class T, std::size_t... I>
 struct initializable_with<T, std::index_sequence<I...>, std::void_t<decltype(T{any_member_at<I>{}...})>>
     : std::true_type {};
 
-// The number of members of aggregate T (up to 64).
+// The number of members of aggregate T (up to 64): the largest N for which
+// T{a1, ..., aN} compiles. Tests and diagnostics use it; the completeness
+// check asks has_members instead.
 template <class T, std::size_t N = 0>
 constexpr std::size_t aggregate_member_count() noexcept {
     if constexpr (N < 64 && initializable_with<T, std::make_index_sequence<N + 1>>::value)
         return aggregate_member_count<T, N + 1>();
     else
         return N;
+}
+
+// Whether aggregate T has exactly N members: T{a1, ..., aN} compiles and
+// T{a1, ..., aN+1} does not. Two trial initializations instead of the N + 1 of
+// counting, for every record a translation unit checks.
+template <class T, std::size_t N>
+constexpr bool has_members() noexcept {
+    return initializable_with<T, std::make_index_sequence<N>>::value &&
+           !initializable_with<T, std::make_index_sequence<N + 1>>::value;
 }
 
 // The aggregate members a list of rows covers (a group or a tie row covers several).
@@ -264,7 +275,7 @@ template <class Record>
 constexpr bool members_complete() noexcept {
     static_assert(std::is_aggregate_v<Record>, "a record with a member table must be an aggregate");
     static_assert(
-        rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value == aggregate_member_count<Record>(),
+        has_members<Record, rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value>(),
         "every member of the record needs exactly one row in its detail::members_of table");
     return true;
 }
@@ -822,19 +833,19 @@ struct part_row {
 
 template <class Record, class T, class... Row>
 constexpr part_row<Record, T, row_list<Row...>> part(T Record::*ptr, Row... rows) noexcept {
-    static_assert(rows_cover<row_list<Row...>>::value == aggregate_member_count<T>(),
+    static_assert(has_members<T, rows_cover<row_list<Row...>>::value>(),
                   "every member of the record needs exactly one row in its detail::members_of table");
     return {ptr, make_rows(rows...)};
 }
 template <class Record, class T, class... Row>
 constexpr part_row<Record, T, row_list<Row...>> part(T Record::*ptr, const row_list<Row...>& rows) noexcept {
-    static_assert(rows_cover<row_list<Row...>>::value == aggregate_member_count<T>(),
+    static_assert(has_members<T, rows_cover<row_list<Row...>>::value>(),
                   "every member of the record needs exactly one row in its detail::members_of table");
     return {ptr, rows};
 }
 template <class Record, class T, class... Row>
 constexpr part_row<Record, T, std::tuple<Row...>> part(T Record::*ptr, const std::tuple<Row...>& rows) noexcept {
-    static_assert(rows_cover<std::tuple<Row...>>::value == aggregate_member_count<T>(),
+    static_assert(has_members<T, rows_cover<std::tuple<Row...>>::value>(),
                   "every member of the record needs exactly one row in its detail::members_of table");
     return {ptr, rows};
 }

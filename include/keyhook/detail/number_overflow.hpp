@@ -27,8 +27,11 @@ struct overflowing_number {
 
 // Does this well-formed-looking number token exceed a double's range? Only
 // tokens with an exponent or over 300 bytes can; underflow ("1e-400") reads
-// as zero, as nlohmann reads it.
-inline bool number_overflows(std::string_view token) {
+// as zero, as nlohmann reads it. This and the two below are templates only so
+// that they are compiled where the list decoder is (deferred definitions,
+// config.hpp).
+template <class D = void>
+bool number_overflows(std::string_view token) {
     if (token.size() <= 300 && token.find_first_of("eE") == std::string_view::npos) return false;
     double value = 0;
     const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
@@ -59,7 +62,8 @@ inline bool number_overflows(std::string_view token) {
 }
 
 // The number tokens outside strings that overflow a double; none for almost every input.
-inline std::vector<overflowing_number> find_overflowing_numbers(std::string_view json) {
+template <class D = void>
+std::vector<overflowing_number> find_overflowing_numbers(std::string_view json) {
     std::vector<overflowing_number> found;
     std::size_t ordinal = 0;
     for (std::size_t i = 0; i < json.size();) {
@@ -72,7 +76,7 @@ inline std::vector<overflowing_number> find_overflowing_numbers(std::string_view
             const std::size_t start = i;
             while (i < json.size() && std::strchr("0123456789+-.eE", json[i]) != nullptr && json[i] != '\0') ++i;
             const std::string_view token = json.substr(start, i - start);
-            if (number_overflows(token)) found.push_back({ordinal, token});
+            if (number_overflows<D>(token)) found.push_back({ordinal, token});
             ++ordinal;
         } else {
             ++i;
@@ -82,7 +86,8 @@ inline std::vector<overflowing_number> find_overflowing_numbers(std::string_view
 }
 
 // The copy nlohmann parses: each overflowing number becomes 0e00... of its length.
-inline std::string with_overflows_zeroed(std::string_view json, const std::vector<overflowing_number>& found) {
+template <class D = void>
+std::string with_overflows_zeroed(std::string_view json, const std::vector<overflowing_number>& found) {
     std::string copy(json);
     for (const auto& n : found) {
         const auto at = static_cast<std::size_t>(n.text.data() - json.data());
@@ -94,7 +99,8 @@ inline std::string with_overflows_zeroed(std::string_view json, const std::vecto
 
 // Walks the number tokens of the zeroed copy in document order: next() is
 // called once per number the parser reports, and gives the original token
-// when that number was one of the zeroed ones.
+// when that number was one of the zeroed ones. A template for the same reason.
+template <class D = void>
 class overflow_cursor {
 public:
     explicit overflow_cursor(const std::vector<overflowing_number>* found) noexcept : found_(found) {}

@@ -71,9 +71,9 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
         // numbers searched for, and a copy with each zeroed is read, so that
         // one inside a record rejects only that record (detail/number_overflow.hpp).
         if (sax.stopped_at_overflow() && overflows.empty()) {
-            overflows = detail::find_overflowing_numbers(json);
+            overflows = detail::find_overflowing_numbers<D>(json);
             if (!overflows.empty()) {
-                zeroed = detail::with_overflows_zeroed(json, overflows);
+                zeroed = detail::with_overflows_zeroed<D>(json, overflows);
                 text = zeroed;
                 continue;
             }

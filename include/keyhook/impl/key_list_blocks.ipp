@@ -31,6 +31,10 @@ struct key_list_plan {
     const std::vector<overflowing_number>* overflows = nullptr;  // J2: the numbers zeroed in the text
 };
 
+// A template only so that its member functions are compiled where they are
+// used (a deferred definition, config.hpp), not in every translation unit that
+// includes the JSON readers.
+template <class D = void>
 class key_list_blocks {
 public:
     // J3: the fewest bytes a record that decodes can take in the input.

@@ -18,6 +18,10 @@
 
 namespace keyhook::detail {
 
+// A template only so that its member functions are compiled where they are
+// used (a deferred definition, config.hpp), not in every translation unit that
+// includes the JSON readers.
+template <class D = void>
 class key_list_envelope {
 public:
     // The members read; any other is skipped.

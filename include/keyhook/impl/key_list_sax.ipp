@@ -36,8 +36,8 @@ template <class D>
 class key_list_sax {
 public:
     using json = nlohmann::json;
-    using envelope = key_list_envelope;
-    using numeric = envelope::numeric;
+    using envelope = key_list_envelope<D>;
+    using numeric = typename envelope::numeric;
 
     key_list_sax(const key_list_options& options, std::size_t input_bytes, const key_list_plan& plan)
         : options_(options),
@@ -352,13 +352,13 @@ private:
 
     const key_list_options& options_;
     json_position pos_;  // paths for J2, repeated names for J1
-    key_list_blocks blocks_;
+    key_list_blocks<D> blocks_;
     sax_record_reader<api_key> record_;
-    key_list_envelope envelope_;
-    overflow_cursor overflows_;
+    key_list_envelope<D> envelope_;
+    overflow_cursor<D> overflows_;
 
     place where_ = place::root;
-    envelope::member member_ = envelope::member::ignore;
+    typename envelope::member member_ = envelope::member::ignore;
     std::size_t depth_ = 0;  // open containers, skipped ones included
     std::size_t skip_ = 0;   // open containers inside a value being skipped
 
