@@ -63,7 +63,11 @@ public:
     [[nodiscard]] virtual bool outdated(std::uint8_t scheme) const noexcept = 0;
 };
 
-class key_index {
+// A class template only so that its member functions are compiled where they
+// are called (a deferred definition, config.hpp), not in every translation
+// unit that includes the header; programs name it key_index.
+template <class D = void>
+class basic_key_index {
 public:
     // What a lookup finds: the part of a record that authorization needs, in
     // one 48-byte entry, so a check reads one entry after its table slot.
@@ -82,7 +86,7 @@ public:
         }
 
     private:
-        friend class key_index;
+        friend class basic_key_index;
         // How the key was indexed: 0 from its plaintext, else the digester's scheme.
         std::uint8_t scheme_ = 0;
         // Where the id is: a chunk of the index's id bytes, and the offset in it.
@@ -93,22 +97,22 @@ public:
 
     // Draws the index's 16-byte hashing key from the host's secure source.
     template <class RandomSource, class = std::enable_if_t<is_random_source_v<std::remove_reference_t<RandomSource>>>>
-    explicit key_index(RandomSource&& random) {
+    explicit basic_key_index(RandomSource&& random) {
         std::array<unsigned char, 16> k{};
         random(k.data(), k.size());
         set_hashing_key(k);
     }
     // A fixed hashing key, for tests and for hosts that derive it themselves.
-    KEYHOOK_INLINE explicit key_index(const std::array<unsigned char, 16>& hashing_key);
+    KEYHOOK_INLINE explicit basic_key_index(const std::array<unsigned char, 16>& hashing_key);
 
     // Copies are independent; a moved-from index is empty (same hashing key)
     // and keeps every function's contract (moved-from contract).
-    key_index(const key_index&) = default;
-    key_index& operator=(const key_index&) = default;
-    KEYHOOK_INLINE key_index(key_index&& other) noexcept;
-    KEYHOOK_INLINE key_index& operator=(key_index&& other) noexcept;
-    KEYHOOK_INLINE void swap(key_index& other) noexcept;
-    friend void swap(key_index& a, key_index& b) noexcept { a.swap(b); }
+    basic_key_index(const basic_key_index&) = default;
+    basic_key_index& operator=(const basic_key_index&) = default;
+    KEYHOOK_INLINE basic_key_index(basic_key_index&& other) noexcept;
+    KEYHOOK_INLINE basic_key_index& operator=(basic_key_index&& other) noexcept;
+    KEYHOOK_INLINE void swap(basic_key_index& other) noexcept;
+    friend void swap(basic_key_index& a, basic_key_index& b) noexcept { a.swap(b); }
 
     [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
     [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
@@ -409,6 +413,8 @@ private:
     std::vector<std::string> family_names_;   // the numbered family names, at most 64
     bool family_overflow_ = false;            // a 65th name: allows() falls back to the sets
 };
+
+using key_index = basic_key_index<>;
 
 }  // namespace keyhook
 

@@ -23,19 +23,23 @@ void reserve_at_least(Vector& v, std::size_t needed) {
 
 }  // namespace detail
 
-KEYHOOK_INLINE key_index::key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
+template <class D>
+KEYHOOK_INLINE basic_key_index<D>::basic_key_index(const std::array<unsigned char, 16>& hashing_key) { set_hashing_key(hashing_key); }
 
-KEYHOOK_INLINE key_index::key_index(key_index&& other) noexcept : k0_(other.k0_), k1_(other.k1_) { swap(other); }
+template <class D>
+KEYHOOK_INLINE basic_key_index<D>::basic_key_index(basic_key_index&& other) noexcept : k0_(other.k0_), k1_(other.k1_) { swap(other); }
 
-KEYHOOK_INLINE key_index& key_index::operator=(key_index&& other) noexcept {
+template <class D>
+KEYHOOK_INLINE basic_key_index<D>& basic_key_index<D>::operator=(basic_key_index&& other) noexcept {
     if (this != &other) {
-        key_index taken(std::move(other));
+        basic_key_index taken(std::move(other));
         swap(taken);
     }
     return *this;
 }
 
-KEYHOOK_INLINE void key_index::swap(key_index& o) noexcept {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::swap(basic_key_index& o) noexcept {
     using std::swap;
     swap(k0_, o.k0_);
     swap(k1_, o.k1_);
@@ -62,13 +66,15 @@ KEYHOOK_INLINE void key_index::swap(key_index& o) noexcept {
     scheme_uses_.swap(o.scheme_uses_);
 }
 
-KEYHOOK_INLINE void key_index::add(std::string_view tenant, const api_key& record, const secret& key,
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::add(std::string_view tenant, const api_key& record, const secret& key,
                                    const permission_policy& policy) {
     (void)try_add(tenant, record, key, policy).value();
 }
 
+template <class D>
 template <class Match>
-std::size_t key_index::find_slot(const std::vector<std::uint32_t>& table, probe at, Match is_it) const noexcept {
+std::size_t basic_key_index<D>::find_slot(const std::vector<std::uint32_t>& table, probe at, Match is_it) const noexcept {
     const std::size_t mask = table.size() - 1;
     for (std::size_t i = at.home;; i = (i + 1) & mask) {
         const std::uint32_t slot = table[i];
@@ -77,25 +83,29 @@ std::size_t key_index::find_slot(const std::vector<std::uint32_t>& table, probe 
     }
 }
 
-KEYHOOK_INLINE std::size_t key_index::find_key_slot(const detail::sip_digest& d) const noexcept {
+template <class D>
+KEYHOOK_INLINE std::size_t basic_key_index<D>::find_key_slot(const detail::sip_digest& d) const noexcept {
     if (by_key_.empty()) return npos;
     return find_slot(by_key_, key_probe(d),
                      [&d](const entry& e) noexcept { return detail::digest_equal(e.digest, d); });
 }
 
-KEYHOOK_INLINE std::size_t key_index::find_id_slot(std::string_view id) const noexcept {
+template <class D>
+KEYHOOK_INLINE std::size_t basic_key_index<D>::find_id_slot(std::string_view id) const noexcept {
     if (by_id_.empty()) return npos;
     return find_slot(by_id_, id_probe(id), [this, id](const entry& e) noexcept { return id_of(e) == id; });
 }
 
-KEYHOOK_INLINE void key_index::place(std::vector<std::uint32_t>& table, probe at, std::uint32_t position) noexcept {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::place(std::vector<std::uint32_t>& table, probe at, std::uint32_t position) noexcept {
     const std::size_t mask = table.size() - 1;
     std::size_t i = at.home;
     while (table[i] != free_slot) i = (i + 1) & mask;
     table[i] = at.tag | position;
 }
 
-KEYHOOK_INLINE void key_index::repoint(std::vector<std::uint32_t>& table, std::size_t home, std::uint32_t from,
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::repoint(std::vector<std::uint32_t>& table, std::size_t home, std::uint32_t from,
                                        std::uint32_t to) noexcept {
     const std::size_t mask = table.size() - 1;
     std::size_t i = home;
@@ -103,8 +113,9 @@ KEYHOOK_INLINE void key_index::repoint(std::vector<std::uint32_t>& table, std::s
     table[i] = (table[i] & ~position_mask) | to;
 }
 
+template <class D>
 template <class Home>
-void key_index::erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, Home home_of) {
+void basic_key_index<D>::erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, Home home_of) {
     const std::size_t mask = table.size() - 1;
     std::size_t j = hole;
     for (;;) {
@@ -121,11 +132,13 @@ void key_index::erase_slot(std::vector<std::uint32_t>& table, std::size_t hole, 
     table[hole] = free_slot;
 }
 
-KEYHOOK_INLINE void key_index::store_id(entry& e, std::string_view id) {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::store_id(entry& e, std::string_view id) {
     std::tie(e.id_chunk_, e.id_offset_) = ids_.store(id);
 }
 
-KEYHOOK_INLINE std::pair<std::uint32_t, std::uint16_t> key_index::id_chunks::store(std::string_view id) {
+template <class D>
+KEYHOOK_INLINE std::pair<std::uint32_t, std::uint16_t> basic_key_index<D>::id_chunks::store(std::string_view id) {
     const std::size_t need = stored_size(id.size());
     std::size_t chunk = chunks.size(), offset = 0;
     if (need > max_chunk) {
@@ -151,18 +164,21 @@ KEYHOOK_INLINE std::pair<std::uint32_t, std::uint16_t> key_index::id_chunks::sto
     return {static_cast<std::uint32_t>(chunk), static_cast<std::uint16_t>(offset)};
 }
 
-KEYHOOK_INLINE void key_index::reserve(std::size_t n) {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::reserve(std::size_t n) {
     entries_.reserve(n);
     if (capacity_for(n) > by_key_.size()) rehash(capacity_for(n));
 }
 
-KEYHOOK_INLINE result<std::size_t> key_index::try_add(std::string_view tenant, const api_key& record, const secret& key,
+template <class D>
+KEYHOOK_INLINE result<std::size_t> basic_key_index<D>::try_add(std::string_view tenant, const api_key& record, const secret& key,
                                                       const permission_policy& policy) {
     if (key.empty()) return error{errc::invalid_key, "key", "an indexed key must not be empty"};
     return insert(tenant, record, hash(key.reveal()), 0, policy);
 }
 
-KEYHOOK_INLINE result<std::size_t> key_index::try_add_digest(std::string_view tenant, const api_key& record,
+template <class D>
+KEYHOOK_INLINE result<std::size_t> basic_key_index<D>::try_add_digest(std::string_view tenant, const api_key& record,
                                                              const key_fingerprint& digest, std::uint8_t scheme,
                                                              std::shared_ptr<const key_digester> digester,
                                                              const permission_policy& policy) {
@@ -178,7 +194,8 @@ KEYHOOK_INLINE result<std::size_t> key_index::try_add_digest(std::string_view te
     return added;
 }
 
-KEYHOOK_INLINE result<std::size_t> key_index::insert(std::string_view tenant, const api_key& record,
+template <class D>
+KEYHOOK_INLINE result<std::size_t> basic_key_index<D>::insert(std::string_view tenant, const api_key& record,
                                                      const detail::sip_digest& digest, std::uint8_t scheme,
                                                      const permission_policy& policy) {
     const char* key_path = scheme == 0 ? "key" : "storedKey";
@@ -212,7 +229,8 @@ KEYHOOK_INLINE result<std::size_t> key_index::insert(std::string_view tenant, co
     return entries_.size();
 }
 
-KEYHOOK_INLINE const key_index::entry* key_index::find_digested(std::string_view plaintext) const noexcept {
+template <class D>
+KEYHOOK_INLINE const typename basic_key_index<D>::entry* basic_key_index<D>::find_digested(std::string_view plaintext) const noexcept {
     // An entry counts only for the scheme it was indexed under (the hashes
     // are domain-separated already; this keeps it so whatever they become).
     const auto found = [this](const detail::sip_digest& d, std::size_t scheme) -> const entry* {
@@ -246,14 +264,16 @@ KEYHOOK_INLINE const key_index::entry* key_index::find_digested(std::string_view
     return hit;
 }
 
-KEYHOOK_INLINE bool key_index::update(std::string_view tenant, const api_key& record, const permission_policy& policy) {
+template <class D>
+KEYHOOK_INLINE bool basic_key_index<D>::update(std::string_view tenant, const api_key& record, const permission_policy& policy) {
     const auto s = find_id_slot(record.id.str());
     if (s == npos) return false;
     fill(entries_[by_id_[s] & position_mask], tenant, record, policy, true);
     return true;
 }
 
-KEYHOOK_INLINE bool key_index::remove(const key_id& id) {
+template <class D>
+KEYHOOK_INLINE bool basic_key_index<D>::remove(const key_id& id) {
     const auto s = find_id_slot(id.str());
     if (s == npos) return false;
     const std::uint32_t position = by_id_[s] & position_mask;
@@ -277,7 +297,8 @@ KEYHOOK_INLINE bool key_index::remove(const key_id& id) {
     return true;
 }
 
-KEYHOOK_INLINE void key_index::rehash(std::size_t capacity) {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::rehash(std::size_t capacity) {
     std::vector<std::uint32_t> keys(capacity, free_slot), ids(capacity, free_slot);
     by_key_.swap(keys);
     by_id_.swap(ids);
@@ -287,10 +308,11 @@ KEYHOOK_INLINE void key_index::rehash(std::size_t capacity) {
     }
 }
 
-KEYHOOK_INLINE void key_index::shrink() noexcept {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::shrink() noexcept {
     try {
         if (entries_.empty()) {
-            *this = key_index(hashing_key());
+            *this = basic_key_index(hashing_key());
             return;
         }
         if (by_key_.size() > 16 && by_key_.size() >= 8 * entries_.size()) rehash(capacity_for(entries_.size()));
@@ -300,7 +322,8 @@ KEYHOOK_INLINE void key_index::shrink() noexcept {
     }
 }
 
-KEYHOOK_INLINE void key_index::compact_ids() {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::compact_ids() {
     id_chunks fresh;
     std::vector<std::pair<std::uint32_t, std::uint16_t>> at(entries_.size());
     for (std::size_t p = 0; p < entries_.size(); ++p) at[p] = fresh.store(id_of(entries_[p]));
@@ -308,7 +331,8 @@ KEYHOOK_INLINE void key_index::compact_ids() {
     ids_ = std::move(fresh);
 }
 
-KEYHOOK_INLINE void key_index::fill(entry& e, std::string_view tenant, const api_key& record,
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::fill(entry& e, std::string_view tenant, const api_key& record,
                                     const permission_policy& policy, bool replacing) {
     const std::uint32_t t = intern_tenant(tenant);
     std::uint32_t p = 0;
@@ -326,7 +350,8 @@ KEYHOOK_INLINE void key_index::fill(entry& e, std::string_view tenant, const api
     e.expire_at = record.expire_at;
 }
 
-KEYHOOK_INLINE std::uint32_t key_index::intern_tenant(std::string_view tenant) {
+template <class D>
+KEYHOOK_INLINE std::uint32_t basic_key_index<D>::intern_tenant(std::string_view tenant) {
     const auto it = tenant_ids_.find(tenant);
     if (it != tenant_ids_.end()) {
         ++tenant_uses_[it->second];
@@ -352,7 +377,8 @@ KEYHOOK_INLINE std::uint32_t key_index::intern_tenant(std::string_view tenant) {
     return id;
 }
 
-KEYHOOK_INLINE void key_index::release_tenant(std::uint32_t t) noexcept {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::release_tenant(std::uint32_t t) noexcept {
     if (--tenant_uses_[t] != 0) return;
     const auto it = tenant_ids_.find(std::string_view(tenants_[t]));
     if (it != tenant_ids_.end()) tenant_ids_.erase(it);
@@ -360,7 +386,8 @@ KEYHOOK_INLINE void key_index::release_tenant(std::uint32_t t) noexcept {
     free_tenants_.push_back(t);  // reserved by intern_tenant
 }
 
-KEYHOOK_INLINE void key_index::release_permissions(std::uint32_t p) noexcept {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::release_permissions(std::uint32_t p) noexcept {
     if (--permission_uses_[p] != 0) return;
     const auto it = permission_ids_.find(permission_sets_[p]);
     if (it != permission_ids_.end()) permission_ids_.erase(it);
@@ -369,12 +396,14 @@ KEYHOOK_INLINE void key_index::release_permissions(std::uint32_t p) noexcept {
     free_permissions_.push_back(p);  // reserved by intern_permissions
 }
 
-KEYHOOK_INLINE void key_index::release_entry(const entry& e) noexcept {
+template <class D>
+KEYHOOK_INLINE void basic_key_index<D>::release_entry(const entry& e) noexcept {
     release_tenant(e.tenant);
     release_permissions(e.permissions);
 }
 
-KEYHOOK_INLINE std::uint32_t key_index::intern_permissions(key_permissions p) {
+template <class D>
+KEYHOOK_INLINE std::uint32_t basic_key_index<D>::intern_permissions(key_permissions p) {
     const auto it = permission_ids_.find(p);
     if (it != permission_ids_.end()) {
         ++permission_uses_[it->second];
@@ -427,3 +456,8 @@ KEYHOOK_INLINE std::uint32_t key_index::intern_permissions(key_permissions p) {
 }
 
 }  // namespace keyhook
+
+#if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the one instantiation, which programs link to.
+template class keyhook::basic_key_index<void>;
+#endif
