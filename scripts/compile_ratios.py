@@ -13,6 +13,10 @@ Each TU is one line, `#include <HEADER>`, compiled with
     with KEYHOOK_COMPILED (and KEYHOOK_COMPILED_CRYPTO for crypto/): one run
     each, against the minimum of the base runs, which are spread over the
     whole measurement so that a host that slows down slows both.
+With --syntax-only, the rows docs/performance.md also reports: each TU is
+`g++ -std=c++17 -O2 -fsyntax-only`, and a row is the median of --runs
+interleaved runs against the median of the base runs (information, never
+with --check).
 With --check (CI's compile stage), a row over its bound, or a single-header
 row within 10 % of its guard, is measured again (a single header once more beside a
 base run, an umbrella row --runs more interleaved runs) and the lower figure
@@ -24,6 +28,7 @@ docs/performance.md ("Compile time") and docs/testing.md.
 """
 import argparse
 import os
+import statistics
 import resource
 import subprocess
 import sys
@@ -76,8 +81,10 @@ def cpu_seconds(cmd):
 
 
 class Meter:
-    def __init__(self, cxx, include, workdir):
+    def __init__(self, cxx, include, workdir, syntax_only=False):
         self.cxx, self.include, self.workdir = cxx, include, workdir
+        self.syntax_only = syntax_only
+        self.pick = statistics.median if syntax_only else min
         self.base_times = []
         self.base = self.tu("base", ["nlohmann/json.hpp", "date/date.h"])
 
@@ -90,6 +97,9 @@ class Meter:
         return path
 
     def compile(self, path, flags=()):
+        if self.syntax_only:
+            return cpu_seconds([self.cxx, "-std=c++17", "-O2", "-I" + self.include] + list(flags) +
+                               ["-fsyntax-only", path])
         cmd = [self.cxx, "-std=c++17", "-O3", "-DNDEBUG", "-I" + self.include] + list(flags)
         return cpu_seconds(cmd + ["-c", path, "-o", os.devnull])
 
@@ -99,16 +109,15 @@ class Meter:
         return t
 
     def interleaved(self, path, flags, runs):
-        """min(TU) / min(base) over `runs` alternating pairs."""
-        best = None
+        """min(TU) / min(base) over `runs` alternating pairs (medians with --syntax-only)."""
+        times = []
         for _ in range(runs):
             self.base_run()
-            t = self.compile(path, flags)
-            best = t if best is None else min(best, t)
-        return best
+            times.append(self.compile(path, flags))
+        return self.pick(times)
 
     def ratio(self, seconds):
-        return seconds / min(self.base_times)
+        return seconds / self.pick(self.base_times)
 
 
 def public_headers(include):
@@ -136,6 +145,8 @@ def main():
     ap.add_argument("--include", default=os.path.join(root, "include"))
     ap.add_argument("--cxx", default="g++")
     ap.add_argument("--no-headers", action="store_true", help="the two umbrella rows only")
+    ap.add_argument("--syntax-only", action="store_true",
+                    help="g++ -O2 -fsyntax-only, medians (the rows performance.md also reports)")
     ap.add_argument("--guard", action="append", default=[], metavar="KIND=RATIO",
                     help="replace a guard (kinds: %s), e.g. to see the check fail" % ", ".join(GUARDS))
     ap.add_argument("headers", nargs="*", help="public headers to measure (default: all)")
@@ -151,9 +162,11 @@ def main():
                 NOT_YET[label] = min(NOT_YET[label], float(value))
     if a.runs < 3:
         ap.error("--runs must be at least 3")
+    if a.syntax_only and a.check:
+        ap.error("--syntax-only reports; CI's check is the -O3 -c measurement")
 
     with tempfile.TemporaryDirectory() as d:
-        m = Meter(a.cxx, a.include, d)
+        m = Meter(a.cxx, a.include, d, a.syntax_only)
         umbrella = m.tu("umbrella", ["keyhook/keyhook.hpp"])
         rows = []  # (label, kind, path, flags, seconds)
         for label, kind, flags in (("keyhook.hpp header-only", "umbrella header-only", []),
@@ -187,7 +200,8 @@ def main():
                     # a single header once more beside a base run; an umbrella row --runs times more
                     r[4] = min(t, m.interleaved(path, flags, 1 if single else a.runs))
 
-        print("base (json.hpp + date.h): %.2f s (min of %d runs)" % (min(m.base_times), len(m.base_times)))
+        print("base (json.hpp + date.h): %.2f s (%s of %d runs)" %
+              (m.pick(m.base_times), "median" if a.syntax_only else "min", len(m.base_times)))
         print("%-52s %7s %7s %7s  %s" % ("row", "seconds", "ratio", "guard", "result"))
         failed = []
         for label, kind, path, flags, t in rows:

@@ -34,7 +34,11 @@
 // the JSON type through that parameter (detail::json_for<D>) so that nothing
 // in it is compiled before. In compiled mode the library instantiates it
 // once, for void, in the implementation file (src/keyhook.cpp,
-// src/keyhook_crypto.cpp).
+// src/keyhook_crypto.cpp). A class whose member functions only some programs
+// call is deferred the same way: a class template on such a parameter, named
+// by an alias (key_index is basic_key_index<>, the key-list decoder's parts
+// and detail::json_position likewise), whose members are compiled where they
+// are called; compiled mode instantiates the class once.
 
 // The same for keyhook/crypto/ and KEYHOOK_COMPILED_CRYPTO, which the target
 // keyhook::crypto_compiled (src/keyhook_crypto.cpp, needs OpenSSL) defines.
