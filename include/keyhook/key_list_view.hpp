@@ -52,11 +52,12 @@ KEYHOOK_INLINE void sort_view(std::vector<view_entry<const api_key*>>& v);
 
 // Whether `last - first` counts a range's elements up front (a random-access
 // iterator), so that the selection can reserve for all of them.
+template <class It>
+using iterator_distance = decltype(std::declval<const It&>() - std::declval<const It&>());
 template <class It, class = void>
 struct counts_ahead : std::false_type {};
 template <class It>
-struct counts_ahead<It, std::void_t<decltype(std::declval<const It&>() - std::declval<const It&>())>>
-    : std::true_type {};
+struct counts_ahead<It, std::void_t<iterator_distance<It>>> : std::true_type {};
 
 template <class Ptr, class It>
 std::vector<view_entry<Ptr>> select_entries(It first, It last, const key_filter& filter, timestamp now) {

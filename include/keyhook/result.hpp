@@ -92,6 +92,9 @@ using monadic_result_t = std::remove_cv_t<std::remove_reference_t<std::invoke_re
 // (docs/performance.md, "Compile time").
 template <class T>
 class value_slot {
+    static constexpr bool nothrow_move_assignable =
+        std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>;
+
 public:
     value_slot() noexcept {}  // NOLINT: the union holds no value yet
     explicit value_slot(T&& v) : value_(std::move(v)), engaged_(true) {}
@@ -105,8 +108,7 @@ public:
         assign(other);
         return *this;
     }
-    value_slot& operator=(value_slot&& other) noexcept(std::is_nothrow_move_constructible_v<T> &&  //
-                                                       std::is_nothrow_move_assignable_v<T>) {
+    value_slot& operator=(value_slot&& other) noexcept(nothrow_move_assignable) {
         assign(std::move(other));
         return *this;
     }

@@ -96,7 +96,7 @@ TEST_CASE("result: copies, moves and assignments between a value and an error ke
 
         result<counted> moved = std::move(copy);  // value moved
         CHECK(moved->text == "other");
-        CHECK(counted::live == 3);  // the moved-from result still holds its (emptied) value
+        CHECK(counted::live == 3);      // the moved-from result still holds its (emptied) value
         error_copy = std::move(moved);  // an error's place takes a value; `moved` keeps its own
         CHECK(error_copy->text == "other");
         CHECK(counted::live == 4);

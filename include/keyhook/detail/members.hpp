@@ -274,9 +274,8 @@ struct rows_cover<std::tuple<Row...>> : std::integral_constant<std::size_t, (std
 template <class Record>
 constexpr bool members_complete() noexcept {
     static_assert(std::is_aggregate_v<Record>, "a record with a member table must be an aggregate");
-    static_assert(
-        has_members<Record, rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value>(),
-        "every member of the record needs exactly one row in its detail::members_of table");
+    static_assert(has_members<Record, rows_cover<std::decay_t<decltype(members_of<Record>::rows)>>::value>(),
+                  "every member of the record needs exactly one row in its detail::members_of table");
     return true;
 }
 
