@@ -19,7 +19,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "keyhook/detail/enum_names.hpp"
-#include "keyhook/dispatch.hpp"
+#include "keyhook/delivery_id.hpp"
+#include "keyhook/detail/deferred.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/result.hpp"
 #include "keyhook/escape.hpp"
@@ -61,8 +62,14 @@ struct delivery_state {
 // size, never the body (it may carry what the host did not mean to log).
 KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_state& s);
 
-// A new delivery of `r`, its first attempt due at `due`.
-[[nodiscard]] KEYHOOK_INLINE delivery_state make_delivery_state(const outbound_request& r, timestamp due);
+class outbound_request;  // dispatch.hpp
+
+// A new delivery of `r`, its first attempt due at `due`. A deferred
+// definition (config.hpp): this header needs outbound_request declared only,
+// so it does not bring dispatch.hpp; a caller has included it to hold `r`.
+template <class D = void>
+[[nodiscard]] KEYHOOK_INLINE delivery_state make_delivery_state(const detail::deferred_t<outbound_request, D>& r,
+                                                                timestamp due);
 
 // Records `attempt` and what the retry plan decided after it (B2): the next
 // due time for `send`, else the final status. A store writes the result in

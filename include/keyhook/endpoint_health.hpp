@@ -26,7 +26,7 @@
 #include "keyhook/config.hpp"
 #include "keyhook/detail/std_function.hpp"
 #include "keyhook/detail/enum_names.hpp"
-#include "keyhook/dispatch.hpp"
+#include "keyhook/delivery_id.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/rate_limit.hpp"
 #include "keyhook/result.hpp"

@@ -22,12 +22,16 @@
 #include "keyhook/config.hpp"
 #include "keyhook/crypto/asymmetric.hpp"
 #include "keyhook/crypto/signing.hpp"
-#include "keyhook/dispatch.hpp"
+#include "keyhook/detail/deferred.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/result.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 #include "keyhook/timestamps.hpp"
+
+namespace keyhook {
+class outbound_request;  // dispatch.hpp
+}  // namespace keyhook
 
 namespace keyhook::crypto {
 
@@ -117,8 +121,12 @@ public:
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_request(http_request request,
                                                                               std::string_view webhook_id,
                                                                               timestamp now);
-    [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_outbound(const outbound_request& r,
-                                                                               timestamp now);
+    // The same for one request of dispatch (its request() and delivery id). A
+    // deferred definition (config.hpp): this header needs outbound_request
+    // declared only, so it does not bring dispatch.hpp.
+    template <class D = void>
+    [[nodiscard]] KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_outbound(
+        const keyhook::detail::deferred_t<outbound_request, D>& r, timestamp now);
 
     [[nodiscard]] const std::optional<signing_secret>& current_secret() const noexcept { return keys_.secret; }
     [[nodiscard]] const std::optional<asymmetric_signing_key>& current_asymmetric() const noexcept {

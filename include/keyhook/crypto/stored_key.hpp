@@ -21,16 +21,25 @@
 #include <string_view>
 #include <vector>
 
-#include "keyhook/api_key.hpp"
-#include "keyhook/authorization.hpp"
 #include "keyhook/config.hpp"
 #include "keyhook/crypto/signing.hpp"
+#include "keyhook/detail/deferred.hpp"
 #include "keyhook/detail/wipe.hpp"
 #include "keyhook/error.hpp"
+#include "keyhook/key_digester.hpp"
 #include "keyhook/result.hpp"
-#include "keyhook/key_index.hpp"
-#include "keyhook/permissions.hpp"
 #include "keyhook/secret.hpp"
+
+// What the index functions below take, from key_index.hpp, authorization.hpp,
+// api_key.hpp and permissions.hpp: declared only, so that a program that
+// keeps digests without an index does not compile the index.
+namespace keyhook {
+template <class D>
+class basic_key_index;
+class authorization;
+struct api_key;
+struct permission_policy;
+}  // namespace keyhook
 
 namespace keyhook::crypto {
 
@@ -179,18 +188,20 @@ struct stored_key_match {
 // from the keys (K10). An index reads with one pepper set: refused (path
 // "storedKey") another set, or a copy of it changed since; also refused: an
 // empty set (path "peppers"), a pepper the set does not hold, and what
-// key_index::try_add refuses.
-[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<std::size_t> try_add_stored(key_index& index, const pepper_set& peppers,
-                                                                       std::string_view tenant, const api_key& record,
-                                                                       const stored_digest& stored,
-                                                                       const permission_policy& policy);
+// key_index::try_add refuses. A deferred definition (config.hpp), like
+// try_rehash_answer: their bodies compile where they are called.
+template <class D>
+[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<std::size_t> try_add_stored(
+    basic_key_index<D>& index, const pepper_set& peppers, std::string_view tenant,
+    const keyhook::detail::deferred_t<api_key, D>& record, const stored_digest& stored,
+    const keyhook::detail::deferred_t<permission_policy, D>& policy);
 
 // K11 after an allowed call on such an index: when the key matched under the
 // legacy form or an older pepper, its digest under the current one (the
 // presented key is the plaintext, at hand only now); nullopt otherwise.
-[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<std::optional<stored_digest>> try_rehash_answer(const pepper_set& peppers,
-                                                                                           const authorization& a,
-                                                                                           std::string_view presented);
+template <class D = void>
+[[nodiscard]] KEYHOOK_CRYPTO_INLINE result<std::optional<stored_digest>> try_rehash_answer(
+    const pepper_set& peppers, const keyhook::detail::deferred_t<authorization, D>& a, std::string_view presented);
 
 }  // namespace keyhook::crypto
 

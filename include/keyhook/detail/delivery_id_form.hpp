@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "keyhook/detail/members.hpp"
-#include "keyhook/dispatch.hpp"
+#include "keyhook/delivery_id.hpp"
 #include "keyhook/error.hpp"
 
 namespace keyhook::detail {

@@ -12,7 +12,8 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE delivery_state make_delivery_state(const outbound_request& r, timestamp due) {
+template <class D>
+KEYHOOK_INLINE delivery_state make_delivery_state(const detail::deferred_t<outbound_request, D>& r, timestamp due) {
     return delivery_state{r.id(), r.webhook_name(), r.body(), {}, delivery_status::pending, due};
 }
 
@@ -62,7 +63,9 @@ KEYHOOK_INLINE std::string write_delivery_state(const delivery_state& s) {
 }  // namespace keyhook
 
 #if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
-// Compiled mode: the JSON forms a program's translation units only declare.
+// Compiled mode: the JSON forms a program's translation units only declare,
+// and make_delivery_state, which needs outbound_request complete.
+#include "keyhook/dispatch.hpp"
 namespace keyhook {
 #define KEYHOOK_DELIVERY_JSON(Json)                              \
     template void to_json<Json>(Json&, const delivery_attempt&); \
@@ -74,5 +77,6 @@ KEYHOOK_DELIVERY_JSON(nlohmann::ordered_json)
 template result<delivery_state> try_parse_delivery_state<void>(std::string_view);
 template delivery_state parse_delivery_state<void>(std::string_view);
 template std::string write_delivery_state<void>(const delivery_state&);
+template delivery_state make_delivery_state<void>(const outbound_request&, timestamp);
 }  // namespace keyhook
 #endif

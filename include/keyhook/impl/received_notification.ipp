@@ -70,27 +70,30 @@ constexpr std::array<std::size_t, N + 5> received_report_order(const std::array<
 // never stored), so a body's unknown members cost no memory beyond the
 // bookkeeping of its open objects. A member of the wrong type is noted and
 // reported only once the whole body has parsed, first in the order of the
-// fields below, so that malformed text is always reported as such.
+// fields below, so that malformed text is always reported as such. A class
+// template only so that its members compile where parse_received_body is
+// called (a deferred class, config.hpp).
+template <class D>
 class received_notification_reader {
 public:
-    using json = nlohmann::json;
+    using json = typename json_for<D>::type;
 
     received_notification_reader(received_notification& out, std::size_t max_depth)
         : out_(out), max_depth_(max_depth) {}
 
     bool null() { return scalar("null"); }
     bool boolean(bool) { return scalar("boolean"); }
-    bool number_integer(json::number_integer_t) { return scalar("number"); }
-    bool number_unsigned(json::number_unsigned_t) { return scalar("number"); }
-    bool number_float(json::number_float_t, const json::string_t&) { return scalar("number"); }
-    bool string(json::string_t& v) {
+    bool number_integer(typename json::number_integer_t) { return scalar("number"); }
+    bool number_unsigned(typename json::number_unsigned_t) { return scalar("number"); }
+    bool number_float(typename json::number_float_t, const typename json::string_t&) { return scalar("number"); }
+    bool string(typename json::string_t& v) {
         if (field_ < fields::count)
             (void)fields::store(out_, field_, v);  // a text_form row: never an error
         else if (std::string* t = twin(field_))
             *t = std::move(v);
         return scalar("string");
     }
-    bool binary(json::binary_t&) {
+    bool binary(typename json::binary_t&) {
         return fail(error{errc::wrong_type, position_.path(), "binary values are not JSON"});
     }
 
@@ -103,7 +106,7 @@ public:
     }
     bool start_array(std::size_t) { return opening(false); }
 
-    bool key(json::string_t& k) {
+    bool key(typename json::string_t& k) {
         if (!position_.key(k))
             return fail(error{errc::limit_exceeded, position_.path(), "member names longer than 4 GiB"});
         field_ = none;
@@ -125,7 +128,7 @@ public:
         return true;
     }
 
-    bool parse_error(std::size_t position, const std::string& token, const json::exception& ex) {
+    bool parse_error(std::size_t position, const std::string& token, const typename json::exception& ex) {
         if (ex.id == 406) return fail(number_overflow_error(position_.path(), token));
         return fail(json_syntax_error(position, ex.what()));
     }
@@ -350,7 +353,7 @@ template <class D>
 KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::string_view body, std::size_t max_depth) {
     using json = typename json_for<D>::type;
     received_notification r;
-    received_notification_reader reader(r, max_depth);
+    received_notification_reader<D> reader(r, max_depth);
     // nlohmann's lexer takes a NUL byte for the end of input and would ignore
     // what follows; JSON text never holds a raw NUL, so refuse it here.
     if (const auto nul = body.find('\0'); nul != std::string_view::npos) {

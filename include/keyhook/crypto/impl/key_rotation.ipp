@@ -182,8 +182,9 @@ KEYHOOK_CRYPTO_INLINE result<http_request> signing_key_set::try_sign_request(htt
     return keyhook::crypto::try_sign_request(std::move(request), keys_at(now), webhook_id, now);
 }
 
-KEYHOOK_CRYPTO_INLINE result<http_request> signing_key_set::try_sign_outbound(const outbound_request& r,
-                                                                              timestamp now) {
+template <class D>
+KEYHOOK_CRYPTO_INLINE result<http_request> signing_key_set::try_sign_outbound(
+    const keyhook::detail::deferred_t<outbound_request, D>& r, timestamp now) {
     return try_sign_request(r.request(), to_string(r.id()), now);
 }
 
@@ -246,7 +247,9 @@ KEYHOOK_CRYPTO_INLINE result<signing_key_set> try_load_signing_key_set(std::stri
 
 #if defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
 // Compiled mode: the one instantiation of each deferred definition (config.hpp).
+#include "keyhook/dispatch.hpp"
 namespace keyhook::crypto {
+template result<http_request> signing_key_set::try_sign_outbound<void>(const outbound_request&, timestamp);
 template secret store_signing_key_set<void>(const signing_key_set&);
 template result<signing_key_set> try_load_signing_key_set<void>(std::string_view);
 }  // namespace keyhook::crypto

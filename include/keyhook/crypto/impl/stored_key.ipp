@@ -280,9 +280,12 @@ KEYHOOK_CRYPTO_INLINE result<stored_key_match> try_verify_stored_key(const peppe
     return m;
 }
 
-KEYHOOK_CRYPTO_INLINE result<std::size_t> try_add_stored(key_index& index, const pepper_set& peppers,
-                                                         std::string_view tenant, const api_key& record,
-                                                         const stored_digest& stored, const permission_policy& policy) {
+template <class D>
+KEYHOOK_CRYPTO_INLINE result<std::size_t> try_add_stored(basic_key_index<D>& index, const pepper_set& peppers,
+                                                         std::string_view tenant,
+                                                         const keyhook::detail::deferred_t<api_key, D>& record,
+                                                         const stored_digest& stored,
+                                                         const keyhook::detail::deferred_t<permission_policy, D>& policy) {
     const auto& ring = stored_digest_access::ring(peppers);
     if (peppers.empty()) return error{errc::invalid_value, "peppers", "no pepper: the set is empty"};
     std::size_t scheme = 1;
@@ -297,9 +300,9 @@ KEYHOOK_CRYPTO_INLINE result<std::size_t> try_add_stored(key_index& index, const
     return index.try_add_digest(tenant, record, stored.bytes(), static_cast<std::uint8_t>(scheme), ring, policy);
 }
 
-KEYHOOK_CRYPTO_INLINE result<std::optional<stored_digest>> try_rehash_answer(const pepper_set& peppers,
-                                                                             const authorization& a,
-                                                                             std::string_view presented) {
+template <class D>
+KEYHOOK_CRYPTO_INLINE result<std::optional<stored_digest>> try_rehash_answer(
+    const pepper_set& peppers, const keyhook::detail::deferred_t<authorization, D>& a, std::string_view presented) {
     if (!a.allowed() || !a.digest_outdated()) return std::optional<stored_digest>();
     if (peppers.empty()) return error{errc::invalid_value, "peppers", "no pepper: the set is empty"};
     auto d = detail::digest_under(*stored_digest_access::ring(peppers), 2, presented);
@@ -308,3 +311,15 @@ KEYHOOK_CRYPTO_INLINE result<std::optional<stored_digest>> try_rehash_answer(con
 }
 
 }  // namespace keyhook::crypto
+
+#if defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
+// Compiled mode: the one instantiation of each deferred definition (config.hpp).
+#include "keyhook/authorization.hpp"
+#include "keyhook/key_index.hpp"
+namespace keyhook::crypto {
+template result<std::size_t> try_add_stored<void>(key_index&, const pepper_set&, std::string_view, const api_key&,
+                                                  const stored_digest&, const permission_policy&);
+template result<std::optional<stored_digest>> try_rehash_answer<void>(const pepper_set&, const authorization&,
+                                                                      std::string_view);
+}  // namespace keyhook::crypto
+#endif
