@@ -16,7 +16,12 @@ Each TU is one line, `#include <HEADER>`, compiled with
 With --syntax-only, the rows docs/performance.md also reports: each TU is
 `g++ -std=c++17 -O2 -fsyntax-only`, and a row is the median of --runs
 interleaved runs against the median of the base runs (information, never
-with --check).
+with --check). With --instructions, each TU is compiled once under valgrind's
+cachegrind and a row is the compiler's instruction count (cc1plus's I refs)
+against the base's: the same on every run and on any machine with the same
+compiler, so it shows a small change that the noise of CPU time hides, but
+not the cost of memory (page faults, garbage collection, cache misses) that
+time includes (information, never with --check).
 With --check (CI's compile stage), a row over its bound, or a single-header
 row within 10 % of its guard, is measured again (a single header once more beside a
 base run, an umbrella row --runs more interleaved runs) and the lower figure
@@ -68,6 +73,20 @@ NOT_YET = {
 }
 
 
+def instructions(cmd):
+    """The compiler proper's instruction count (the largest I refs of the
+    processes the driver runs) under valgrind's cachegrind."""
+    r = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+                        "--cachegrind-out-file=" + os.devnull] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit("compile_ratios: %s failed:\n%s" % (" ".join(cmd), r.stderr[-3000:]))
+    counts = [int(line.split()[-1].replace(",", "")) for line in r.stderr.splitlines() if "I   refs:" in line]
+    if not counts:
+        sys.exit("compile_ratios: no instruction count from valgrind for " + " ".join(cmd))
+    return float(max(counts))
+
+
 def cpu_seconds(cmd):
     """User + sys CPU seconds of one child process run to completion."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -79,9 +98,10 @@ def cpu_seconds(cmd):
 
 
 class Meter:
-    def __init__(self, cxx, include, workdir, syntax_only=False):
+    def __init__(self, cxx, include, workdir, syntax_only=False, count_instructions=False):
         self.cxx, self.include, self.workdir = cxx, include, workdir
         self.syntax_only = syntax_only
+        self.measure = instructions if count_instructions else cpu_seconds
         self.pick = statistics.median if syntax_only else min
         self.base_times = []
         self.base = self.tu("base", ["nlohmann/json.hpp", "date/date.h"])
@@ -96,10 +116,10 @@ class Meter:
 
     def compile(self, path, flags=()):
         if self.syntax_only:
-            return cpu_seconds([self.cxx, "-std=c++17", "-O2", "-I" + self.include] + list(flags) +
-                               ["-fsyntax-only", path])
+            return self.measure([self.cxx, "-std=c++17", "-O2", "-I" + self.include] + list(flags) +
+                                ["-fsyntax-only", path])
         cmd = [self.cxx, "-std=c++17", "-O3", "-DNDEBUG", "-I" + self.include] + list(flags)
-        return cpu_seconds(cmd + ["-c", path, "-o", os.devnull])
+        return self.measure(cmd + ["-c", path, "-o", os.devnull])
 
     def base_run(self):
         t = self.compile(self.base)
@@ -145,6 +165,8 @@ def main():
     ap.add_argument("--no-headers", action="store_true", help="the two umbrella rows only")
     ap.add_argument("--syntax-only", action="store_true",
                     help="g++ -O2 -fsyntax-only, medians (the rows performance.md also reports)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="compiler instructions under valgrind's cachegrind instead of CPU time (one run each)")
     ap.add_argument("--guard", action="append", default=[], metavar="KIND=RATIO",
                     help="replace a guard (kinds: %s), e.g. to see the check fail" % ", ".join(GUARDS))
     ap.add_argument("headers", nargs="*", help="public headers to measure (default: all)")
@@ -162,9 +184,13 @@ def main():
         ap.error("--runs must be at least 3")
     if a.syntax_only and a.check:
         ap.error("--syntax-only reports; CI's check is the -O3 -c measurement")
+    if a.instructions and a.check:
+        ap.error("--instructions reports; CI's check is the CPU time of the -O3 -c measurement")
+    if a.instructions:
+        a.runs = 1  # deterministic: another run would repeat the same count
 
     with tempfile.TemporaryDirectory() as d:
-        m = Meter(a.cxx, a.include, d, a.syntax_only)
+        m = Meter(a.cxx, a.include, d, a.syntax_only, a.instructions)
         umbrella = m.tu("umbrella", ["keyhook/keyhook.hpp"])
         rows = []  # (label, kind, path, flags, seconds)
         for label, kind, flags in (("keyhook.hpp header-only", "umbrella header-only", []),
@@ -198,9 +224,12 @@ def main():
                     # a single header once more beside a base run; an umbrella row --runs times more
                     r[4] = min(t, m.interleaved(path, flags, 1 if single else a.runs))
 
-        print("base (json.hpp + date.h): %.2f s (%s of %d runs)" %
-              (m.pick(m.base_times), "median" if a.syntax_only else "min", len(m.base_times)))
-        print("%-52s %7s %7s %7s  %s" % ("row", "seconds", "ratio", "guard", "result"))
+        unit = 1e9 if a.instructions else 1.0
+        print("base (json.hpp + date.h): %.2f %s (%s of %d runs)" %
+              (m.pick(m.base_times) / unit, "G instructions" if a.instructions else "s",
+               "median" if a.syntax_only else "min", len(m.base_times)))
+        print("%-52s %7s %7s %7s  %s" % ("row", "G instr" if a.instructions else "seconds", "ratio", "guard",
+                                         "result"))
         failed = []
         for label, kind, path, flags, t in rows:
             b, g = bound(label, kind), GUARDS[kind]
@@ -209,7 +238,7 @@ def main():
             note = "PASS" if ratio <= g else ("held at %.2f (guard not yet met)" % b if ok else "FAIL")
             if not ok:
                 failed.append(label)
-            print("%-52s %7.2f %7.2f %7.2f  %s" % (label, t, ratio, g, note))
+            print("%-52s %7.2f %7.2f %7.2f  %s" % (label, t / unit, ratio, g, note))
         if a.check and failed:
             print("compile_ratios: over the guard: " + ", ".join(failed))
             return 1

@@ -37,6 +37,7 @@
 #include "keyhook/api_key.hpp"
 #include "keyhook/endpoint.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_request.hpp"
 #include "keyhook/secret.hpp"
 
 #if KEYHOOK_KEY_AUDIT_URL

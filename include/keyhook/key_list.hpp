@@ -13,10 +13,10 @@
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/config.hpp"
+#include "keyhook/detail/deferred.hpp"
 #include "keyhook/detail/enum_names.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/result.hpp"
-#include "keyhook/key_list_request.hpp"
 
 namespace keyhook {
 
@@ -97,11 +97,17 @@ template <class D = void>
 template <class D = void>
 [[nodiscard]] KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_list_options& options = {});
 
+struct key_list_query;  // key_list_request.hpp
+
 // The query for the page after `received`, asked with `current`; none on the
 // last page. It asks for the page size the service reported, so page numbers
-// stay consistent when the service capped the size asked for.
-[[nodiscard]] KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
-                                                                           const key_list_page& received);
+// stay consistent when the service capped the size asked for. A deferred
+// definition (config.hpp): this header needs key_list_query declared only, so
+// a program that reads a response without asking for one does not compile
+// the request's header; a caller, holding a query, has included it.
+template <class D = void>
+[[nodiscard]] KEYHOOK_INLINE std::optional<detail::deferred_t<key_list_query, D>> next_page_query(
+    const detail::deferred_t<key_list_query, D>& current, const key_list_page& received);
 
 }  // namespace keyhook
 

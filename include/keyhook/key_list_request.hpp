@@ -13,13 +13,11 @@
 #include "keyhook/detail/ascii.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/result.hpp"
+#include "keyhook/detail/key_list_defaults.hpp"
 #include "keyhook/http.hpp"
 #include "keyhook/secret.hpp"
 
 namespace keyhook {
-
-inline constexpr std::int64_t default_list_page = 1;
-inline constexpr std::int64_t default_list_page_size = 100;
 
 // What to ask the list call for. `token` is the bearer token (a secret: it
 // prints masked). An empty `type` or `status` leaves that parameter out.

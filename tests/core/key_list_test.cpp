@@ -1,4 +1,5 @@
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_request.hpp"
 #include "keyhook/key_list_view.hpp"
 #include "keyhook/status.hpp"
 

@@ -10,6 +10,7 @@
 
 #include "keyhook/http.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_request.hpp"
 
 using keyhook::code_point_count;
 using keyhook::constant_time_equal;

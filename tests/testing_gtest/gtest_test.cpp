@@ -15,6 +15,7 @@
 #include "keyhook/creation.hpp"
 #include "keyhook/key_index.hpp"
 #include "keyhook/key_list.hpp"
+#include "keyhook/key_list_request.hpp"
 #include "keyhook/permissions.hpp"
 #include "keyhook/receiving.hpp"
 #include "keyhook/webhook.hpp"

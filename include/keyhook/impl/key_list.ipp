@@ -34,10 +34,11 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_options
               << ", max_string_bytes=" << o.max_string_bytes << '}';
 }
 
-KEYHOOK_INLINE std::optional<key_list_query> next_page_query(const key_list_query& current,
-                                                             const key_list_page& received) {
+template <class D>
+KEYHOOK_INLINE std::optional<detail::deferred_t<key_list_query, D>> next_page_query(
+    const detail::deferred_t<key_list_query, D>& current, const key_list_page& received) {
     if (!received.has_next_page()) return std::nullopt;
-    key_list_query next = current;
+    auto next = current;
     next.page = received.page + 1;
     if (received.page_size > 0) next.size = received.page_size;
     return next;
@@ -105,7 +106,9 @@ KEYHOOK_INLINE key_list_page parse_key_list(std::string_view json, const key_lis
 
 #if defined(KEYHOOK_BUILDING_COMPILED) && !defined(KEYHOOK_BUILDING_COMPILED_CRYPTO)
 // Compiled mode: the one instantiation of each deferred definition (config.hpp).
+#include "keyhook/key_list_request.hpp"
 namespace keyhook {
+template std::optional<key_list_query> next_page_query<void>(const key_list_query&, const key_list_page&);
 template result<key_list_page> try_parse_key_list<void>(std::string_view, const key_list_options&);
 template key_list_page parse_key_list<void>(std::string_view, const key_list_options&);
 }  // namespace keyhook

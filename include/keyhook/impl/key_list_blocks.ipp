@@ -16,10 +16,10 @@
 
 #include "keyhook/api_key.hpp"
 #include "keyhook/detail/json_position.hpp"
+#include "keyhook/detail/key_list_defaults.hpp"
 #include "keyhook/detail/number_overflow.hpp"
 #include "keyhook/error.hpp"
 #include "keyhook/key_list.hpp"
-#include "keyhook/key_list_request.hpp"
 
 namespace keyhook::detail {
 
