@@ -38,7 +38,10 @@
 // call is deferred the same way: a class template on such a parameter, named
 // by an alias (key_index is basic_key_index<>, the key-list decoder's parts
 // and detail::json_position likewise), whose members are compiled where they
-// are called; compiled mode instantiates the class once.
+// are called; compiled mode instantiates the class once. A function whose
+// parameter is a type from another header takes it as
+// detail::deferred_t<T, D> (detail/deferred.hpp), so that its header only
+// declares T instead of including that header.
 
 // The same for keyhook/crypto/ and KEYHOOK_COMPILED_CRYPTO, which the target
 // keyhook::crypto_compiled (src/keyhook_crypto.cpp, needs OpenSSL) defines.
