@@ -2,6 +2,8 @@
 // (K14), and the order authorize() checks them in (K15).
 #include <catch2/catch.hpp>
 
+#include <date/date.h>
+
 #include <map>
 #include <random>
 #include <string>
@@ -332,6 +334,63 @@ TEST_CASE("K14: monthly refills on day d, clamped to a shorter month's last day"
     const credit_state fresh{5, at("2024-02-29T12:00:00Z")};
     CHECK(spend_credits(on30, fresh, 1, at("2024-03-29T23:00:00Z")).state.remaining == 4);
     CHECK(spend_credits(on30, fresh, 1, at("2024-03-30T00:00:00Z")).state.remaining == 6);
+}
+
+// The refill calendar against Howard Hinnant's date library as the reference:
+// every day of 1896 to 2104 (before 1970 too, where rounding down to the day
+// matters) and the first and last years keyhook knows, at the start of the day,
+// a microsecond before it and at noon, for each refill day that a month can cut
+// short.
+TEST_CASE("K14: refill days agree with date.h's calendar", "[K14][policy]") {
+    const auto reference_monthly = [](date::year_month ym, unsigned d) {
+        const auto last = date::year_month_day_last{ym.year(), date::month_day_last{ym.month()}}.day();
+        return timestamp{date::sys_days{ym / std::min(date::day{d}, last)}};
+    };
+    const auto reference_last = [&](const credit_refill& r, timestamp t) {
+        const auto day = date::floor<date::days>(t);
+        if (r.period == refill_period::daily) return timestamp{day};
+        const date::year_month_day ymd{day};
+        const auto month = ymd.year() / ymd.month();
+        const auto this_month = reference_monthly(month, r.day);
+        if (this_month <= day) return this_month;
+        if (month == date::year{1} / date::January) return min_timestamp;
+        return reference_monthly(month - date::months{1}, r.day);
+    };
+    const auto reference_next = [&](const credit_refill& r, timestamp t) {
+        const auto day = date::floor<date::days>(t);
+        if (r.period == refill_period::daily) return std::min<timestamp>(day + date::days{1}, max_timestamp);
+        const date::year_month_day ymd{day};
+        const auto month = ymd.year() / ymd.month();
+        const auto this_month = reference_monthly(month, r.day);
+        if (this_month > t) return this_month;
+        if (month == date::year{9999} / date::December) return max_timestamp;
+        return reference_monthly(month + date::months{1}, r.day);
+    };
+    std::vector<credit_refill> refills{credit_refill{}};
+    for (unsigned d : {1u, 15u, 28u, 29u, 30u, 31u}) refills.push_back({refill_period::monthly, 1, d});
+    std::size_t compared = 0;
+    const auto check_days = [&](date::sys_days first, date::sys_days last) {
+        for (auto day = first; day <= last; day += date::days{1}) {
+            for (const timestamp t : {timestamp{day}, timestamp{day} - std::chrono::microseconds{1},
+                                      timestamp{day} + std::chrono::hours{12}}) {
+                if (t < min_timestamp || t > max_timestamp) continue;
+                for (const auto& r : refills) {
+                    if (last_refill_at_or_before(r, t) != reference_last(r, t) ||
+                        next_refill_after(r, t) != reference_next(r, t)) {
+                        FAIL_CHECK("day " << format_timestamp(t) << ", refill day " << r.day);
+                        return;
+                    }
+                    ++compared;
+                }
+            }
+        }
+    };
+    using namespace date::literals;
+    check_days(date::sys_days{1896_y / date::January / 1}, date::sys_days{2104_y / date::December / 31});
+    check_days(date::sys_days{date::year{1} / date::January / 1}, date::sys_days{date::year{2} / date::March / 31});
+    check_days(date::sys_days{date::year{9998} / date::November / 1},
+               date::sys_days{date::year{9999} / date::December / 31});
+    CHECK(compared > 1600000);
 }
 
 TEST_CASE("K14: policy problems name the member", "[K14][K13][policy]") {

@@ -2,10 +2,11 @@
 // keyhook: definitions of key_policy.hpp.
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <ostream>
+#include <ratio>
 #include <string>
-
-#include <date/date.h>
 
 #include "keyhook/escape.hpp"
 #include "keyhook/key_policy.hpp"
@@ -37,10 +38,19 @@ inline bool same_prefix(const ip_address& a, const ip_address& b, unsigned prefi
     return (a.octets[i] & mask) == (b.octets[i] & mask);
 }
 
-// The monthly refill of month `ym`: day d, or the month's last day when it is shorter.
-inline date::sys_days monthly_refill(date::year_month ym, unsigned d) noexcept {
-    const auto last = date::year_month_day_last{ym.year(), date::month_day_last{ym.month()}}.day();
-    return date::sys_days{ym / std::min(date::day{d}, last)};
+// Refills fall on calendar days, computed with the civil-calendar arithmetic
+// of timestamps.hpp (T3's range: years 1 to 9999).
+inline std::int64_t day_number(timestamp t) noexcept {  // days since 1970-01-01, rounded down
+    return std::chrono::floor<std::chrono::duration<std::int64_t, std::ratio<86400>>>(t).time_since_epoch().count();
+}
+
+inline timestamp start_of_day(std::int64_t day) noexcept {
+    return timestamp{std::chrono::microseconds{day * micros_per_day}};
+}
+
+// The monthly refill of month y-m: day d, or the month's last day when it is shorter.
+inline timestamp monthly_refill(unsigned y, unsigned m, unsigned d) noexcept {
+    return start_of_day(days_from_civil(y, m, std::min(d, days_in_month(y, m))));
 }
 
 }  // namespace detail::policy
@@ -116,28 +126,28 @@ KEYHOOK_INLINE bool address_allowed(const std::vector<address_range>& ranges, co
 }
 
 KEYHOOK_INLINE timestamp last_refill_at_or_before(const credit_refill& refill, timestamp t) noexcept {
-    const auto day = date::floor<date::days>(std::clamp(t, min_timestamp, max_timestamp));
-    if (refill.period == refill_period::daily) return day;
-    const date::year_month_day ymd{day};
-    const auto month = ymd.year() / ymd.month();
+    using namespace detail::policy;
+    const std::int64_t day = day_number(std::clamp(t, min_timestamp, max_timestamp));
+    if (refill.period == refill_period::daily) return start_of_day(day);
+    const auto c = detail::civil_from_days(day);
     const unsigned d = std::clamp(refill.day, 1u, 31u);
-    const auto this_month = detail::policy::monthly_refill(month, d);
-    if (this_month <= day) return this_month;
-    if (month == date::year{1} / date::January) return min_timestamp;  // before the first instant keyhook knows
-    return detail::policy::monthly_refill(month - date::months{1}, d);
+    const timestamp this_month = monthly_refill(c.year, c.month, d);
+    if (this_month <= start_of_day(day)) return this_month;
+    if (c.year == 1 && c.month == 1) return min_timestamp;  // before the first instant keyhook knows
+    return c.month == 1 ? monthly_refill(c.year - 1, 12, d) : monthly_refill(c.year, c.month - 1, d);
 }
 
 KEYHOOK_INLINE timestamp next_refill_after(const credit_refill& refill, timestamp t) noexcept {
+    using namespace detail::policy;
     t = std::clamp(t, min_timestamp, max_timestamp);
-    const auto day = date::floor<date::days>(t);
-    if (refill.period == refill_period::daily) return std::min<timestamp>(day + date::days{1}, max_timestamp);
-    const date::year_month_day ymd{day};
-    const auto month = ymd.year() / ymd.month();
+    const std::int64_t day = day_number(t);
+    if (refill.period == refill_period::daily) return std::min(start_of_day(day + 1), max_timestamp);
+    const auto c = detail::civil_from_days(day);
     const unsigned d = std::clamp(refill.day, 1u, 31u);
-    const auto this_month = detail::policy::monthly_refill(month, d);
+    const timestamp this_month = monthly_refill(c.year, c.month, d);
     if (this_month > t) return this_month;
-    if (month == date::year{9999} / date::December) return max_timestamp;  // past the last instant keyhook knows
-    return detail::policy::monthly_refill(month + date::months{1}, d);
+    if (c.year == 9999 && c.month == 12) return max_timestamp;  // past the last instant keyhook knows
+    return c.month == 12 ? monthly_refill(c.year + 1, 1, d) : monthly_refill(c.year, c.month + 1, d);
 }
 
 KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>& refill, const credit_state& state,
