@@ -38,10 +38,12 @@ public:
     friend bool operator<=(const key_id& a, const key_id& b) noexcept { return !(b < a); }
     friend bool operator>=(const key_id& a, const key_id& b) noexcept { return !(a < b); }
     // Escaped (P1): an id read from input may hold CR, LF or ESC.
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_id& id);
+    friend std::ostream& operator<<(std::ostream& os, const key_id& x) { return print_to(os, x); }
 
 private:
     std::string value_;
+
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_id& x);
 };
 
 template <class Json>
@@ -92,8 +94,16 @@ struct api_key {
     timestamp expire_at{};                  // required, "expireAt"
     std::optional<timestamp> last_used_at;  // "lastUsedAt"; absent or null: never used
 
-    friend KEYHOOK_INLINE bool operator==(const api_key& a, const api_key& b);
+    friend bool operator==(const api_key& a, const api_key& b) { return is_equal(a, b); }
     friend bool operator!=(const api_key& a, const api_key& b) { return !(a == b); }
+
+    // Readable one-line form for logs and test failures: id and masked escaped,
+    // name quoted (P1), masked masked again (P2).
+    friend std::ostream& operator<<(std::ostream& os, const api_key& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const api_key& a, const api_key& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const api_key& x);
 };
 
 // Member names of the list call, in the order of spec 2.1 (for error paths
@@ -143,10 +153,6 @@ void from_json(const Json& j, api_key& k) {
 // again (P2, M3).
 template <class Json>
 void to_json(Json& j, const api_key& k);
-
-// Readable one-line form for logs and test failures: id and masked escaped,
-// name quoted (P1), masked masked again (P2).
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_key& k);
 
 }  // namespace keyhook
 

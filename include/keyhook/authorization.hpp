@@ -102,9 +102,9 @@ public:
 
     [[nodiscard]] KEYHOOK_INLINE std::string message() const;
 
-    friend KEYHOOK_INLINE bool operator==(const authorization& a, const authorization& b) noexcept;
+    friend bool operator==(const authorization& a, const authorization& b) noexcept { return is_equal(a, b); }
     friend bool operator!=(const authorization& a, const authorization& b) noexcept { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const authorization& a);
+    friend std::ostream& operator<<(std::ostream& os, const authorization& x) { return print_to(os, x); }
 
 private:
     friend authorization authorize(const key_index&, std::string_view, std::string_view, const api_family&,
@@ -125,6 +125,9 @@ private:
     std::uint64_t rate_remaining_ = 0;
     timestamp rate_reset_{};
     bool has_rate_ = false;
+
+    static KEYHOOK_INLINE bool is_equal(const authorization& a, const authorization& b) noexcept;
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const authorization& x);
 };
 
 // K15's last two checks on their own: K13's rate limit, then K14's credits,

@@ -139,10 +139,12 @@ public:
     [[nodiscard]] std::optional<secret> take() noexcept { return std::exchange(value_, std::nullopt); }
     [[nodiscard]] bool available() const noexcept { return value_.has_value(); }
 
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const one_time_secret& s);
+    friend std::ostream& operator<<(std::ostream& os, const one_time_secret& x) { return print_to(os, x); }
 
 private:
     std::optional<secret> value_;
+
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const one_time_secret& x);
 };
 
 // --- The request -------------------------------------------------------------
@@ -167,7 +169,10 @@ struct own_key {
     friend bool operator==(const own_key& a, const own_key& b) noexcept { return a.key == b.key; }
     friend bool operator!=(const own_key& a, const own_key& b) noexcept { return !(a == b); }
     // Masked: without it GoogleTest would print the object's bytes, a short key's plaintext among them.
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const own_key& k);
+    friend std::ostream& operator<<(std::ostream& os, const own_key& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const own_key& x);
 };
 using generation_method = std::variant<generate_key, own_key>;
 
@@ -180,9 +185,13 @@ struct key_request {
     std::vector<std::string> groups;
     generation_method method = generate_key{};
 
-    friend KEYHOOK_INLINE bool operator==(const key_request& a, const key_request& b);
+    friend bool operator==(const key_request& a, const key_request& b) { return is_equal(a, b); }
     friend bool operator!=(const key_request& a, const key_request& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_request& r);
+    friend std::ostream& operator<<(std::ostream& os, const key_request& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_request& a, const key_request& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_request& x);
 };
 
 // Who creates the key; copied into the record's userId and createdBy.
@@ -215,9 +224,13 @@ struct key_warning {
     std::string path;  // "groups[i]"
     std::string message;
 
-    friend KEYHOOK_INLINE bool operator==(const key_warning& a, const key_warning& b);
+    friend bool operator==(const key_warning& a, const key_warning& b) { return is_equal(a, b); }
     friend bool operator!=(const key_warning& a, const key_warning& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_warning& w);
+    friend std::ostream& operator<<(std::ostream& os, const key_warning& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_warning& a, const key_warning& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_warning& x);
 };
 
 // K4: one warning per group supervisor:pf or tenant-admin, and on a shared
@@ -268,7 +281,10 @@ struct created_key {
     one_time_secret key;
     std::vector<key_warning> warnings;
 
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const created_key& c);
+    friend std::ostream& operator<<(std::ostream& os, const created_key& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const created_key& x);
 };
 
 namespace detail::keys {

@@ -41,13 +41,17 @@ public:
 private:
     std::uint64_t hi_ = 0;
     std::uint64_t lo_ = 0;
+
+    friend std::ostream& operator<<(std::ostream& os, const delivery_id& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const delivery_id& x);
 };
 
 inline constexpr std::string_view delivery_id_prefix = "msg_";
 inline constexpr std::size_t delivery_id_length = 36;  // "msg_" + 32 hex digits
 
 [[nodiscard]] KEYHOOK_INLINE std::string to_string(const delivery_id& id);
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id& id);
 
 // Reads the written form back (for hosts that store it as text).
 [[nodiscard]] KEYHOOK_INLINE result<delivery_id> try_parse_delivery_id(std::string_view text);
@@ -89,10 +93,10 @@ public:
     [[nodiscard]] static KEYHOOK_INLINE const delivery_id_key& per_process();
 
     // Compares every byte whatever they are.
-    friend KEYHOOK_INLINE bool operator==(const delivery_id_key& a, const delivery_id_key& b) noexcept;
+    friend bool operator==(const delivery_id_key& a, const delivery_id_key& b) noexcept { return is_equal(a, b); }
     friend bool operator!=(const delivery_id_key& a, const delivery_id_key& b) noexcept { return !(a == b); }
     // Prints "delivery_id_key(hidden)": no key material.
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id_key& k);
+    friend std::ostream& operator<<(std::ostream& os, const delivery_id_key& x) { return print_to(os, x); }
 
     // The SipHash key words (first and last 8 bytes, little-endian).
     [[nodiscard]] KEYHOOK_INLINE std::uint64_t k0() const noexcept;
@@ -100,6 +104,9 @@ public:
 
 private:
     std::array<unsigned char, size> bytes_;
+
+    static KEYHOOK_INLINE bool is_equal(const delivery_id_key& a, const delivery_id_key& b) noexcept;
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const delivery_id_key& x);
 };
 
 // H8, H12: the delivery id of `body` sent to the webhook named `webhook_name`,

@@ -56,11 +56,20 @@ struct delivery_state {
     std::vector<delivery_attempt> attempts;
     delivery_status status = delivery_status::pending;
     std::optional<timestamp> next_due;
-};
 
-// Prints the id, webhook, status, attempt count, next due time and the body's
-// size, never the body (it may carry what the host did not mean to log).
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_state& s);
+    // Prints the id, webhook, status, attempt count, next due time and the body's
+    // size, never the body (it may carry what the host did not mean to log).
+    friend std::ostream& operator<<(std::ostream& os, const delivery_state& x) { return print_to(os, x); }
+    // Derived from the member tables (detail/delivery_state_table.hpp); in
+    // compiled mode the library provides the JSON forms for nlohmann::json and
+    // nlohmann::ordered_json.
+    friend bool operator==(const delivery_state& a, const delivery_state& b) { return is_equal(a, b); }
+    friend bool operator!=(const delivery_state& a, const delivery_state& b) { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const delivery_state& x);
+    static KEYHOOK_INLINE bool is_equal(const delivery_state& a, const delivery_state& b);
+};
 
 class outbound_request;  // dispatch.hpp
 
@@ -86,12 +95,6 @@ KEYHOOK_INLINE void record_attempt(delivery_state& s, const delivery_attempt& at
 //                  "outcome": "http" | "transport_failure" | "timed_out",
 //                  "status": integer (for "http"),
 //                  "retryAfter": {"delay": seconds >= 0} | {"at": timestamp} (optional)}]}
-
-// Derived from the member tables (detail/delivery_state_table.hpp); in
-// compiled mode the library provides the JSON forms for nlohmann::json and
-// nlohmann::ordered_json.
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const delivery_state& a, const delivery_state& b);
-inline bool operator!=(const delivery_state& a, const delivery_state& b) { return !(a == b); }
 
 template <class Json>
 void to_json(Json& j, const delivery_attempt& a);

@@ -78,18 +78,22 @@ public:
 
     [[nodiscard]] KEYHOOK_INLINE http_request request() const;
 
-    friend KEYHOOK_INLINE bool operator==(const outbound_request& a, const outbound_request& b);
+    friend bool operator==(const outbound_request& a, const outbound_request& b) { return is_equal(a, b); }
     friend bool operator!=(const outbound_request& a, const outbound_request& b) { return !(a == b); }
 
 private:
     validated_webhook webhook_;
     std::shared_ptr<const std::string> body_;  // never null
     delivery_id id_;
-};
 
-// The URL through redact_url (no query values, no user-info) and credential
-// headers redacted (P2), all escaped (P1): no secret is printed.
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request& r);
+    // The URL through redact_url (no query values, no user-info) and credential
+    // headers redacted (P2), all escaped (P1): no secret is printed.
+    friend std::ostream& operator<<(std::ostream& os, const outbound_request& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const outbound_request& a, const outbound_request& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const outbound_request& x);
+};
 
 // H4 and spec 6.3: a webhook fires for an event only when the tenant's switch
 // is on, the webhook is saved (not a draft), and its filter admits the event.

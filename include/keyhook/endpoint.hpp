@@ -55,11 +55,15 @@ struct endpoint_url {
     std::uint16_t port = 443;           // explicit, or the scheme's default
     bool has_query = false;             // the URL already has a '?'
 
-    friend KEYHOOK_INLINE bool operator==(const endpoint_url& a, const endpoint_url& b);
+    friend bool operator==(const endpoint_url& a, const endpoint_url& b) { return is_equal(a, b); }
     friend bool operator!=(const endpoint_url& a, const endpoint_url& b) { return !(a == b); }
     // Prints the URL through redact_url (P2: a user may have typed a
     // credential in its query), escaped (P1).
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_url& e);
+    friend std::ostream& operator<<(std::ostream& os, const endpoint_url& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const endpoint_url& a, const endpoint_url& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const endpoint_url& x);
 };
 
 // H1: validates a webhook endpoint. Errors use the path "endpoint":

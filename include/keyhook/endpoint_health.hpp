@@ -62,6 +62,20 @@ struct endpoint_health {
     std::vector<timestamp> failures_after_success;
     static constexpr std::size_t max_failures_kept = 64;
     // operator== is derived from the member table (detail/endpoint_health_table.hpp).
+
+    // The JSON forms, derived from the member tables (detail/endpoint_health_table.hpp);
+    // in compiled mode the library provides them for nlohmann::json and ordered_json.
+    // A notice is written (for the owner); the state is written and read back
+    // (for the host's store):
+    //   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
+    //    "lastFailureAt": T4 or null, "lastSuccessAt": T4 or null,
+    //    "failuresAfterSuccess": [T4, ...] (left out when empty; at most 64),
+    //    "disabledAt": T4 or null, "throttleTat": T4 or null}
+    friend bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept { return is_equal(a, b); }
+    friend bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const endpoint_health& a, const endpoint_health& b) noexcept;
 };
 
 // Everything kept per webhook (H10, H11): one value, shared by every worker.
@@ -71,8 +85,15 @@ struct endpoint_state {
     std::optional<timestamp> disabled_at;
     rate_state throttle;  // H11's GCRA state (K13, burst 1)
     // operator== is derived from the member table (detail/endpoint_health_table.hpp).
+
+    friend std::ostream& operator<<(std::ostream& os, const endpoint_state& x) { return print_to(os, x); }
+    friend bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept { return is_equal(a, b); }
+    friend bool operator!=(const endpoint_state& a, const endpoint_state& b) noexcept { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const endpoint_state& x);
+    static KEYHOOK_INLINE bool is_equal(const endpoint_state& a, const endpoint_state& b) noexcept;
 };
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s);
 
 // The operational notices (H10, O5), named as Svix names its operational webhooks.
 enum class notice_type { attempt_failing, attempt_exhausted, endpoint_disabled, endpoint_enabled };
@@ -101,10 +122,15 @@ struct operational_notice {
     timestamp last_attempt_at{};
     std::optional<int> last_status;
 
-    friend KEYHOOK_INLINE bool operator==(const operational_notice& a, const operational_notice& b);
+    friend bool operator==(const operational_notice& a, const operational_notice& b) { return is_equal(a, b); }
     friend bool operator!=(const operational_notice& a, const operational_notice& b) { return !(a == b); }
+
+    friend std::ostream& operator<<(std::ostream& os, const operational_notice& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const operational_notice& a, const operational_notice& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const operational_notice& x);
 };
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const operational_notice& n);
 
 // One attempt of one delivery, as the host reports it after sending.
 struct attempt_report {
@@ -123,8 +149,11 @@ struct health_decision {
     endpoint_state state;                     // store this
     std::vector<operational_notice> notices;  // in this order: failing, exhausted, disabled
 
-    friend KEYHOOK_INLINE bool operator==(const health_decision& a, const health_decision& b);
+    friend bool operator==(const health_decision& a, const health_decision& b) { return is_equal(a, b); }
     friend bool operator!=(const health_decision& a, const health_decision& b) { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const health_decision& a, const health_decision& b);
 };
 
 // H10: folds one attempt into the state, by its sent_at whatever the order
@@ -210,19 +239,6 @@ private:
     mutable std::mutex mutex_;
     std::map<std::string, endpoint_state, std::less<>> states_;
 };
-
-// The JSON forms, derived from the member tables (detail/endpoint_health_table.hpp);
-// in compiled mode the library provides them for nlohmann::json and ordered_json.
-// A notice is written (for the owner); the state is written and read back
-// (for the host's store):
-//   {"failSince": T4 or null, "lastStatus": int or null, "disabled": bool,
-//    "lastFailureAt": T4 or null, "lastSuccessAt": T4 or null,
-//    "failuresAfterSuccess": [T4, ...] (left out when empty; at most 64),
-//    "disabledAt": T4 or null, "throttleTat": T4 or null}
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept;
-inline bool operator!=(const endpoint_health& a, const endpoint_health& b) noexcept { return !(a == b); }
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept;
-inline bool operator!=(const endpoint_state& a, const endpoint_state& b) noexcept { return !(a == b); }
 
 template <class Json>
 void to_json(Json& j, const operational_notice& n);

@@ -89,10 +89,15 @@ struct error {
     std::string message;
 
     [[nodiscard]] KEYHOOK_INLINE std::string what() const;
+
+    friend bool operator==(const error& a, const error& b) { return is_equal(a, b); }
+    friend bool operator!=(const error& a, const error& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const error& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const error& a, const error& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const error& x);
 };
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const error& a, const error& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const error& a, const error& b);
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const error& e);
 
 // Thrown by the throwing forms. what() is "[keyhook.<kind>] <path>: <message>".
 class exception : public std::runtime_error {

@@ -46,8 +46,12 @@ KEYHOOK_INLINE void append_escaped(std::string& out, std::string_view s, escape_
 // `os << keyhook::escaped(s)` writes escape_text(s).
 struct escaped_text {
     std::string_view text;
+
+    friend std::ostream& operator<<(std::ostream& os, escaped_text x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, escaped_text x);
 };
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e);
 [[nodiscard]] inline escaped_text escaped(std::string_view s) noexcept { return escaped_text{s}; }
 
 // P1 for JSON text made by a serializer (nlohmann's dump()): the characters of

@@ -53,7 +53,10 @@ struct key_transition {
     friend bool operator<(const key_transition& a, const key_transition& b) noexcept {
         return a.at != b.at ? a.at < b.at : a.kind < b.kind;
     }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_transition& t);
+    friend std::ostream& operator<<(std::ostream& os, const key_transition& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_transition& x);
 };
 
 // Every change of the key's derived state over all time, in order: the instants
@@ -84,9 +87,13 @@ struct expiry_notice {
     timestamp at{};         // when the change happened
     timestamp expire_at{};  // the key's expireAt
 
-    friend KEYHOOK_INLINE bool operator==(const expiry_notice& a, const expiry_notice& b);
+    friend bool operator==(const expiry_notice& a, const expiry_notice& b) { return is_equal(a, b); }
     friend bool operator!=(const expiry_notice& a, const expiry_notice& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const expiry_notice& n);
+    friend std::ostream& operator<<(std::ostream& os, const expiry_notice& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const expiry_notice& a, const expiry_notice& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const expiry_notice& x);
 };
 
 // Digest order: instant, then name, then id, then kind; the remaining members
@@ -125,9 +132,13 @@ struct notice_digest {
     timestamp now{};
     std::vector<expiry_notice> notices;  // in notice_order
 
-    friend KEYHOOK_INLINE bool operator==(const notice_digest& a, const notice_digest& b);
+    friend bool operator==(const notice_digest& a, const notice_digest& b) { return is_equal(a, b); }
     friend bool operator!=(const notice_digest& a, const notice_digest& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notice_digest& d);
+    friend std::ostream& operator<<(std::ostream& os, const notice_digest& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const notice_digest& a, const notice_digest& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const notice_digest& x);
 };
 
 // {"since","now","notices":[...]}, timestamps as T4.

@@ -46,11 +46,16 @@ struct http_header {
     std::string name;
     std::string value;
     bool sensitive = false;
+
+    friend bool operator==(const http_header& a, const http_header& b) { return is_equal(a, b); }
+    friend bool operator!=(const http_header& a, const http_header& b) { return !(a == b); }
+    // "name: value", both escaped (P1); the value redacted when it is a credential (P2).
+    friend std::ostream& operator<<(std::ostream& os, const http_header& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const http_header& a, const http_header& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const http_header& x);
 };
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const http_header& a, const http_header& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const http_header& a, const http_header& b);
-// "name: value", both escaped (P1); the value redacted when it is a credential (P2).
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const http_header& h);
 
 using http_headers = std::vector<http_header>;
 
@@ -66,13 +71,18 @@ struct http_request {
     std::string url;
     http_headers headers;
     std::string body;
+
+    friend bool operator==(const http_request& a, const http_request& b) { return is_equal(a, b); }
+    friend bool operator!=(const http_request& a, const http_request& b) { return !(a == b); }
+    // Prints method, URL and headers and the body size, never a credential:
+    // the URL through redact_url, headers as http_header prints them, all
+    // escaped (P1, P2).
+    friend std::ostream& operator<<(std::ostream& os, const http_request& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const http_request& a, const http_request& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const http_request& x);
 };
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const http_request& a, const http_request& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const http_request& a, const http_request& b);
-// Prints method, URL and headers and the body size, never a credential:
-// the URL through redact_url, headers as http_header prints them, all
-// escaped (P1, P2).
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const http_request& r);
 
 namespace detail {
 constexpr bool is_unreserved(unsigned char c) noexcept {

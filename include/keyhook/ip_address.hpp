@@ -54,6 +54,11 @@ struct ip_address {
         return true;
     }
     friend constexpr bool operator!=(const ip_address& a, const ip_address& b) noexcept { return !(a == b); }
+
+    friend std::ostream& operator<<(std::ostream& os, const ip_address& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const ip_address& x);
 };
 
 // What kind of network an address belongs to. Every class but `global` is
@@ -183,7 +188,6 @@ namespace detail::hooks {
 // Text form: dotted quad; IPv6 as RFC 5952 recommends (lower case, the longest
 // run of two or more zero groups as "::", IPv4-mapped as ::ffff:a.b.c.d).
 [[nodiscard]] KEYHOOK_INLINE std::string to_string(const ip_address& ip);
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const ip_address& ip);
 
 }  // namespace keyhook
 

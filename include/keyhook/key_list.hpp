@@ -51,9 +51,13 @@ struct key_list_page {
     }
     [[nodiscard]] bool has_next_page() const noexcept { return page >= 0 && page < total_pages(); }
 
-    friend KEYHOOK_INLINE bool operator==(const key_list_page& a, const key_list_page& b);
+    friend bool operator==(const key_list_page& a, const key_list_page& b) { return is_equal(a, b); }
     friend bool operator!=(const key_list_page& a, const key_list_page& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_page& p);
+    friend std::ostream& operator<<(std::ostream& os, const key_list_page& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_list_page& a, const key_list_page& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_list_page& x);
 };
 
 // What to do with a record that cannot be read: `lenient` (the default) keeps
@@ -77,7 +81,10 @@ struct key_list_options {
         return a.mode == b.mode && a.max_depth == b.max_depth && a.max_string_bytes == b.max_string_bytes;
     }
     friend bool operator!=(const key_list_options& a, const key_list_options& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_options& o);
+    friend std::ostream& operator<<(std::ostream& os, const key_list_options& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_list_options& x);
 };
 
 // L2: decodes a list-call response. The envelope's `status` must be "success"

@@ -30,9 +30,13 @@ struct key_list_query {
     std::optional<std::string> status;  // e.g. "active"; none: every status
     secret token;
 
-    friend KEYHOOK_INLINE bool operator==(const key_list_query& a, const key_list_query& b);
+    friend bool operator==(const key_list_query& a, const key_list_query& b) { return is_equal(a, b); }
     friend bool operator!=(const key_list_query& a, const key_list_query& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_query& q);
+    friend std::ostream& operator<<(std::ostream& os, const key_list_query& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_list_query& a, const key_list_query& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_list_query& x);
 };
 
 namespace detail {

@@ -30,9 +30,13 @@ struct key_filter {
 
     [[nodiscard]] bool matches(const api_key& key, timestamp now) const;
 
-    friend KEYHOOK_INLINE bool operator==(const key_filter& a, const key_filter& b);
+    friend bool operator==(const key_filter& a, const key_filter& b) { return is_equal(a, b); }
     friend bool operator!=(const key_filter& a, const key_filter& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_filter& f);
+    friend std::ostream& operator<<(std::ostream& os, const key_filter& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_filter& a, const key_filter& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_filter& x);
 };
 
 namespace detail {

@@ -44,11 +44,13 @@ public:
         return a.network_ == b.network_ && a.prefix_ == b.prefix_;
     }
     friend bool operator!=(const address_range& a, const address_range& b) noexcept { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const address_range& r);
+    friend std::ostream& operator<<(std::ostream& os, const address_range& x) { return print_to(os, x); }
 
 private:
     ip_address network_;
     unsigned prefix_ = 0;
+
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const address_range& x);
 };
 
 // "a.b.c.d/n" or "v6/n"; an address without "/n" is a single address (/32,
@@ -76,11 +78,14 @@ struct credit_refill {
     refill_period period = refill_period::daily;
     std::uint64_t amount = 0;  // what `remaining` is set to (not added to)
     unsigned day = 1;          // monthly only
-};
 
-// Derived from the member table (detail/key_policy_table.hpp): day compared for monthly refills only.
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const credit_refill& a, const credit_refill& b) noexcept;
-inline bool operator!=(const credit_refill& a, const credit_refill& b) noexcept { return !(a == b); }
+    // Derived from the member table (detail/key_policy_table.hpp): day compared for monthly refills only.
+    friend bool operator==(const credit_refill& a, const credit_refill& b) noexcept { return is_equal(a, b); }
+    friend bool operator!=(const credit_refill& a, const credit_refill& b) noexcept { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const credit_refill& a, const credit_refill& b) noexcept;
+};
 
 // The first refill instant strictly after `t`.
 [[nodiscard]] KEYHOOK_INLINE timestamp next_refill_after(const credit_refill& refill, timestamp t) noexcept;
@@ -119,8 +124,11 @@ struct key_policy {
     std::uint64_t initial_credits = 0;     //      a new key's `remaining`
     std::optional<credit_refill> refill;   //      with credits only
 
-    friend KEYHOOK_INLINE bool operator==(const key_policy& a, const key_policy& b) noexcept;
+    friend bool operator==(const key_policy& a, const key_policy& b) noexcept { return is_equal(a, b); }
     friend bool operator!=(const key_policy& a, const key_policy& b) noexcept { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_policy& a, const key_policy& b) noexcept;
 };
 
 // What is wrong with a policy: paths "rate.limit", "rate.period",
@@ -140,11 +148,14 @@ struct key_usage {
         u.credits.last_refill = created_at;
         return u;
     }
-};
 
-// Derived from the member table (detail/key_policy_table.hpp).
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const key_usage& a, const key_usage& b) noexcept;
-inline bool operator!=(const key_usage& a, const key_usage& b) noexcept { return !(a == b); }
+    // Derived from the member table (detail/key_policy_table.hpp).
+    friend bool operator==(const key_usage& a, const key_usage& b) noexcept { return is_equal(a, b); }
+    friend bool operator!=(const key_usage& a, const key_usage& b) noexcept { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_usage& a, const key_usage& b) noexcept;
+};
 
 // A key's policy and usage together, as authorize() reads them.
 struct key_limits {

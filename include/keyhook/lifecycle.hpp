@@ -40,8 +40,11 @@ struct key_update {
     std::optional<timestamp> expire_at;
     std::optional<std::vector<std::string>> groups;
 
-    friend KEYHOOK_INLINE bool operator==(const key_update& a, const key_update& b);
+    friend bool operator==(const key_update& a, const key_update& b) { return is_equal(a, b); }
     friend bool operator!=(const key_update& a, const key_update& b) { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const key_update& a, const key_update& b);
 };
 
 // K3 applied to the record an update would produce: every problem, in the
@@ -93,7 +96,10 @@ struct rotated_key {
     api_key record;
     one_time_secret key;
 
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r);
+    friend std::ostream& operator<<(std::ostream& os, const rotated_key& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const rotated_key& x);
 };
 
 namespace detail::keys {
@@ -138,7 +144,10 @@ struct deletion_receipt {
         return a.id == b.id && a.name == b.name;
     }
     friend bool operator!=(const deletion_receipt& a, const deletion_receipt& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const deletion_receipt& r);
+    friend std::ostream& operator<<(std::ostream& os, const deletion_receipt& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const deletion_receipt& x);
 };
 
 // K8: errc::not_confirmed (path "confirmation") unless confirmed.

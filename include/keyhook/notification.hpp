@@ -36,15 +36,18 @@ struct notification {
     std::string service_version_id;                      // Data.ServiceVersionId
     std::string tenant;                                  // Tenant
     timestamp request_time{};                            // RequestTimeStamp, written with 3 fraction digits
+
+    friend bool operator==(const notification& a, const notification& b) { return is_equal(a, b); }
+    friend bool operator!=(const notification& a, const notification& b) { return !(a == b); }
+    // One line for logs: the event, tenant, folder, service and time.
+    friend std::ostream& operator<<(std::ostream& os, const notification& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const notification& a, const notification& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const notification& x);
 };
 
 // The body's member table and layout are in detail/notification_table.hpp.
-
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const notification& a, const notification& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const notification& a, const notification& b);
-
-// One line for logs: the event, tenant, folder, service and time.
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notification& n);
 
 // H6: appends the notification's body to `out`: compact UTF-8 JSON, members in
 // the order of spec 6.2, every member a string except "RevisionId": null, the

@@ -55,10 +55,12 @@ public:
     friend bool operator<(const api_family& a, std::string_view b) noexcept { return std::string_view(a.name_) < b; }
     friend bool operator<(std::string_view a, const api_family& b) noexcept { return a < std::string_view(b.name_); }
     // Escaped (P1): feature names come from the host's configuration.
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_family& f);
+    friend std::ostream& operator<<(std::ostream& os, const api_family& x) { return print_to(os, x); }
 
 private:
     std::string name_;
+
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const api_family& x);
 };
 
 using api_family_set = std::set<api_family, std::less<>>;
@@ -111,7 +113,10 @@ struct resource_ref {
         if (const int c = a.folder.compare(b.folder); c != 0) return c < 0;
         return a.service.compare(b.service) < 0;
     }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, resource_ref r);
+    friend std::ostream& operator<<(std::ostream& os, resource_ref x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, resource_ref x);
 };
 
 // An owning resource, for grants stored in a policy.
@@ -138,13 +143,15 @@ public:
     friend bool operator<(const resource& a, const resource& b) noexcept { return a.ref() < b.ref(); }
     friend bool operator<(const resource& a, resource_ref b) noexcept { return a.ref() < b; }
     friend bool operator<(resource_ref a, const resource& b) noexcept { return a < b.ref(); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const resource& r);
+    friend std::ostream& operator<<(std::ostream& os, const resource& x) { return print_to(os, x); }
 
 private:
     resource(resource_kind k, std::string f, std::string s) : kind_(k), folder_(std::move(f)), service_(std::move(s)) {}
     resource_kind kind_ = resource_kind::all;
     std::string folder_;
     std::string service_;
+
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const resource& x);
 };
 
 inline resource_ref::resource_ref(const resource& r) noexcept : resource_ref(r.ref()) {}
@@ -158,8 +165,11 @@ struct group_grant {
     api_family_set families;
     std::vector<std::string> features;
 
-    friend KEYHOOK_INLINE bool operator==(const group_grant& a, const group_grant& b);
+    friend bool operator==(const group_grant& a, const group_grant& b) { return is_equal(a, b); }
     friend bool operator!=(const group_grant& a, const group_grant& b) { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const group_grant& a, const group_grant& b);
 };
 
 // A tenant's permission model, supplied by the host: group name -> grant,
@@ -171,8 +181,11 @@ struct permission_policy {
     std::map<std::string, api_family_set, std::less<>> features;
     api_family_set default_families = default_api_families();
 
-    friend KEYHOOK_INLINE bool operator==(const permission_policy& a, const permission_policy& b);
+    friend bool operator==(const permission_policy& a, const permission_policy& b) { return is_equal(a, b); }
     friend bool operator!=(const permission_policy& a, const permission_policy& b) { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const permission_policy& a, const permission_policy& b);
 };
 
 // The effective permissions of one key: its groups merged (K9).
@@ -208,10 +221,10 @@ public:
     KEYHOOK_INLINE void grant(const resource& r, access_level level);
     KEYHOOK_INLINE void add_families(const api_family_set& more);
 
-    friend KEYHOOK_INLINE bool operator==(const key_permissions& a, const key_permissions& b);
+    friend bool operator==(const key_permissions& a, const key_permissions& b) { return is_equal(a, b); }
     friend bool operator!=(const key_permissions& a, const key_permissions& b) { return !(a == b); }
     friend KEYHOOK_INLINE bool operator<(const key_permissions& a, const key_permissions& b);
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_permissions& p);
+    friend std::ostream& operator<<(std::ostream& os, const key_permissions& x) { return print_to(os, x); }
 
 private:
     // Kept with every grant, so that most checks need no map lookup.
@@ -228,6 +241,9 @@ private:
     access_level all_level_ = access_level::none;    // the grant on all folders and services
     access_level max_folder_ = access_level::none;   // the greatest folder grant
     access_level max_service_ = access_level::none;  // the greatest service grant
+
+    static KEYHOOK_INLINE bool is_equal(const key_permissions& a, const key_permissions& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const key_permissions& x);
 };
 
 // K9: merges the grants of a key's groups under a tenant's policy: per resource

@@ -42,14 +42,17 @@ struct received_notification {
     std::string request_time_text;
     std::optional<timestamp> request_time;
     std::vector<std::string> mismatches;
+
+    // Its member table is in detail/received_notification_table.hpp.
+    friend bool operator==(const received_notification& a, const received_notification& b) { return is_equal(a, b); }
+    friend bool operator!=(const received_notification& a, const received_notification& b) { return !(a == b); }
+    // One line for logs; a Data twin that differs is named.
+    friend std::ostream& operator<<(std::ostream& os, const received_notification& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const received_notification& a, const received_notification& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const received_notification& x);
 };
-
-// Its member table is in detail/received_notification_table.hpp.
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const received_notification& a, const received_notification& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const received_notification& a, const received_notification& b);
-
-// One line for logs; a Data twin that differs is named.
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notification& n);
 
 // Bounds on what a receiver reads: a larger or deeper body is refused with
 // errc::limit_exceeded before or while parsing.

@@ -35,10 +35,15 @@ struct enum_names<key_source> {
 struct presented_key {
     secret key;
     key_source source = key_source::header;
+
+    friend bool operator==(const presented_key& a, const presented_key& b) { return is_equal(a, b); }
+    friend bool operator!=(const presented_key& a, const presented_key& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const presented_key& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const presented_key& a, const presented_key& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const presented_key& x);
 };
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const presented_key& a, const presented_key& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const presented_key& a, const presented_key& b);
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const presented_key& k);
 
 // Spec 4.4: a receiver accepts POST only (methods are case-sensitive, RFC
 // 9110). Anything else is errc::method_not_allowed (path "method").

@@ -53,8 +53,12 @@ private:
     std::chrono::seconds delay_{};
     timestamp time_{};
     bool absolute_ = false;
+
+    friend std::ostream& operator<<(std::ostream& os, const retry_after& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const retry_after& x);
 };
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const retry_after& r);
 
 // Reads a Retry-After header value: delta-seconds ("120") or an IMF-fixdate
 // ("Wed, 21 Oct 2015 07:28:00 GMT"), with optional surrounding spaces or tabs.
@@ -98,8 +102,12 @@ private:
     constexpr attempt_outcome(kind k, int status) noexcept : kind_(k), status_(status) {}
     kind kind_;
     int status_;
+
+    friend std::ostream& operator<<(std::ostream& os, const attempt_outcome& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const attempt_outcome& x);
 };
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const attempt_outcome& o);
 
 // One attempt: when it was sent, how it ended, and the server's Retry-After if
 // it gave one (read it with parse_retry_after).
@@ -107,10 +115,15 @@ struct delivery_attempt {
     timestamp sent_at;
     attempt_outcome outcome = attempt_outcome::transport_failure();
     std::optional<keyhook::retry_after> retry_after;
+
+    friend bool operator==(const delivery_attempt& a, const delivery_attempt& b) { return is_equal(a, b); }
+    friend bool operator!=(const delivery_attempt& a, const delivery_attempt& b) { return !(a == b); }
+    friend std::ostream& operator<<(std::ostream& os, const delivery_attempt& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const delivery_attempt& a, const delivery_attempt& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const delivery_attempt& x);
 };
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const delivery_attempt& a, const delivery_attempt& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const delivery_attempt& a, const delivery_attempt& b);
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_attempt& a);
 
 // B2 policy. schedule[i] is the wait before attempt i + 1, counted from when
 // attempt i was sent (schedule[0], for the first attempt, is counted from
@@ -128,9 +141,13 @@ struct retry_policy {
 
     // Attempts in all, the first included.
     [[nodiscard]] std::size_t max_attempts() const noexcept { return schedule.size(); }
+
+    friend bool operator==(const retry_policy& a, const retry_policy& b) { return is_equal(a, b); }
+    friend bool operator!=(const retry_policy& a, const retry_policy& b) { return !(a == b); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const retry_policy& a, const retry_policy& b);
 };
-[[nodiscard]] KEYHOOK_INLINE bool operator==(const retry_policy& a, const retry_policy& b);
-[[nodiscard]] KEYHOOK_INLINE bool operator!=(const retry_policy& a, const retry_policy& b);
 
 // What to do next.
 struct retry_decision {
@@ -147,8 +164,12 @@ struct retry_decision {
         return a.what == b.what && a.send_at == b.send_at && a.attempt == b.attempt;
     }
     friend bool operator!=(const retry_decision& a, const retry_decision& b) { return !(a == b); }
+
+    friend std::ostream& operator<<(std::ostream& os, const retry_decision& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const retry_decision& x);
 };
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const retry_decision& d);
 
 namespace detail {
 

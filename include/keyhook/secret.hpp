@@ -134,10 +134,13 @@ public:
 private:
     std::string value_;
     secret_kind kind_ = secret_kind::api_key;
-};
 
-// The masked form, escaped (P1): its visible characters came from input.
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const secret& s);
+    // The masked form, escaped (P1): its visible characters came from input.
+    friend std::ostream& operator<<(std::ostream& os, const secret& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const secret& x);
+};
 
 }  // namespace keyhook
 

@@ -45,9 +45,13 @@ struct auth_parameter {
     std::string name;
     secret value;
 
-    friend KEYHOOK_INLINE bool operator==(const auth_parameter& a, const auth_parameter& b);
+    friend bool operator==(const auth_parameter& a, const auth_parameter& b) { return is_equal(a, b); }
     friend bool operator!=(const auth_parameter& a, const auth_parameter& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const auth_parameter& p);
+    friend std::ostream& operator<<(std::ostream& os, const auth_parameter& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const auth_parameter& a, const auth_parameter& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const auth_parameter& x);
 };
 
 // A webhook as configured (spec 2.2). Not yet validated: see validate_webhook.
@@ -59,22 +63,30 @@ struct webhook {
     bool saved = false;                    // false: a draft, which never fires (H4)
     std::optional<secret> signing_secret;  // carried for signing (B1); core does not use it
 
-    friend KEYHOOK_INLINE bool operator==(const webhook& a, const webhook& b);
+    friend bool operator==(const webhook& a, const webhook& b) { return is_equal(a, b); }
     friend bool operator!=(const webhook& a, const webhook& b) { return !(a == b); }
-};
 
-// Secrets print masked; the endpoint through redact_url (P2: no user-info, no
-// query values), names quoted (P1).
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w);
+    // Secrets print masked; the endpoint through redact_url (P2: no user-info, no
+    // query values), names quoted (P1).
+    friend std::ostream& operator<<(std::ostream& os, const webhook& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const webhook& a, const webhook& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const webhook& x);
+};
 
 // The tenant's side of spec 2.2: its name and the "Enable webhooks" switch.
 struct tenant_settings {
     std::string name;
     bool webhooks_enabled = false;
 
-    friend KEYHOOK_INLINE bool operator==(const tenant_settings& a, const tenant_settings& b);
+    friend bool operator==(const tenant_settings& a, const tenant_settings& b) { return is_equal(a, b); }
     friend bool operator!=(const tenant_settings& a, const tenant_settings& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const tenant_settings& t);
+    friend std::ostream& operator<<(std::ostream& os, const tenant_settings& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const tenant_settings& a, const tenant_settings& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const tenant_settings& x);
 };
 
 }  // namespace keyhook

@@ -69,9 +69,13 @@ struct webhook_settings {
     tenant_settings tenant;
     std::vector<validated_webhook> webhooks;
 
-    friend KEYHOOK_INLINE bool operator==(const webhook_settings& a, const webhook_settings& b);
+    friend bool operator==(const webhook_settings& a, const webhook_settings& b) { return is_equal(a, b); }
     friend bool operator!=(const webhook_settings& a, const webhook_settings& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook_settings& s);
+    friend std::ostream& operator<<(std::ostream& os, const webhook_settings& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_INLINE bool is_equal(const webhook_settings& a, const webhook_settings& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const webhook_settings& x);
 };
 
 template <class Json = nlohmann::json>

@@ -157,9 +157,9 @@ public:
         return bit < event_type_count && (state_->event_mask >> bit & 1u) != 0;
     }
 
-    friend KEYHOOK_INLINE bool operator==(const validated_webhook& a, const validated_webhook& b);
+    friend bool operator==(const validated_webhook& a, const validated_webhook& b) { return is_equal(a, b); }
     friend bool operator!=(const validated_webhook& a, const validated_webhook& b) { return !(a == b); }
-    friend KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const validated_webhook& w);
+    friend std::ostream& operator<<(std::ostream& os, const validated_webhook& x) { return print_to(os, x); }
 
 private:
     friend std::optional<validated_webhook> detail::hooks::validate_webhook_at(const webhook& w,
@@ -171,6 +171,9 @@ private:
         : state_(std::move(state)) {}
 
     std::shared_ptr<const detail::hooks::prepared_webhook> state_;  // never null
+
+    static KEYHOOK_INLINE bool is_equal(const validated_webhook& a, const validated_webhook& b);
+    static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const validated_webhook& x);
 };
 
 static_assert(event_type_count <= 64, "the event mask of validated_webhook holds one bit per type");

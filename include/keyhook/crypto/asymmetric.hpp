@@ -74,9 +74,9 @@ public:
     // The prepared OpenSSL key (EVP_PKEY_ED25519).
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE evp_pkey_st* native_handle() const noexcept;
 
-    friend KEYHOOK_CRYPTO_INLINE bool operator==(const public_key& a, const public_key& b) noexcept;
+    friend bool operator==(const public_key& a, const public_key& b) noexcept { return is_equal(a, b); }
     friend bool operator!=(const public_key& a, const public_key& b) noexcept { return !(a == b); }
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const public_key& k);
+    friend std::ostream& operator<<(std::ostream& os, const public_key& x) { return print_to(os, x); }
     // What to_json (signing.hpp) writes: the written form in full.
     friend std::string json_form(const public_key& k) { return k.to_string(); }
 
@@ -98,6 +98,9 @@ private:
 
     friend class asymmetric_signing_key;
     friend result<public_key> try_public_key_from_bytes(const unsigned char* bytes, std::size_t n);
+
+    static KEYHOOK_CRYPTO_INLINE bool is_equal(const public_key& a, const public_key& b) noexcept;
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const public_key& x);
 };
 
 // The public key with these 32 raw bytes. Refused (path "public_key"): any
@@ -135,12 +138,13 @@ public:
     [[nodiscard]] KEYHOOK_CRYPTO_INLINE evp_pkey_st* native_handle() const noexcept;
 
     // Constant-time over the 64 bytes.
-    friend KEYHOOK_CRYPTO_INLINE bool operator==(const asymmetric_signing_key& a,
-                                                 const asymmetric_signing_key& b) noexcept;
+    friend bool operator==(const asymmetric_signing_key& a, const asymmetric_signing_key& b) noexcept {
+        return is_equal(a, b);
+    }
     friend bool operator!=(const asymmetric_signing_key& a, const asymmetric_signing_key& b) noexcept {
         return !(a == b);
     }
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& k);
+    friend std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& x) { return print_to(os, x); }
     // What to_json (signing.hpp) writes: the masked form.
     friend std::string json_form(const asymmetric_signing_key& k) { return k.masked(); }
 
@@ -164,6 +168,10 @@ private:
     friend result<asymmetric_signing_key> try_asymmetric_signing_key_from_seed(const unsigned char* seed,
                                                                                std::size_t n);
     friend result<asymmetric_signing_key> try_parse_asymmetric_signing_key(std::string_view text);
+
+    static KEYHOOK_CRYPTO_INLINE bool is_equal(const asymmetric_signing_key& a,
+                                               const asymmetric_signing_key& b) noexcept;
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const asymmetric_signing_key& x);
 };
 
 // The signing key of a 32-byte Ed25519 seed (RFC 8032's secret key); its

@@ -135,8 +135,8 @@ public:
     [[nodiscard]] const std::vector<rotated_key>& old_keys() const noexcept { return keys_.old; }
 
     // Masked keys and expiries only (B1).
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_key_set& s);
-    friend KEYHOOK_CRYPTO_INLINE bool operator==(const signing_key_set& a, const signing_key_set& b) noexcept;
+    friend std::ostream& operator<<(std::ostream& os, const signing_key_set& x) { return print_to(os, x); }
+    friend bool operator==(const signing_key_set& a, const signing_key_set& b) noexcept { return is_equal(a, b); }
     friend bool operator!=(const signing_key_set& a, const signing_key_set& b) noexcept { return !(a == b); }
 
 private:
@@ -146,6 +146,9 @@ private:
     friend secret store_signing_key_set(const signing_key_set& s);
     template <class D>
     friend result<signing_key_set> try_load_signing_key_set(std::string_view stored);
+
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const signing_key_set& x);
+    static KEYHOOK_CRYPTO_INLINE bool is_equal(const signing_key_set& a, const signing_key_set& b) noexcept;
 };
 
 // to_json (a printable form with no key material):

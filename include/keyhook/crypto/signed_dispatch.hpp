@@ -59,13 +59,17 @@ struct signed_delivery {
     http_request request;
     bool is_signed = false;
 
-    friend KEYHOOK_CRYPTO_INLINE bool operator==(const signed_delivery& a, const signed_delivery& b);
+    friend bool operator==(const signed_delivery& a, const signed_delivery& b) { return is_equal(a, b); }
     friend bool operator!=(const signed_delivery& a, const signed_delivery& b) { return !(a == b); }
-};
 
-// The outbound request (query values hidden, credentials redacted) and the
-// signature headers, which hold no secret.
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signed_delivery& d);
+    // The outbound request (query values hidden, credentials redacted) and the
+    // signature headers, which hold no secret.
+    friend std::ostream& operator<<(std::ostream& os, const signed_delivery& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_CRYPTO_INLINE bool is_equal(const signed_delivery& a, const signed_delivery& b);
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const signed_delivery& x);
+};
 
 // dispatch, then every request signed at `now` (B1 policy: those whose webhook
 // has a signing secret). Every webhook's keys are prepared before any request

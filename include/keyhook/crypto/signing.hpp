@@ -110,7 +110,7 @@ public:
 
     friend bool operator==(const signing_secret& a, const signing_secret& b) noexcept { return a.key_ == b.key_; }
     friend bool operator!=(const signing_secret& a, const signing_secret& b) noexcept { return !(a == b); }
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_secret& s);
+    friend std::ostream& operator<<(std::ostream& os, const signing_secret& x) { return print_to(os, x); }
     // What to_json writes: the masked form only.
     friend std::string json_form(const signing_secret& s) { return s.masked(); }
 
@@ -124,6 +124,8 @@ private:
     std::shared_ptr<detail::hmac_sha256_key> prepared_;
 
     friend struct detail::signing_secret_access;
+
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const signing_secret& x);
 };
 
 // JSON conversion of every key type of keyhook::crypto (nlohmann's j = key
@@ -255,9 +257,13 @@ struct verified_webhook {
     std::string id;       // webhook-id: deduplicate deliveries with it
     timestamp signed_at;  // webhook-timestamp
 
-    friend KEYHOOK_CRYPTO_INLINE bool operator==(const verified_webhook& a, const verified_webhook& b);
+    friend bool operator==(const verified_webhook& a, const verified_webhook& b) { return is_equal(a, b); }
     friend bool operator!=(const verified_webhook& a, const verified_webhook& b) { return !(a == b); }
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const verified_webhook& v);
+    friend std::ostream& operator<<(std::ostream& os, const verified_webhook& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_CRYPTO_INLINE bool is_equal(const verified_webhook& a, const verified_webhook& b);
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const verified_webhook& x);
 };
 
 // Verifies a received webhook against one or several secrets (a receiver that

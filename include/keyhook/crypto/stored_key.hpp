@@ -81,9 +81,9 @@ public:
     // A move copies: the digest bytes are an array, and the source keeps its value.
     ~stored_digest() { keyhook::detail::secure_wipe(bytes_.data(), bytes_.size()); }
 
-    friend KEYHOOK_CRYPTO_INLINE bool operator==(const stored_digest& a, const stored_digest& b) noexcept;
+    friend bool operator==(const stored_digest& a, const stored_digest& b) noexcept { return is_equal(a, b); }
     friend bool operator!=(const stored_digest& a, const stored_digest& b) noexcept { return !(a == b); }
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const stored_digest& d);
+    friend std::ostream& operator<<(std::ostream& os, const stored_digest& x) { return print_to(os, x); }
     template <class Json>
     friend void to_json(Json& j, const stored_digest& d) {
         j = d.masked();
@@ -96,6 +96,9 @@ private:
     key_fingerprint bytes_{};
     std::string pepper_id_;
     digest_form form_ = digest_form::kh1;
+
+    static KEYHOOK_CRYPTO_INLINE bool is_equal(const stored_digest& a, const stored_digest& b) noexcept;
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const stored_digest& x);
 };
 
 // Reads a stored digest. Refused (errc::invalid_value, path `where`, the text
@@ -148,13 +151,15 @@ public:
     [[nodiscard]] bool empty() const noexcept { return size() == 0; }
 
     // "pepper_set(current \"<id>\", <n> peppers)": ids, never bytes.
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const pepper_set& p);
+    friend std::ostream& operator<<(std::ostream& os, const pepper_set& x) { return print_to(os, x); }
 
 private:
     friend struct stored_digest_access;
     // The ring to change: copied first when an index (or a copy) shares it.
     KEYHOOK_CRYPTO_INLINE detail::pepper_ring& own();
     std::shared_ptr<detail::pepper_ring> ring_;
+
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const pepper_set& x);
 };
 
 // K11: the stored digest of `key` under the current pepper, at creation or
@@ -172,7 +177,10 @@ struct stored_key_match {
 
     explicit operator bool() const noexcept { return matched; }
     // "matched", "matched; store again under the current pepper" or "no match".
-    friend KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const stored_key_match& m);
+    friend std::ostream& operator<<(std::ostream& os, const stored_key_match& x) { return print_to(os, x); }
+
+private:
+    static KEYHOOK_CRYPTO_INLINE std::ostream& print_to(std::ostream& os, const stored_key_match& x);
 };
 
 // K11: whether `presented` is the key `stored` was computed from, compared in

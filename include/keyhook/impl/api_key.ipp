@@ -50,11 +50,11 @@ KEYHOOK_INLINE result<key_status> try_parse_key_status(std::string_view text) {
 
 KEYHOOK_INLINE key_status parse_key_status(std::string_view text) { return try_parse_key_status(text).value(); }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_id& id) { return os << escaped(id.str()); }
+KEYHOOK_INLINE std::ostream& key_id::print_to(std::ostream& os, const key_id& id) { return os << escaped(id.str()); }
 
-KEYHOOK_INLINE bool operator==(const api_key& a, const api_key& b) { return detail::members_equal(a, b); }
+KEYHOOK_INLINE bool api_key::is_equal(const api_key& a, const api_key& b) { return detail::members_equal(a, b); }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_key& k) {
+KEYHOOK_INLINE std::ostream& api_key::print_to(std::ostream& os, const api_key& k) {
     os << "api_key{id=" << k.id << ", name=" << detail::quote_input(k.name, 128) << ", status=" << k.status
        << ", activeFrom=" << format_timestamp(k.active_from) << ", expireAt=" << format_timestamp(k.expire_at);
     if (k.masked) os << ", masked=" << escaped(mask_key(*k.masked));

@@ -12,7 +12,7 @@ KEYHOOK_INLINE std::optional<key_id> authorization::key() const {
     return key_id(std::string(index_->id_of(*entry_)));
 }
 
-KEYHOOK_INLINE bool operator==(const authorization& a, const authorization& b) noexcept {
+KEYHOOK_INLINE bool authorization::is_equal(const authorization& a, const authorization& b) noexcept {
     const bool same_key =
         a.entry_ == b.entry_ || (a.entry_ && b.entry_ && a.index_->id_of(*a.entry_) == b.index_->id_of(*b.entry_));
     return a.reason_ == b.reason_ && same_key && a.status_ == b.status_ && a.granted_ == b.granted_ &&
@@ -21,7 +21,7 @@ KEYHOOK_INLINE bool operator==(const authorization& a, const authorization& b) n
            (!a.has_rate_ || (a.rate_remaining_ == b.rate_remaining_ && a.rate_reset_ == b.rate_reset_));
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const authorization& a) { return os << a.message(); }
+KEYHOOK_INLINE std::ostream& authorization::print_to(std::ostream& os, const authorization& a) { return os << a.message(); }
 
 KEYHOOK_INLINE bool detail::authorizer::headers_agree(authorization& a, const http_headers& headers,
                                                       std::string_view& key, std::string_view& tenant) noexcept {

@@ -148,18 +148,18 @@ KEYHOOK_INLINE std::vector<error> own_key_problems(const secret& key) {
     return problems;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const one_time_secret& s) {
+KEYHOOK_INLINE std::ostream& one_time_secret::print_to(std::ostream& os, const one_time_secret& s) {
     return os << (s.available() ? "one_time_secret(not yet taken)" : "one_time_secret(taken)");
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const own_key& k) { return os << "own_key{" << k.key << '}'; }
+KEYHOOK_INLINE std::ostream& own_key::print_to(std::ostream& os, const own_key& k) { return os << "own_key{" << k.key << '}'; }
 
-KEYHOOK_INLINE bool operator==(const key_request& a, const key_request& b) {
+KEYHOOK_INLINE bool key_request::is_equal(const key_request& a, const key_request& b) {
     return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
            a.expire_at == b.expire_at && a.groups == b.groups && a.method == b.method;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_request& r) {
+KEYHOOK_INLINE std::ostream& key_request::print_to(std::ostream& os, const key_request& r) {
     os << "key_request{name=" << detail::quote_input(r.name, 128) << ", activeFrom=" << format_timestamp(r.active_from)
        << ", expireAt=" << format_timestamp(r.expire_at) << ", groups=[";
     for (std::size_t i = 0; i < r.groups.size(); ++i) os << (i ? "," : "") << detail::quote_input(r.groups[i]);
@@ -171,11 +171,11 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_request& r) 
     return os << '}';
 }
 
-KEYHOOK_INLINE bool operator==(const key_warning& a, const key_warning& b) {
+KEYHOOK_INLINE bool key_warning::is_equal(const key_warning& a, const key_warning& b) {
     return a.kind == b.kind && a.path == b.path && a.message == b.message;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_warning& w) {
+KEYHOOK_INLINE std::ostream& key_warning::print_to(std::ostream& os, const key_warning& w) {
     std::string text;  // P1: the path and message may quote input
     detail::append_escaped(text, w.path);
     text += ": ";
@@ -183,7 +183,7 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_warning& w) 
     return os << "[keyhook.warning." << w.kind << "] " << text;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const created_key& c) {
+KEYHOOK_INLINE std::ostream& created_key::print_to(std::ostream& os, const created_key& c) {
     os << "created_key{" << c.record << ", " << c.key;
     for (const auto& w : c.warnings) os << ", " << w;
     return os << '}';

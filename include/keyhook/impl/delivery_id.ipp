@@ -40,7 +40,7 @@ KEYHOOK_INLINE std::string to_string(const delivery_id& id) {
     return s;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id& id) { return os << to_string(id); }
+KEYHOOK_INLINE std::ostream& delivery_id::print_to(std::ostream& os, const delivery_id& id) { return os << to_string(id); }
 
 KEYHOOK_INLINE result<delivery_id> try_parse_delivery_id(std::string_view text) {
     const auto fail = [&text] {
@@ -117,13 +117,13 @@ KEYHOOK_INLINE const delivery_id_key& delivery_id_key::per_process() {
     return key;
 }
 
-KEYHOOK_INLINE bool operator==(const delivery_id_key& a, const delivery_id_key& b) noexcept {
+KEYHOOK_INLINE bool delivery_id_key::is_equal(const delivery_id_key& a, const delivery_id_key& b) noexcept {
     unsigned diff = 0;
     for (std::size_t i = 0; i < delivery_id_key::size; ++i) diff |= static_cast<unsigned>(a.bytes_[i] ^ b.bytes_[i]);
     return diff == 0;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_id_key&) {
+KEYHOOK_INLINE std::ostream& delivery_id_key::print_to(std::ostream& os, const delivery_id_key&) {
     return os << "delivery_id_key(hidden)";
 }
 

@@ -32,9 +32,9 @@ KEYHOOK_INLINE void record_attempt(delivery_state& s, const delivery_attempt& at
     }
 }
 
-KEYHOOK_INLINE bool operator==(const delivery_state& a, const delivery_state& b) { return detail::members_equal(a, b); }
+KEYHOOK_INLINE bool delivery_state::is_equal(const delivery_state& a, const delivery_state& b) { return detail::members_equal(a, b); }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_state& s) {
+KEYHOOK_INLINE std::ostream& delivery_state::print_to(std::ostream& os, const delivery_state& s) {
     os << s.id << " to " << detail::quote_input(s.webhook) << ": " << s.status << ", " << s.attempts.size()
        << " attempt(s)";
     if (s.next_due) os << ", next at " << format_timestamp(*s.next_due);

@@ -20,11 +20,11 @@ KEYHOOK_INLINE http_request outbound_request::request() const {
     return http_request{std::string(method()), url(), headers(), body()};
 }
 
-KEYHOOK_INLINE bool operator==(const outbound_request& a, const outbound_request& b) {
+KEYHOOK_INLINE bool outbound_request::is_equal(const outbound_request& a, const outbound_request& b) {
     return a.id_ == b.id_ && a.webhook_ == b.webhook_ && (a.body_ == b.body_ || *a.body_ == *b.body_);
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const outbound_request& r) {
+KEYHOOK_INLINE std::ostream& outbound_request::print_to(std::ostream& os, const outbound_request& r) {
     os << r.method() << ' ' << escaped(redact_url(r.url())) << " (webhook " << detail::quote_input(r.webhook_name())
        << ", " << r.id() << ')';
     for (const auto& h : r.headers()) os << '\n' << h;

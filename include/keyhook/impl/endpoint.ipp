@@ -14,11 +14,11 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const endpoint_url& a, const endpoint_url& b) {
+KEYHOOK_INLINE bool endpoint_url::is_equal(const endpoint_url& a, const endpoint_url& b) {
     return a.url == b.url && a.scheme == b.scheme && a.host == b.host && a.address == b.address && a.port == b.port &&
            a.has_query == b.has_query;
 }
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_url& e) {
+KEYHOOK_INLINE std::ostream& endpoint_url::print_to(std::ostream& os, const endpoint_url& e) {
     return os << escaped(redact_url(e.url));
 }
 

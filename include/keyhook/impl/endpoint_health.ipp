@@ -16,19 +16,19 @@ KEYHOOK_INLINE std::string_view to_string(notice_type t) noexcept {
     return detail::enum_names<notice_type>::values[static_cast<std::size_t>(t)];
 }
 
-KEYHOOK_INLINE bool operator==(const endpoint_health& a, const endpoint_health& b) noexcept {
+KEYHOOK_INLINE bool endpoint_health::is_equal(const endpoint_health& a, const endpoint_health& b) noexcept {
     return detail::members_equal(a, b);
 }
 
-KEYHOOK_INLINE bool operator==(const endpoint_state& a, const endpoint_state& b) noexcept {
+KEYHOOK_INLINE bool endpoint_state::is_equal(const endpoint_state& a, const endpoint_state& b) noexcept {
     return detail::members_equal(a, b);
 }
 
-KEYHOOK_INLINE bool operator==(const operational_notice& a, const operational_notice& b) {
+KEYHOOK_INLINE bool operational_notice::is_equal(const operational_notice& a, const operational_notice& b) {
     return detail::members_equal(a, b);
 }
 
-KEYHOOK_INLINE bool operator==(const health_decision& a, const health_decision& b) {
+KEYHOOK_INLINE bool health_decision::is_equal(const health_decision& a, const health_decision& b) {
     return a.what == b.what && a.state == b.state && a.notices == b.notices;
 }
 
@@ -41,7 +41,7 @@ inline void print_time(std::ostream& os, const std::optional<timestamp>& t) {
 }
 }  // namespace detail
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& s) {
+KEYHOOK_INLINE std::ostream& endpoint_state::print_to(std::ostream& os, const endpoint_state& s) {
     os << (s.disabled ? "disabled" : "enabled") << ", failing since ";
     detail::print_time(os, s.health.fail_since);
     os << ", last status ";
@@ -54,7 +54,7 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const endpoint_state& 
     return os;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const operational_notice& n) {
+KEYHOOK_INLINE std::ostream& operational_notice::print_to(std::ostream& os, const operational_notice& n) {
     os << to_string(n.type) << " at " << format_timestamp(n.at) << " for webhook "
        << detail::quote_input(n.webhook_name);
     if (n.delivery) os << ", " << *n.delivery;

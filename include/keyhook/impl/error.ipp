@@ -21,13 +21,11 @@ KEYHOOK_INLINE const std::error_category& error_category() noexcept {
     return instance;
 }
 
-KEYHOOK_INLINE bool operator==(const error& a, const error& b) {
+KEYHOOK_INLINE bool error::is_equal(const error& a, const error& b) {
     return a.code == b.code && a.path == b.path && a.message == b.message;
 }
 
-KEYHOOK_INLINE bool operator!=(const error& a, const error& b) { return !(a == b); }
-
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const error& e) {
+KEYHOOK_INLINE std::ostream& error::print_to(std::ostream& os, const error& e) {
     return os << "[keyhook." << to_string(e.code) << "] " << e.what();
 }
 

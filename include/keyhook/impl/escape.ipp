@@ -59,7 +59,7 @@ KEYHOOK_INLINE std::string escape_json_text(std::string_view json) {
     return out;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
+KEYHOOK_INLINE std::ostream& escaped_text::print_to(std::ostream& os, escaped_text e) { return os << escape_text(e.text); }
 
 KEYHOOK_INLINE std::string quoted_input(std::string_view s, std::size_t limit) {
     const bool cut = s.size() > limit;

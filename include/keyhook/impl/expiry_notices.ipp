@@ -11,27 +11,27 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_transition& t) {
+KEYHOOK_INLINE std::ostream& key_transition::print_to(std::ostream& os, const key_transition& t) {
     return os << t.kind << '@' << format_timestamp(t.at);
 }
 
-KEYHOOK_INLINE bool operator==(const expiry_notice& a, const expiry_notice& b) {
+KEYHOOK_INLINE bool expiry_notice::is_equal(const expiry_notice& a, const expiry_notice& b) {
     return a.id == b.id && a.name == b.name && a.masked == b.masked && a.kind == b.kind && a.at == b.at &&
            a.expire_at == b.expire_at;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const expiry_notice& n) {
+KEYHOOK_INLINE std::ostream& expiry_notice::print_to(std::ostream& os, const expiry_notice& n) {
     return os << "expiry_notice{" << n.kind << " at " << format_timestamp(n.at) << ", id=" << n.id
               << ", name=" << detail::quote_input(n.name, 128)
               << ", masked=" << (n.masked ? escape_text(mask_key(*n.masked)) : std::string("null"))
               << ", expireAt=" << format_timestamp(n.expire_at) << '}';
 }
 
-KEYHOOK_INLINE bool operator==(const notice_digest& a, const notice_digest& b) {
+KEYHOOK_INLINE bool notice_digest::is_equal(const notice_digest& a, const notice_digest& b) {
     return a.since == b.since && a.now == b.now && a.notices == b.notices;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notice_digest& d) {
+KEYHOOK_INLINE std::ostream& notice_digest::print_to(std::ostream& os, const notice_digest& d) {
     os << "notice_digest{(" << format_timestamp(d.since) << ", " << format_timestamp(d.now) << "], " << d.notices.size()
        << " notices";
     for (const auto& n : d.notices) os << "\n  " << n;

@@ -165,13 +165,11 @@ KEYHOOK_INLINE std::optional<std::string> find_query_parameter(std::string_view 
     return std::nullopt;
 }
 
-KEYHOOK_INLINE bool operator==(const http_header& a, const http_header& b) {
+KEYHOOK_INLINE bool http_header::is_equal(const http_header& a, const http_header& b) {
     return a.name == b.name && a.value == b.value && a.sensitive == b.sensitive;
 }
 
-KEYHOOK_INLINE bool operator!=(const http_header& a, const http_header& b) { return !(a == b); }
-
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const http_header& h) {
+KEYHOOK_INLINE std::ostream& http_header::print_to(std::ostream& os, const http_header& h) {
     os << escaped(h.name) << ": ";
     if (h.sensitive || is_credential_header_name(h.name)) return os << redacted_text;
     return os << escaped(h.value);
@@ -183,13 +181,11 @@ KEYHOOK_INLINE const http_header* find_header(const http_headers& headers, std::
     return nullptr;
 }
 
-KEYHOOK_INLINE bool operator==(const http_request& a, const http_request& b) {
+KEYHOOK_INLINE bool http_request::is_equal(const http_request& a, const http_request& b) {
     return a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body;
 }
 
-KEYHOOK_INLINE bool operator!=(const http_request& a, const http_request& b) { return !(a == b); }
-
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const http_request& r) {
+KEYHOOK_INLINE std::ostream& http_request::print_to(std::ostream& os, const http_request& r) {
     os << escaped(r.method) << ' ' << escaped(redact_url(r.url));
     for (const auto& h : r.headers) os << "\n" << h;
     return os << "\n(" << r.body.size() << " body bytes)";

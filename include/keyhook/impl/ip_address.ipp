@@ -161,6 +161,6 @@ KEYHOOK_INLINE std::string to_string(const ip_address& ip) {
     return s;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const ip_address& ip) { return os << to_string(ip); }
+KEYHOOK_INLINE std::ostream& ip_address::print_to(std::ostream& os, const ip_address& ip) { return os << to_string(ip); }
 
 }  // namespace keyhook

@@ -18,18 +18,18 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const key_list_page& a, const key_list_page& b) {
+KEYHOOK_INLINE bool key_list_page::is_equal(const key_list_page& a, const key_list_page& b) {
     return a.count == b.count && a.page == b.page && a.page_size == b.page_size && a.records == b.records &&
            a.rejected == b.rejected && a.rejected_count == b.rejected_count;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_page& p) {
+KEYHOOK_INLINE std::ostream& key_list_page::print_to(std::ostream& os, const key_list_page& p) {
     os << "key_list_page{count=" << p.count << ", page=" << p.page << ", page_size=" << p.page_size
        << ", records=" << p.records.size() << ", rejected=" << p.rejected_count << '}';
     return os;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_options& o) {
+KEYHOOK_INLINE std::ostream& key_list_options::print_to(std::ostream& os, const key_list_options& o) {
     return os << "key_list_options{mode=" << o.mode << ", max_depth=" << o.max_depth
               << ", max_string_bytes=" << o.max_string_bytes << '}';
 }

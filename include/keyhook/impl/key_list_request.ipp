@@ -12,12 +12,12 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const key_list_query& a, const key_list_query& b) {
+KEYHOOK_INLINE bool key_list_query::is_equal(const key_list_query& a, const key_list_query& b) {
     return a.base_url == b.base_url && a.tenant == b.tenant && a.page == b.page && a.size == b.size &&
            a.type == b.type && a.status == b.status && a.token == b.token;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_list_query& q) {
+KEYHOOK_INLINE std::ostream& key_list_query::print_to(std::ostream& os, const key_list_query& q) {
     os << "key_list_query{base_url=" << detail::quote_input(redact_url(q.base_url), 128)
        << ", tenant=" << detail::quote_input(q.tenant) << ", page=" << q.page << ", size=" << q.size
        << ", type=" << detail::quote_input(q.type) << ", status=";

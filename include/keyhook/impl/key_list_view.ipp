@@ -32,11 +32,11 @@ KEYHOOK_INLINE void detail::prefetch_strings(const api_key& k) noexcept {
     visit_members(k, [](const auto&, const auto& value) noexcept { prefetch_value(value); });
 }
 
-KEYHOOK_INLINE bool operator==(const key_filter& a, const key_filter& b) {
+KEYHOOK_INLINE bool key_filter::is_equal(const key_filter& a, const key_filter& b) {
     return a.status == b.status && a.type == b.type && a.group == b.group && a.name_contains == b.name_contains;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_filter& f) {
+KEYHOOK_INLINE std::ostream& key_filter::print_to(std::ostream& os, const key_filter& f) {
     os << "key_filter{";
     const char* sep = "";
     if (f.status) {

@@ -118,7 +118,7 @@ KEYHOOK_INLINE std::string to_string(const address_range& r) {
     return to_string(r.network()) + "/" + std::to_string(r.prefix_length());
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const address_range& r) { return os << to_string(r); }
+KEYHOOK_INLINE std::ostream& address_range::print_to(std::ostream& os, const address_range& r) { return os << to_string(r); }
 
 KEYHOOK_INLINE bool address_allowed(const std::vector<address_range>& ranges, const ip_address& caller) noexcept {
     if (ranges.empty()) return true;
@@ -173,13 +173,13 @@ KEYHOOK_INLINE credit_decision spend_credits(const std::optional<credit_refill>&
     return out;
 }
 
-KEYHOOK_INLINE bool operator==(const credit_refill& a, const credit_refill& b) noexcept {
+KEYHOOK_INLINE bool credit_refill::is_equal(const credit_refill& a, const credit_refill& b) noexcept {
     return detail::members_equal(a, b);
 }
 
-KEYHOOK_INLINE bool operator==(const key_usage& a, const key_usage& b) noexcept { return detail::members_equal(a, b); }
+KEYHOOK_INLINE bool key_usage::is_equal(const key_usage& a, const key_usage& b) noexcept { return detail::members_equal(a, b); }
 
-KEYHOOK_INLINE bool operator==(const key_policy& a, const key_policy& b) noexcept {
+KEYHOOK_INLINE bool key_policy::is_equal(const key_policy& a, const key_policy& b) noexcept {
     return detail::members_equal(a, b);
 }
 

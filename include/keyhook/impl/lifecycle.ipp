@@ -7,16 +7,16 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const key_update& a, const key_update& b) {
+KEYHOOK_INLINE bool key_update::is_equal(const key_update& a, const key_update& b) {
     return a.name == b.name && a.description == b.description && a.active_from == b.active_from &&
            a.expire_at == b.expire_at && a.groups == b.groups;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const rotated_key& r) {
+KEYHOOK_INLINE std::ostream& rotated_key::print_to(std::ostream& os, const rotated_key& r) {
     return os << "rotated_key{old=" << r.old_record << ", new=" << r.record << ", " << r.key << '}';
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const deletion_receipt& r) {
+KEYHOOK_INLINE std::ostream& deletion_receipt::print_to(std::ostream& os, const deletion_receipt& r) {
     return os << "deleted{id=" << r.id << ", name=" << detail::quote_input(r.name, 128) << '}';
 }
 

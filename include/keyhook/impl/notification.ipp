@@ -17,7 +17,7 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const notification& n) {
+KEYHOOK_INLINE std::ostream& notification::print_to(std::ostream& os, const notification& n) {
     return os << "notification(" << n.user_action << ", tenant " << detail::quote_input(n.tenant) << ", folder "
               << detail::quote_input(n.folder_name) << ", service " << detail::quote_input(n.service_name) << ", at "
               << format_timestamp_millis(n.request_time) << ')';
@@ -185,9 +185,7 @@ KEYHOOK_INLINE std::string notification_body(const notification& n) {
     return body;
 }
 
-KEYHOOK_INLINE bool operator==(const notification& a, const notification& b) { return detail::members_equal(a, b); }
-
-KEYHOOK_INLINE bool operator!=(const notification& a, const notification& b) { return !(a == b); }
+KEYHOOK_INLINE bool notification::is_equal(const notification& a, const notification& b) { return detail::members_equal(a, b); }
 
 }  // namespace keyhook
 

@@ -8,9 +8,9 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const api_family& f) { return os << escaped(f.name()); }
+KEYHOOK_INLINE std::ostream& api_family::print_to(std::ostream& os, const api_family& f) { return os << escaped(f.name()); }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, resource_ref r) {
+KEYHOOK_INLINE std::ostream& resource_ref::print_to(std::ostream& os, resource_ref r) {
     switch (r.kind) {
         case resource_kind::all: return os << "all folders and services";
         case resource_kind::folder: return os << "folder " << escaped(r.folder);
@@ -19,13 +19,13 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, resource_ref r) {
     return os;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const resource& r) { return os << r.ref(); }
+KEYHOOK_INLINE std::ostream& resource::print_to(std::ostream& os, const resource& r) { return os << r.ref(); }
 
-KEYHOOK_INLINE bool operator==(const group_grant& a, const group_grant& b) {
+KEYHOOK_INLINE bool group_grant::is_equal(const group_grant& a, const group_grant& b) {
     return a.access == b.access && a.families == b.families && a.features == b.features;
 }
 
-KEYHOOK_INLINE bool operator==(const permission_policy& a, const permission_policy& b) {
+KEYHOOK_INLINE bool permission_policy::is_equal(const permission_policy& a, const permission_policy& b) {
     return a.groups == b.groups && a.features == b.features && a.default_families == b.default_families;
 }
 
@@ -53,7 +53,7 @@ KEYHOOK_INLINE void key_permissions::add_families(const api_family_set& more) {
     families_.insert(more.begin(), more.end());
 }
 
-KEYHOOK_INLINE bool operator==(const key_permissions& a, const key_permissions& b) {
+KEYHOOK_INLINE bool key_permissions::is_equal(const key_permissions& a, const key_permissions& b) {
     return a.access_ == b.access_ && a.families_ == b.families_;
 }
 
@@ -83,7 +83,7 @@ KEYHOOK_INLINE key_permissions merge_permissions(std::initializer_list<std::stri
     return merge_permissions<std::initializer_list<std::string_view>>(groups, policy);
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const key_permissions& p) {
+KEYHOOK_INLINE std::ostream& key_permissions::print_to(std::ostream& os, const key_permissions& p) {
     os << "permissions{";
     const char* sep = "";
     for (const auto& [r, level] : p.access_) {

@@ -23,13 +23,11 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const received_notification& a, const received_notification& b) {
+KEYHOOK_INLINE bool received_notification::is_equal(const received_notification& a, const received_notification& b) {
     return detail::members_equal(a, b);
 }
 
-KEYHOOK_INLINE bool operator!=(const received_notification& a, const received_notification& b) { return !(a == b); }
-
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const received_notification& n) {
+KEYHOOK_INLINE std::ostream& received_notification::print_to(std::ostream& os, const received_notification& n) {
     os << "received_notification(" << detail::quote_input(n.user_action) << (n.event ? "" : " (unknown)") << ", tenant "
        << detail::quote_input(n.tenant) << ", folder " << detail::quote_input(n.folder_name) << ", service "
        << detail::quote_input(n.service_name) << ", at " << detail::quote_input(n.request_time_text);

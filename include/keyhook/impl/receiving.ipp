@@ -11,13 +11,11 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const presented_key& a, const presented_key& b) {
+KEYHOOK_INLINE bool presented_key::is_equal(const presented_key& a, const presented_key& b) {
     return a.key == b.key && a.source == b.source;
 }
 
-KEYHOOK_INLINE bool operator!=(const presented_key& a, const presented_key& b) { return !(a == b); }
-
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const presented_key& k) {
+KEYHOOK_INLINE std::ostream& presented_key::print_to(std::ostream& os, const presented_key& k) {
     return os << k.key << " from " << k.source;
 }
 

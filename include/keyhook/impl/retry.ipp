@@ -85,12 +85,12 @@ KEYHOOK_INLINE result<retry_after> try_parse_retry_after(std::string_view value)
 
 KEYHOOK_INLINE retry_after parse_retry_after(std::string_view value) { return try_parse_retry_after(value).value(); }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const retry_after& r) {
+KEYHOOK_INLINE std::ostream& retry_after::print_to(std::ostream& os, const retry_after& r) {
     if (!r.is_delay()) return os << "retry_after(at " << format_timestamp(r.time_value()) << ')';
     return os << "retry_after(" << r.delay_value().count() << " s)";
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const attempt_outcome& o) {
+KEYHOOK_INLINE std::ostream& attempt_outcome::print_to(std::ostream& os, const attempt_outcome& o) {
     switch (o.what()) {
         case attempt_outcome::kind::http_response: return os << "HTTP " << *o.status();
         case attempt_outcome::kind::transport_failure: return os << "transport failure";
@@ -99,13 +99,13 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const attempt_outcome&
     return os;
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const delivery_attempt& a) {
+KEYHOOK_INLINE std::ostream& delivery_attempt::print_to(std::ostream& os, const delivery_attempt& a) {
     os << "attempt(" << format_timestamp(a.sent_at) << ", " << a.outcome;
     if (a.retry_after) os << ", " << *a.retry_after;
     return os << ')';
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const retry_decision& d) {
+KEYHOOK_INLINE std::ostream& retry_decision::print_to(std::ostream& os, const retry_decision& d) {
     switch (d.what) {
         case retry_decision::action::send:
             return os << "send attempt " << d.attempt << " at " << format_timestamp(d.send_at);
@@ -171,17 +171,13 @@ KEYHOOK_INLINE result<retry_decision> plan_after_checks(const std::vector<delive
 
 }  // namespace detail
 
-KEYHOOK_INLINE bool operator==(const delivery_attempt& a, const delivery_attempt& b) {
+KEYHOOK_INLINE bool delivery_attempt::is_equal(const delivery_attempt& a, const delivery_attempt& b) {
     return a.sent_at == b.sent_at && a.outcome == b.outcome && a.retry_after == b.retry_after;
 }
 
-KEYHOOK_INLINE bool operator!=(const delivery_attempt& a, const delivery_attempt& b) { return !(a == b); }
-
-KEYHOOK_INLINE bool operator==(const retry_policy& a, const retry_policy& b) {
+KEYHOOK_INLINE bool retry_policy::is_equal(const retry_policy& a, const retry_policy& b) {
     return a.schedule == b.schedule && a.max_jitter_percent == b.max_jitter_percent &&
            a.max_retry_after == b.max_retry_after;
 }
-
-KEYHOOK_INLINE bool operator!=(const retry_policy& a, const retry_policy& b) { return !(a == b); }
 
 }  // namespace keyhook

@@ -41,7 +41,7 @@ KEYHOOK_INLINE std::string secret::masked() const {
     return mask_key(value_);
 }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const secret& s) {
+KEYHOOK_INLINE std::ostream& secret::print_to(std::ostream& os, const secret& s) {
     return os << "secret(" << escaped(s.masked()) << ')';
 }
 

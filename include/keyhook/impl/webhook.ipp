@@ -9,14 +9,14 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const auth_parameter& a, const auth_parameter& b) { return detail::members_equal(a, b); }
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const auth_parameter& p) {
+KEYHOOK_INLINE bool auth_parameter::is_equal(const auth_parameter& a, const auth_parameter& b) { return detail::members_equal(a, b); }
+KEYHOOK_INLINE std::ostream& auth_parameter::print_to(std::ostream& os, const auth_parameter& p) {
     return os << p.in << ' ' << escaped(p.name) << '=' << p.value;
 }
 
-KEYHOOK_INLINE bool operator==(const webhook& a, const webhook& b) { return detail::members_equal(a, b); }
+KEYHOOK_INLINE bool webhook::is_equal(const webhook& a, const webhook& b) { return detail::members_equal(a, b); }
 
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w) {
+KEYHOOK_INLINE std::ostream& webhook::print_to(std::ostream& os, const webhook& w) {
     os << "webhook{name=" << detail::quote_input(w.name)
        << ", endpoint=" << detail::quote_input(redact_url(w.endpoint), 256) << ", " << (w.saved ? "saved" : "draft")
        << ", events=";
@@ -37,10 +37,10 @@ KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook& w) {
     return os << '}';
 }
 
-KEYHOOK_INLINE bool operator==(const tenant_settings& a, const tenant_settings& b) {
+KEYHOOK_INLINE bool tenant_settings::is_equal(const tenant_settings& a, const tenant_settings& b) {
     return detail::members_equal(a, b);
 }
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const tenant_settings& t) {
+KEYHOOK_INLINE std::ostream& tenant_settings::print_to(std::ostream& os, const tenant_settings& t) {
     return os << "tenant{name=" << detail::quote_input(t.name)
               << ", webhooks=" << (t.webhooks_enabled ? "enabled" : "disabled") << '}';
 }

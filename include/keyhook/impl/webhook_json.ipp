@@ -13,10 +13,10 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const webhook_settings& a, const webhook_settings& b) {
+KEYHOOK_INLINE bool webhook_settings::is_equal(const webhook_settings& a, const webhook_settings& b) {
     return detail::members_equal(a, b);
 }
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const webhook_settings& s) {
+KEYHOOK_INLINE std::ostream& webhook_settings::print_to(std::ostream& os, const webhook_settings& s) {
     os << s.tenant;
     for (const auto& w : s.webhooks) os << '\n' << w;
     return os;

@@ -20,10 +20,10 @@
 
 namespace keyhook {
 
-KEYHOOK_INLINE bool operator==(const validated_webhook& a, const validated_webhook& b) {
+KEYHOOK_INLINE bool validated_webhook::is_equal(const validated_webhook& a, const validated_webhook& b) {
     return a.state_ == b.state_ || a.state_->config == b.state_->config;
 }
-KEYHOOK_INLINE std::ostream& operator<<(std::ostream& os, const validated_webhook& w) { return os << w.state_->config; }
+KEYHOOK_INLINE std::ostream& validated_webhook::print_to(std::ostream& os, const validated_webhook& w) { return os << w.state_->config; }
 
 namespace detail::hooks {
 

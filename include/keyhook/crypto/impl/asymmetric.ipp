@@ -126,10 +126,10 @@ KEYHOOK_CRYPTO_INLINE const std::array<unsigned char, ed25519_public_key_bytes>&
 
 KEYHOOK_CRYPTO_INLINE evp_pkey_st* public_key::native_handle() const noexcept { return state_->pkey.get(); }
 
-KEYHOOK_CRYPTO_INLINE bool operator==(const public_key& a, const public_key& b) noexcept {
+KEYHOOK_CRYPTO_INLINE bool public_key::is_equal(const public_key& a, const public_key& b) noexcept {
     return a.bytes() == b.bytes();
 }
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const public_key& k) {
+KEYHOOK_CRYPTO_INLINE std::ostream& public_key::print_to(std::ostream& os, const public_key& k) {
     return os << "public_key(" << k.to_string() << ')';
 }
 
@@ -161,12 +161,12 @@ KEYHOOK_CRYPTO_INLINE keyhook::crypto::public_key asymmetric_signing_key::public
 
 KEYHOOK_CRYPTO_INLINE evp_pkey_st* asymmetric_signing_key::native_handle() const noexcept { return state_->pkey.get(); }
 
-KEYHOOK_CRYPTO_INLINE bool operator==(const asymmetric_signing_key& a, const asymmetric_signing_key& b) noexcept {
+KEYHOOK_CRYPTO_INLINE bool asymmetric_signing_key::is_equal(const asymmetric_signing_key& a, const asymmetric_signing_key& b) noexcept {
     return constant_time_equal(detail::as_chars(a.state_->raw.data(), a.state_->raw.size()),
                                detail::as_chars(b.state_->raw.data(), b.state_->raw.size()));
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const asymmetric_signing_key& k) {
+KEYHOOK_CRYPTO_INLINE std::ostream& asymmetric_signing_key::print_to(std::ostream& os, const asymmetric_signing_key& k) {
     return os << "asymmetric_signing_key(" << k.masked() << ')';
 }
 

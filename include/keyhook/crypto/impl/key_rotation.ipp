@@ -188,11 +188,11 @@ KEYHOOK_CRYPTO_INLINE result<http_request> signing_key_set::try_sign_outbound(
     return try_sign_request(r.request(), to_string(r.id()), now);
 }
 
-KEYHOOK_CRYPTO_INLINE bool operator==(const signing_key_set& a, const signing_key_set& b) noexcept {
+KEYHOOK_CRYPTO_INLINE bool signing_key_set::is_equal(const signing_key_set& a, const signing_key_set& b) noexcept {
     return keyhook::detail::members_equal(a.keys_, b.keys_);
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_key_set& s) {
+KEYHOOK_CRYPTO_INLINE std::ostream& signing_key_set::print_to(std::ostream& os, const signing_key_set& s) {
     os << "signing keys: current";
     if (s.keys_.secret) os << ' ' << s.keys_.secret->masked();
     if (s.keys_.asymmetric) os << ' ' << s.keys_.asymmetric->masked();

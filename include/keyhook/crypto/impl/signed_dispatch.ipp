@@ -92,11 +92,11 @@ KEYHOOK_CRYPTO_INLINE result<http_request> try_sign_delivery(const validated_web
     return try_sign_request(std::move(request), *keys, to_string(id), now);
 }
 
-KEYHOOK_CRYPTO_INLINE bool operator==(const signed_delivery& a, const signed_delivery& b) {
+KEYHOOK_CRYPTO_INLINE bool signed_delivery::is_equal(const signed_delivery& a, const signed_delivery& b) {
     return a.outbound == b.outbound && a.request == b.request && a.is_signed == b.is_signed;
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signed_delivery& d) {
+KEYHOOK_CRYPTO_INLINE std::ostream& signed_delivery::print_to(std::ostream& os, const signed_delivery& d) {
     os << d.outbound;
     if (!d.is_signed) return os << "\n(unsigned)";
     os << "\nsigned with:";

@@ -114,7 +114,7 @@ KEYHOOK_CRYPTO_INLINE std::string signing_secret::reveal() const {
     return detail::prefixed_base64(signing_secret_prefix, reinterpret_cast<const unsigned char*>(k.data()), k.size());
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const signing_secret& s) {
+KEYHOOK_CRYPTO_INLINE std::ostream& signing_secret::print_to(std::ostream& os, const signing_secret& s) {
     return os << "signing_secret(" << s.masked() << ')';
 }
 
@@ -324,10 +324,10 @@ inline result<http_request> sign_request_with(http_request request, secret_list 
 
 }  // namespace detail
 
-KEYHOOK_CRYPTO_INLINE bool operator==(const verified_webhook& a, const verified_webhook& b) {
+KEYHOOK_CRYPTO_INLINE bool verified_webhook::is_equal(const verified_webhook& a, const verified_webhook& b) {
     return a.id == b.id && a.signed_at == b.signed_at;
 }
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const verified_webhook& v) {
+KEYHOOK_CRYPTO_INLINE std::ostream& verified_webhook::print_to(std::ostream& os, const verified_webhook& v) {
     return os << "verified_webhook(" << escaped(v.id) << ", " << format_timestamp(v.signed_at) << ')';
 }
 

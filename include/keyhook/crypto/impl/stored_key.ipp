@@ -113,12 +113,12 @@ KEYHOOK_CRYPTO_INLINE result<std::string> stored_digest::try_store_form() const 
     return std::string(stored_digest_prefix) + pepper_id_ + "." + detail::base64url_43(bytes_);
 }
 
-KEYHOOK_CRYPTO_INLINE bool operator==(const stored_digest& a, const stored_digest& b) noexcept {
+KEYHOOK_CRYPTO_INLINE bool stored_digest::is_equal(const stored_digest& a, const stored_digest& b) noexcept {
     const bool same_bytes = keyhook::detail::constant_time_equal_bytes(a.bytes_, b.bytes_);
     return same_bytes && a.form_ == b.form_ && a.pepper_id_ == b.pepper_id_;
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const stored_digest& d) {
+KEYHOOK_CRYPTO_INLINE std::ostream& stored_digest::print_to(std::ostream& os, const stored_digest& d) {
     return os << "stored_digest(" << d.masked() << ')';
 }
 
@@ -222,13 +222,13 @@ KEYHOOK_CRYPTO_INLINE bool pepper_set::contains(std::string_view id) const noexc
     return detail::pepper_position(ring_.get(), id) != std::string_view::npos;
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const pepper_set& p) {
+KEYHOOK_CRYPTO_INLINE std::ostream& pepper_set::print_to(std::ostream& os, const pepper_set& p) {
     if (p.empty()) return os << "pepper_set(empty)";
     return os << "pepper_set(current " << keyhook::detail::quote_input(p.current_id()) << ", " << p.size()
               << (p.size() == 1 ? " pepper)" : " peppers)");
 }
 
-KEYHOOK_CRYPTO_INLINE std::ostream& operator<<(std::ostream& os, const stored_key_match& m) {
+KEYHOOK_CRYPTO_INLINE std::ostream& stored_key_match::print_to(std::ostream& os, const stored_key_match& m) {
     if (!m.matched) return os << "no match";
     return os << (m.rehash ? "matched; store again under the current pepper" : "matched");
 }
