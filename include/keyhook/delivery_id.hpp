@@ -44,7 +44,6 @@ private:
 
     friend std::ostream& operator<<(std::ostream& os, const delivery_id& x) { return print_to(os, x); }
 
-private:
     static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const delivery_id& x);
 };
 

@@ -90,7 +90,6 @@ private:
     // headers redacted (P2), all escaped (P1): no secret is printed.
     friend std::ostream& operator<<(std::ostream& os, const outbound_request& x) { return print_to(os, x); }
 
-private:
     static KEYHOOK_INLINE bool is_equal(const outbound_request& a, const outbound_request& b);
     static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const outbound_request& x);
 };

@@ -56,7 +56,6 @@ private:
 
     friend std::ostream& operator<<(std::ostream& os, const retry_after& x) { return print_to(os, x); }
 
-private:
     static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const retry_after& x);
 };
 
@@ -105,7 +104,6 @@ private:
 
     friend std::ostream& operator<<(std::ostream& os, const attempt_outcome& x) { return print_to(os, x); }
 
-private:
     static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const attempt_outcome& x);
 };
 

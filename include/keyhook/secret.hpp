@@ -138,7 +138,6 @@ private:
     // The masked form, escaped (P1): its visible characters came from input.
     friend std::ostream& operator<<(std::ostream& os, const secret& x) { return print_to(os, x); }
 
-private:
     static KEYHOOK_INLINE std::ostream& print_to(std::ostream& os, const secret& x);
 };
 
