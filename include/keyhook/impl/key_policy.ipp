@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdint>
 #include <ostream>
-#include <ratio>
 #include <string>
 
 #include "keyhook/escape.hpp"
@@ -41,7 +40,7 @@ inline bool same_prefix(const ip_address& a, const ip_address& b, unsigned prefi
 // Refills fall on calendar days, computed with the civil-calendar arithmetic
 // of timestamps.hpp (T3's range: years 1 to 9999).
 inline std::int64_t day_number(timestamp t) noexcept {  // days since 1970-01-01, rounded down
-    return std::chrono::floor<std::chrono::duration<std::int64_t, std::ratio<86400>>>(t).time_since_epoch().count();
+    return std::chrono::floor<calendar_days>(t).time_since_epoch().count();
 }
 
 inline timestamp start_of_day(std::int64_t day) noexcept {
