@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -233,4 +234,33 @@ TEST_CASE("J3: the names of one object's 2^21 + 1 smallest members stay within 4
     CHECK(k.peak <= 4 * body.size() + allowance);
     // Both refuse the repeated name, with its path.
     CHECK(keyhook::try_parse_notification(body, limits).error().path == "x[\"\"]");
+}
+
+TEST_CASE("J3: a malformed long token stays within 4 bytes a byte", "[J3][allocation][large]") {
+    // nlohmann's lexer copies a bad token into its error text (escaped, then
+    // concatenated) while its own token buffers hold it.
+    struct shape {
+        const char* what;
+        std::string head, unit, tail;
+    };
+    const std::vector<shape> shapes = {
+        {"raw TAB after a long string", R"({"x":")", "a", "\t\"}"},
+        {"unclosed long string", R"({"x":")", "a", ""},
+        {"unclosed long name", R"({")", "a", ""},
+        {"bad escape after a long string", R"({"x":")", "a", "\\q\"}"},
+        {"bad UTF-8 after a long string", R"({"x":")", "a", "\xff\"}"},
+        {"lone surrogate after long escapes", R"({"x":")", "\\n", "\\udc00\"}"},
+        {"long digits then a bad exponent", R"({"x":1)", "0", "e}"},
+        {"a number no double holds", R"({"x":1)", "0", "}"},
+    };
+    const std::size_t n = 100'000;
+    for (const auto& s : shapes) {
+        const input_shape make = [&](std::size_t b) { return fill(s.head, "", s.unit, s.tail, b); };
+        check_j3((std::string("json: ") + s.what).c_str(), make, n,
+                 [](const std::string& t) { return keyhook::try_parse_json(t); });
+        check_j3((std::string("notification: ") + s.what).c_str(), make, n,
+                 [](const std::string& t) { return keyhook::try_parse_notification(t); });
+        check_j3((std::string("key list: ") + s.what).c_str(), make, n,
+                 [](const std::string& t) { return keyhook::try_parse_key_list(t); });
+    }
 }

@@ -241,7 +241,7 @@ KEYHOOK_INLINE result<typename json_for<D>::type> parse_json_each(std::string_vi
     json_dom_builder<json> builder(limits, text.size());
     if (call) builder.stream(array_member, each, call);
     try {
-        run_json_parser(text, builder);
+        run_json_parser_checked(text, builder);
     } catch (const typename json::exception& ex) {
         // sax_parse reports through parse_error; a second net only.
         builder.fail(json_syntax_error(0, ex.what()));

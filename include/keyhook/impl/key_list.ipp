@@ -63,7 +63,7 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
     for (;;) {
         detail::key_list_sax<D> sax(options, json.size(), plan);
         try {
-            detail::run_json_parser(text, sax);
+            detail::run_json_parser_checked(text, sax);
         } catch (const typename json_type::exception& ex) {
             // sax_parse reports through parse_error; this is a second net only.
             sax.refuse(detail::json_syntax_error(0, ex.what()));

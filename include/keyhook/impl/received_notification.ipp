@@ -361,7 +361,7 @@ KEYHOOK_INLINE result<received_notification> detail::parse_received_body(std::st
             error{errc::limit_exceeded, {}, "body nests deeper than the limit of " + std::to_string(max_depth)});
     } else {
         try {
-            run_json_parser(body, reader);
+            run_json_parser_checked(body, reader);
         } catch (const typename json::exception& ex) {
             // sax_parse reports through parse_error; a second net only.
             reader.fail(json_syntax_error(0, ex.what()));
