@@ -45,6 +45,24 @@ TEST_CASE("J1: try_parse_json refuses a member name repeated in one object, with
     }
 }
 
+TEST_CASE("J1, P1: a plain member name goes into a path whole up to 64 bytes, then quoted and cut",
+          "[J1][P1][json_input]") {
+    const std::string at_bound(64, 'n'), past_bound(65, 'n'), long_name(1'000'000, 'n');
+    CHECK(error_of("{\"" + at_bound + "\":1,\"" + at_bound + "\":2}").path == at_bound);
+    const auto past = error_of("{\"" + past_bound + "\":1,\"" + past_bound + "\":2}");
+    CHECK(past.path == "[" + keyhook::quoted_input(past_bound) + "]");
+    CHECK(past.path.size() < 80);
+    // A repeated name of a million bytes, and one in the path of a number
+    // no double holds: the path stays short.
+    const auto repeated = error_of("{\"" + long_name + "\":1,\"" + long_name + "\":2}");
+    CHECK(repeated.code == errc::duplicate_member);
+    CHECK(repeated.path == "[" + keyhook::quoted_input(long_name) + "]");
+    const auto overflow = error_of("{\"" + long_name + "\":{\"b\":1e400}}");
+    CHECK(overflow.code == errc::out_of_range);
+    CHECK(overflow.path == "[" + keyhook::quoted_input(long_name) + "].b");
+    CHECK(std::string(keyhook::exception(overflow).what()).size() < 200);
+}
+
 TEST_CASE("J1: objects on both sides of 32 members, with names that look alike", "[J1][json_input]") {
     // Objects of up to 32 members are checked pair by pair, larger ones by
     // sorting; the names differ only in bytes 1 and 3 ("a0z0b", "a0z1b", ...),

@@ -113,6 +113,14 @@ TEST_CASE("J3: try_parse_key_list stays within 4 bytes a byte, linearly", "[J3][
         check_j3(
             size, [size](std::size_t b) { return fill(list_head(size), min_record, "," + min_record, "]}}", b); }, n,
             parse);
+    // J2's second pass reads a copy of the page with the number zeroed: the
+    // copy counts against the budget of the records.
+    check_j3(
+        "records and one number out of range",
+        [](std::size_t b) {
+            return fill(list_head("1000000"), min_record, "," + min_record, R"(,{"id":"","x":1e400}]}})", b);
+        },
+        n, parse);
     // Blanks under a huge declared pageSize.
     check_j3(
         "blanks", [](std::size_t b) { return fill(list_head("9223372036854775807"), "", " ", "]}}", b); }, n, parse);
@@ -252,6 +260,13 @@ TEST_CASE("J3: a malformed long token stays within 4 bytes a byte", "[J3][alloca
         {"lone surrogate after long escapes", R"({"x":")", "\\n", "\\udc00\"}"},
         {"long digits then a bad exponent", R"({"x":1)", "0", "e}"},
         {"a number no double holds", R"({"x":1)", "0", "}"},
+        // Well-formed long tokens where nlohmann's parser refuses them: its
+        // syntax error is built from the token too.
+        {"a long string for a colon", R"({"x" ")", "a", R"("})"},
+        {"a long string after the document", R"({} ")", "a", "\""},
+        {"a long number for a member name", "{1", "0", ":1}"},
+        {"a long number after the document", "{} 1", "0", ""},
+        {"a long number for a comma", R"({"x":"y" 1)", "0", "}"},
     };
     const std::size_t n = 100'000;
     for (const auto& s : shapes) {

@@ -18,13 +18,16 @@
 
 namespace keyhook::detail {
 
-// A member name as a path step: ".name" for plain names, else ["quoted"]
-// (quote_input escapes control characters and bounds the length).
+// A member name as a path step: ".name" for plain names of at most 64 bytes,
+// else ["quoted"] (quote_input escapes control characters and cuts the name
+// at 64 bytes), so that an error never carries a long name whole.
 inline void append_member_step(std::string& path, std::string_view name) {
-    const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-               c == '$' || c == '@';
-    });
+    constexpr std::size_t longest_plain = 64;
+    const bool plain =
+        !name.empty() && name.size() <= longest_plain && std::all_of(name.begin(), name.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                   c == '$' || c == '@';
+        });
     if (plain) {
         if (!path.empty()) path += '.';
         path.append(name);

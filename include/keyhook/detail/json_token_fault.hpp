@@ -208,6 +208,41 @@ struct json_token_scan {
         return true;
     }
 
+    // What nlohmann's parser takes next.
+    enum class expect {
+        value,           // a value (at the start, after '[', ':', or ',' in an array)
+        key_or_close,    // a member name or '}' (after '{')
+        key,             // a member name (after ',' in an object)
+        colon,           // ':' (after a member name)
+        comma_or_close,  // ',' or the closing bracket (after a value in a container)
+        end,             // nothing more (after the top value)
+    };
+
+    // A short text that leaves nlohmann's parser where `e` says (in an array
+    // or an object as `in_array` says), for a token it refuses there.
+    static std::string_view context_of(expect e, bool in_array) noexcept {
+        switch (e) {
+            case expect::key_or_close: return "{";
+            case expect::key: return "{\"\":0,";
+            case expect::colon: return "{\"\" ";
+            case expect::comma_or_close: return in_array ? "[0 " : "{\"\":0 ";
+            default: return "0 ";
+        }
+    }
+
+    // A long string or number that nlohmann reads whole and then refuses
+    // where it stands (a syntax error, whose text nlohmann builds from the
+    // token too): the same refusal of a short token of its kind.
+    json_token_fault misplaced(std::size_t start, std::size_t end, expect e, bool in_array) const {
+        json_token_fault f;
+        f.token_start = start;
+        f.equivalent = context_of(e, in_array);
+        f.equivalent += s[start] == '"' ? "\"\"" : "0";
+        f.shift = end - f.equivalent.size();
+        f.equivalent.append(s.substr(end, 1));
+        return f;
+    }
+
     std::optional<json_token_fault> run() const {
         std::size_t i = 0;
         // nlohmann skips a byte order mark at the start, and refuses a partial one.
@@ -215,60 +250,80 @@ struct json_token_scan {
             if (s.substr(0, 3) != "\xEF\xBB\xBF") return std::nullopt;
             i = 3;
         }
-        // Where a value may stand: nlohmann finds a number out of range only
-        // there (J2); elsewhere the number is a syntax error, whose text does
-        // not quote it. So the scan keeps the open containers and the token before.
+        // nlohmann's parser, token by token: the open containers and what may
+        // come next. The scan ends where nlohmann would stop.
         std::vector<bool> in_array;
-        bool value_may_follow = true;
+        expect next = expect::value;
+        bool just_opened_array = false;
+        const auto after_value = [&] { next = in_array.empty() ? expect::end : expect::comma_or_close; };
         while (i < s.size()) {
             const char c = s[i];
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+                ++i;
+                continue;
+            }
+            const bool opened = just_opened_array;
+            just_opened_array = false;
+            const bool array = !in_array.empty() && in_array.back();
             switch (c) {
-                case ' ':
-                case '\t':
-                case '\n':
-                case '\r': ++i; continue;
                 case '[':
                 case '{':
+                    if (next != expect::value) return std::nullopt;
                     in_array.push_back(c == '[');
-                    value_may_follow = c == '[';
+                    next = c == '[' ? expect::value : expect::key_or_close;
+                    just_opened_array = c == '[';
                     ++i;
                     continue;
                 case ']':
-                case '}':
-                    if (!in_array.empty()) in_array.pop_back();
-                    value_may_follow = false;
+                case '}': {
+                    const bool closes =
+                        c == ']' ? (array && (next == expect::comma_or_close || (next == expect::value && opened)))
+                                 : (!in_array.empty() && !array &&
+                                    (next == expect::comma_or_close || next == expect::key_or_close));
+                    if (!closes) return std::nullopt;
+                    in_array.pop_back();
+                    after_value();
                     ++i;
                     continue;
+                }
                 case ',':
-                    value_may_follow = !in_array.empty() && in_array.back();
+                    if (next != expect::comma_or_close) return std::nullopt;
+                    next = array ? expect::value : expect::key;
                     ++i;
                     continue;
                 case ':':
-                    value_may_follow = true;
+                    if (next != expect::colon) return std::nullopt;
+                    next = expect::value;
                     ++i;
                     continue;
                 case 't':
                 case 'n':
                 case 'f': {
                     const std::string_view word = c == 't' ? "true" : c == 'n' ? "null" : "false";
-                    if (s.substr(i, word.size()) != word) return std::nullopt;
+                    if (s.substr(i, word.size()) != word || next != expect::value) return std::nullopt;
                     i += word.size();
-                    value_may_follow = false;
+                    after_value();
                     continue;
                 }
                 case '"': {
                     std::size_t end = 0, unit = 0;
                     string_at(i, end, unit);
                     if (end == 0) return unit - i >= min_bytes ? string_fault(i, unit) : std::nullopt;
+                    if (next == expect::key_or_close || next == expect::key) {
+                        next = expect::colon;
+                    } else if (next == expect::value) {
+                        after_value();
+                    } else {
+                        if (end - i < min_bytes) return std::nullopt;
+                        return misplaced(i, end, next, array);
+                    }
                     i = end;
-                    value_may_follow = false;
                     continue;
                 }
                 default: break;
             }
-            // Anything else but a number is a short bad token nlohmann stops
-            // at, and so is a number where no value may stand (a syntax error).
-            if ((c != '-' && !is_digit(c)) || !value_may_follow) return std::nullopt;
+            // Anything else but a number is a short bad token nlohmann stops at.
+            if (c != '-' && !is_digit(c)) return std::nullopt;
             std::size_t end = 0, bad = 0;
             if (!number_at(i, end, bad)) {
                 if (bad - i < min_bytes) return std::nullopt;
@@ -278,6 +333,10 @@ struct json_token_scan {
                 f.shift = bad - f.equivalent.size();
                 f.equivalent.append(s.substr(bad, 1));
                 return f;
+            }
+            if (next != expect::value) {
+                if (end - i < min_bytes) return std::nullopt;
+                return misplaced(i, end, next, array);
             }
             const std::string_view token = s.substr(i, end - i);
             if (out_of_double_range(token)) {
@@ -292,7 +351,7 @@ struct json_token_scan {
                 return f;
             }
             i = end;
-            value_may_follow = false;
+            after_value();
         }
         return std::nullopt;
     }

@@ -85,14 +85,17 @@ std::vector<overflowing_number> find_overflowing_numbers(std::string_view json) 
     return found;
 }
 
-// The copy nlohmann parses: each overflowing number becomes 0e00... of its length.
+// The copy nlohmann parses: each overflowing number becomes a zero followed
+// by spaces, of its length (offsets stay those of the text, and nlohmann reads
+// a one-digit token however long the number was: J3).
 template <class D = void>
 std::string with_overflows_zeroed(std::string_view json, const std::vector<overflowing_number>& found) {
     std::string copy(json);
     for (const auto& n : found) {
         const auto at = static_cast<std::size_t>(n.text.data() - json.data());
         const std::size_t sign = n.text.front() == '-' ? 1 : 0;
-        copy.replace(at + sign, n.text.size() - sign, "0e" + std::string(n.text.size() - sign - 2, '0'));
+        copy[at + sign] = '0';
+        copy.replace(at + sign + 1, n.text.size() - sign - 1, n.text.size() - sign - 1, ' ');
     }
     return copy;
 }

@@ -71,11 +71,13 @@ KEYHOOK_INLINE result<key_list_page> try_parse_key_list(std::string_view json, c
         // J2: nlohmann stops at a number no double holds. Only then are such
         // numbers searched for, and a copy with each zeroed is read, so that
         // one inside a record rejects only that record (detail/number_overflow.hpp).
+        // J3: the copy counts against the records' budget.
         if (sax.stopped_at_overflow() && overflows.empty()) {
             overflows = detail::find_overflowing_numbers<D>(json);
             if (!overflows.empty()) {
                 zeroed = detail::with_overflows_zeroed<D>(json, overflows);
                 text = zeroed;
+                plan.held_bytes = zeroed.capacity();
                 continue;
             }
         }

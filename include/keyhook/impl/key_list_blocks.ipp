@@ -29,6 +29,7 @@ struct key_list_plan {
     std::optional<std::size_t> exact_capacity;  // J3: reserve exactly this many records
     bool plan_from_page_size = true;            // J3: size the first block from pageSize
     const std::vector<overflowing_number>* overflows = nullptr;  // J2: the numbers zeroed in the text
+    std::size_t held_bytes = 0;  // J3: what the decoder holds beside the records (J2's zeroed copy)
 };
 
 // A template only so that its member functions are compiled where they are
@@ -56,6 +57,7 @@ public:
           mode_(mode),
           exact_capacity_(plan.exact_capacity),
           plan_from_page_size_(plan.plan_from_page_size),
+          held_bytes_(plan.held_bytes),
           pos_(pos) {}
 
     // Room for the records, once, when data.result opens: never more than the
@@ -126,7 +128,7 @@ public:
     // Would the page, with `extra` bytes more, pass 4 bytes an input byte plus the allowance?
     [[nodiscard]] bool over_budget(std::size_t extra) const noexcept {
         const std::size_t budget = input_bytes_ * 4 + memory_allowance;
-        return kept_bytes_ + pos_.capacity_bytes() + extra > budget;
+        return kept_bytes_ + pos_.capacity_bytes() + held_bytes_ + extra > budget;
     }
 
     // At a refusal by the budget: did a first block planned from pageSize
@@ -191,6 +193,7 @@ private:
     key_list_mode mode_;
     std::optional<std::size_t> exact_capacity_;
     bool plan_from_page_size_;
+    std::size_t held_bytes_;
     const json_position& pos_;
 
     std::vector<api_key> records_;              // the first block
