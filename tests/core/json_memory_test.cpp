@@ -244,7 +244,8 @@ TEST_CASE("J3: the names of one object's 2^21 + 1 smallest members stay within 4
     CHECK(keyhook::try_parse_notification(body, limits).error().path == "x[\"\"]");
 }
 
-TEST_CASE("J3: a malformed long token stays within 4 bytes a byte", "[J3][allocation][large]") {
+TEST_CASE("J3: a long token, malformed, misplaced or well-formed, stays within 4 bytes a byte",
+          "[J3][allocation][large]") {
     // nlohmann's lexer copies a bad token into its error text (escaped, then
     // concatenated) while its own token buffers hold it.
     struct shape {
@@ -267,6 +268,13 @@ TEST_CASE("J3: a malformed long token stays within 4 bytes a byte", "[J3][alloca
         {"a long number for a member name", "{1", "0", ":1}"},
         {"a long number after the document", "{} 1", "0", ""},
         {"a long number for a comma", R"({"x":"y" 1)", "0", "}"},
+        // Long well-formed strings nlohmann takes: it reads "" in their place.
+        {"a long string", R"({"x":")", "a", R"("})"},
+        {"a long string of escapes", R"(["x",")", "\\n", R"("])"},
+        {"a long name", R"({")", "a", R"(":1})"},
+        {"a long name, then a number out of range", R"({")", "a", R"(":{"b":1e400}})"},
+        {"a long name repeated", R"({"aa":1,")", "a", R"(":1,"aa":2})"},
+        {"a long string, then a syntax error", R"(["x",")", "a", R"(",,1])"},
     };
     const std::size_t n = 100'000;
     for (const auto& s : shapes) {

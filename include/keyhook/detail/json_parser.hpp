@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,14 +28,76 @@ void run_json_parser(std::string_view text, Sax& sax) {
                                     true);
 }
 
-// Hands every event to `inner`. nlohmann meeting the end of a text cut before
-// a faulty token (position past `end`) is not an error of the text: it is
-// noted, not handed on.
+// nlohmann's input with the long strings left out: the text, except that it
+// jumps over what is between the quotes of each long string, so that nlohmann
+// reads "" in its place and never copies it. `next` counts the strings jumped
+// over, `skipped` their bytes (nlohmann's offset + skipped = the text's).
+struct json_skips {
+    const char* base;
+    const std::vector<json_long_string>* strings;
+    std::size_t next = 0;
+    std::size_t skipped = 0;
+};
+
+class json_skipping_iterator {
+public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+
+    json_skipping_iterator(const char* at, json_skips* skips) noexcept : at_(at), skips_(skips) {}
+
+    const char& operator*() const noexcept { return *at_; }
+    json_skipping_iterator& operator++() noexcept {
+        ++at_;
+        if (skips_->next < skips_->strings->size()) {
+            const json_long_string& s = (*skips_->strings)[skips_->next];
+            if (at_ == skips_->base + s.begin) {
+                at_ = skips_->base + s.end;
+                skips_->skipped += s.end - s.begin;
+                ++skips_->next;
+            }
+        }
+        return *this;
+    }
+    json_skipping_iterator operator++(int) noexcept {
+        json_skipping_iterator before = *this;
+        ++*this;
+        return before;
+    }
+    friend bool operator==(const json_skipping_iterator& a, const json_skipping_iterator& b) noexcept {
+        return a.at_ == b.at_;
+    }
+    friend bool operator!=(const json_skipping_iterator& a, const json_skipping_iterator& b) noexcept {
+        return a.at_ != b.at_;
+    }
+
+private:
+    const char* at_;
+    json_skips* skips_;
+};
+
+// Hands every event to `inner`, with the value of each long string nlohmann
+// read as "" (decoded from the text) and each error at its offset in the
+// text. nlohmann meeting the end of a text cut before a faulty token
+// (position past `end`) is not an error of the text: it is noted, not handed on.
 template <class Sax>
 struct json_prefix_reader {
     Sax& inner;
+    std::string_view text;
     std::size_t end;
+    json_skips* skips = nullptr;
+    std::size_t strings_handed = 0;
     bool reached_end = false;
+
+    // Whether the string just read stands for a long string left out.
+    bool stands_for_long_string() const noexcept { return skips != nullptr && strings_handed < skips->next; }
+    std::string long_string() {
+        const json_long_string& s = (*skips->strings)[strings_handed++];
+        return decode_json_string(text.substr(s.begin, s.end - s.begin));
+    }
 
     bool null() { return inner.null(); }
     bool boolean(bool v) { return inner.boolean(v); }
@@ -46,12 +110,14 @@ struct json_prefix_reader {
         return inner.number_unsigned(v);
     }
     template <class T, class S>
-    bool number_float(T v, const S& text) {
-        return inner.number_float(v, text);
+    bool number_float(T v, const S& token) {
+        return inner.number_float(v, token);
     }
     template <class S>
     bool string(S& v) {
-        return inner.string(v);
+        if (!stands_for_long_string()) return inner.string(v);
+        S value = long_string();
+        return inner.string(value);
     }
     template <class B>
     bool binary(B& v) {
@@ -60,13 +126,16 @@ struct json_prefix_reader {
     bool start_object(std::size_t n) { return inner.start_object(n); }
     template <class S>
     bool key(S& v) {
-        return inner.key(v);
+        if (!stands_for_long_string()) return inner.key(v);
+        S value = long_string();
+        return inner.key(value);
     }
     bool end_object() { return inner.end_object(); }
     bool start_array(std::size_t n) { return inner.start_array(n); }
     bool end_array() { return inner.end_array(); }
     template <class E>
     bool parse_error(std::size_t position, const std::string& token, const E& ex) {
+        if (skips != nullptr) position += skips->skipped;
         if (position > end) {
             reached_end = true;
             return false;
@@ -110,25 +179,38 @@ struct json_fault_replay {
     }
 };
 
-// run_json_parser within J3 on every path: when the first token nlohmann
-// would stop at is long (detail/json_token_fault.hpp), nlohmann reads only the
-// text before it, and then, if it got that far, its error for the token is
-// made from the token's short equivalent. The same events and the same error
-// (position, reason) reach `sax` as from run_json_parser. The token scan runs
-// only when a cheap look finds a stretch of text that may be inside one long
-// token (may_hold_long_token), which text of ordinary tokens never has.
+// run_json_parser within J3 on every path (detail/json_token_fault.hpp).
+// nlohmann keeps two copies of the token it reads, each up to twice its size
+// as it grows, and builds an error text from it. So nlohmann never reads a
+// long token: it reads "" in place of each long string it would take (the
+// reader gets the string decoded from the text), and when the first token it
+// would stop at is long, it reads only the text before it, and its error for
+// the token is made from the token's short equivalent. The same events and
+// the same error (offset, reason) reach `sax` as from run_json_parser. The
+// scan runs only when a cheap look finds a stretch of text that may be inside
+// one long token (may_hold_long_token), which text of ordinary tokens never has.
 template <class Sax>
 void run_json_parser_checked(std::string_view text, Sax& sax, std::size_t min_token_bytes = long_token_bytes) {
-    std::optional<json_token_fault> fault;
+    json_long_tokens found;
     if (text.size() >= min_token_bytes && may_hold_long_token(text, min_token_bytes))
-        fault = find_long_token_fault(text, min_token_bytes);
+        found = find_long_tokens(text, min_token_bytes);
+    auto& fault = found.fault;
     // Should the scan and nlohmann ever disagree on a token (nlohmann accepts
-    // its equivalent), nlohmann reads the whole text as run_json_parser does.
+    // its equivalent), nlohmann reads on past it as run_json_parser does.
     if (fault && !json_fault_replay<Sax>{nullptr, *fault}.read()) fault.reset();
-    json_prefix_reader<Sax> prefix{sax, fault ? fault->token_start : std::string_view::npos};
-    const std::string_view read = fault ? text.substr(0, fault->token_start) : text;
-    const bool done = nlohmann::json::sax_parse(read.data(), read.data() + read.size(), &prefix,
-                                                nlohmann::json::input_format_t::json, true);
+    const std::size_t read_end = fault ? fault->token_start : text.size();
+    json_prefix_reader<Sax> prefix{sax, text, fault ? fault->token_start : std::string_view::npos};
+    bool done = false;
+    if (found.strings.empty()) {
+        done = nlohmann::json::sax_parse(text.data(), text.data() + read_end, &prefix,
+                                         nlohmann::json::input_format_t::json, true);
+    } else {
+        json_skips skips{text.data(), &found.strings};
+        prefix.skips = &skips;
+        done = nlohmann::json::sax_parse(json_skipping_iterator(text.data(), &skips),
+                                         json_skipping_iterator(text.data() + read_end, &skips), &prefix,
+                                         nlohmann::json::input_format_t::json, true);
+    }
     if (fault && (done || prefix.reached_end)) (void)json_fault_replay<Sax>{&sax, *fault}.read();
 }
 

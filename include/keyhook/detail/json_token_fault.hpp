@@ -32,12 +32,20 @@ struct json_token_fault {
     std::string_view overflow;    // the token, when it is a well-formed number no double holds (J2)
 };
 
+// The text between the quotes of a long, well-formed string nlohmann takes
+// where it stands (a value or a member name): [begin, end) of the text.
+struct json_long_string {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
 // The scan's parts. Templates only so that they are compiled where a reader
 // is (deferred definitions, config.hpp).
 template <class D = void>
 struct json_token_scan {
     std::string_view s;
     std::size_t min_bytes;
+    std::vector<json_long_string>* long_strings;  // where the long strings nlohmann takes go
 
     static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
     static bool is_hex(char c) noexcept { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -317,6 +325,7 @@ struct json_token_scan {
                         if (end - i < min_bytes) return std::nullopt;
                         return misplaced(i, end, next, array);
                     }
+                    if (end - i >= min_bytes) long_strings->push_back({i + 1, end - 1});
                     i = end;
                     continue;
                 }
@@ -383,12 +392,78 @@ bool may_hold_long_token(std::string_view text, std::size_t min_bytes) noexcept 
     return false;
 }
 
-// The first token of `text` nlohmann would stop at, when it is at least
-// `min_bytes` long; nullopt when nlohmann stops at a shorter one first, or at
-// none. Expects no NUL byte (the readers refuse one first).
+// What the scan found: the long strings nlohmann takes, in document order,
+// up to the first token it would stop at, and that token when it is long.
+struct json_long_tokens {
+    std::vector<json_long_string> strings;
+    std::optional<json_token_fault> fault;
+};
+
+// The tokens of `text` of at least `min_bytes` (a fault only when nlohmann
+// stops at no shorter token first). Expects no NUL byte (the readers refuse
+// one first).
 template <class D = void>
-std::optional<json_token_fault> find_long_token_fault(std::string_view text, std::size_t min_bytes = long_token_bytes) {
-    return json_token_scan<D>{text, min_bytes}.run();
+json_long_tokens find_long_tokens(std::string_view text, std::size_t min_bytes = long_token_bytes) {
+    json_long_tokens found;
+    found.fault = json_token_scan<D>{text, min_bytes, &found.strings}.run();
+    return found;
+}
+
+// The value of a well-formed JSON string from the text between its quotes:
+// escapes undone, in UTF-8 (a surrogate pair is one code point), as nlohmann
+// decodes it.
+template <class D = void>
+std::string decode_json_string(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    const auto hex4 = [&](std::size_t at) {
+        unsigned long v = 0;
+        for (std::size_t k = at; k < at + 4; ++k) {
+            const char c = text[k];
+            v = v * 16 + static_cast<unsigned long>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        return v;
+    };
+    const auto put = [&](unsigned long bits) { out += static_cast<char>(bits); };
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c != '\\') {
+            out += c;
+            continue;
+        }
+        const char e = text[++i];
+        switch (e) {
+            case 'b': out += '\b'; continue;
+            case 'f': out += '\f'; continue;
+            case 'n': out += '\n'; continue;
+            case 'r': out += '\r'; continue;
+            case 't': out += '\t'; continue;
+            case 'u': break;
+            default: out += e; continue;  // '"', '\\' or '/'
+        }
+        unsigned long cp = hex4(i + 1);
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {  // the scan saw its low surrogate follow
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (hex4(i + 3) - 0xDC00);
+            i += 6;
+        }
+        if (cp < 0x80) {
+            put(cp);
+        } else if (cp < 0x800) {
+            put(0xC0 | (cp >> 6));
+            put(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            put(0xE0 | (cp >> 12));
+            put(0x80 | ((cp >> 6) & 0x3F));
+            put(0x80 | (cp & 0x3F));
+        } else {
+            put(0xF0 | (cp >> 18));
+            put(0x80 | ((cp >> 12) & 0x3F));
+            put(0x80 | ((cp >> 6) & 0x3F));
+            put(0x80 | (cp & 0x3F));
+        }
+    }
+    return out;
 }
 
 }  // namespace keyhook::detail
