@@ -240,12 +240,14 @@ struct json_token_scan {
 
     // A long string or number that nlohmann reads whole and then refuses
     // where it stands (a syntax error, whose text nlohmann builds from the
-    // token too): the same refusal of a short token of its kind.
+    // token too): the same refusal of a short token of its kind. A number
+    // keeps its shape (its digit runs cut), so that the byte after it ends it
+    // there too ("0.5" then '.').
     json_token_fault misplaced(std::size_t start, std::size_t end, expect e, bool in_array) const {
         json_token_fault f;
         f.token_start = start;
         f.equivalent = context_of(e, in_array);
-        f.equivalent += s[start] == '"' ? "\"\"" : "0";
+        f.equivalent += s[start] == '"' ? std::string("\"\"") : without_long_digit_runs(s.substr(start, end - start));
         f.shift = end - f.equivalent.size();
         f.equivalent.append(s.substr(end, 1));
         return f;
