@@ -164,6 +164,18 @@ TEST_CASE("J3: try_parse_json stays within 4 bytes a byte, linearly", "[J3][allo
     check_j3(
         "strings", [](std::size_t b) { return fill("[", R"("abcdefghijklmnopq")", R"(,"abcdefghijklmnopq")", "]", b); },
         n, parse);
+    // Long names in one object: the names' bookkeeping doubles as it grows
+    // and holds its old and new storage at once; that moment counts too
+    // (once 4.9 bytes a byte, and accepted).
+    check_j3(
+        "1000-byte names",
+        [&](std::size_t b) {
+            std::string s = "{";
+            for (std::size_t i = 0; s.size() + 1010 <= b; ++i)
+                s += (i == 0 ? "\"" : ",\"") + std::string(990, 'k') + std::to_string(i) + "\":0";
+            return s + "}";
+        },
+        1'700'000, parse);
     // Ordinary documents of larger values are read, not refused.
     const std::string webhook =
         R"({"name":"billing-webhook-0001","endpoint":"https://hooks.example.com/keyhook/receive/0001",)"

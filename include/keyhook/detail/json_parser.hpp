@@ -84,7 +84,7 @@ private:
 // text. nlohmann meeting the end of a text cut before a faulty token
 // (position past `end`) is not an error of the text: it is noted, not handed on.
 template <class Sax>
-struct json_prefix_reader {
+struct json_checked_reader {
     Sax& inner;
     std::string_view text;
     std::size_t end;
@@ -199,19 +199,19 @@ void run_json_parser_checked(std::string_view text, Sax& sax, std::size_t min_to
     // its equivalent), nlohmann reads on past it as run_json_parser does.
     if (fault && !json_fault_replay<Sax>{nullptr, *fault}.read()) fault.reset();
     const std::size_t read_end = fault ? fault->token_start : text.size();
-    json_prefix_reader<Sax> prefix{sax, text, fault ? fault->token_start : std::string_view::npos};
+    json_checked_reader<Sax> reader{sax, text, fault ? fault->token_start : std::string_view::npos};
     bool done = false;
     if (found.strings.empty()) {
-        done = nlohmann::json::sax_parse(text.data(), text.data() + read_end, &prefix,
+        done = nlohmann::json::sax_parse(text.data(), text.data() + read_end, &reader,
                                          nlohmann::json::input_format_t::json, true);
     } else {
         json_skips skips{text.data(), &found.strings};
-        prefix.skips = &skips;
+        reader.skips = &skips;
         done = nlohmann::json::sax_parse(json_skipping_iterator(text.data(), &skips),
-                                         json_skipping_iterator(text.data() + read_end, &skips), &prefix,
+                                         json_skipping_iterator(text.data() + read_end, &skips), &reader,
                                          nlohmann::json::input_format_t::json, true);
     }
-    if (fault && (done || prefix.reached_end)) (void)json_fault_replay<Sax>{&sax, *fault}.read();
+    if (fault && (done || reader.reached_end)) (void)json_fault_replay<Sax>{&sax, *fault}.read();
 }
 
 }  // namespace keyhook::detail

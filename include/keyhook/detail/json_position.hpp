@@ -59,12 +59,28 @@ public:
     }
 
     // The member name just read in the innermost object. False when the
-    // names of the open objects would pass 4 GiB (offsets are 32-bit).
+    // names of the open objects would pass 4 GiB (offsets are 32-bit), or when
+    // growing the bookkeeping would take more than limit_growth allows
+    // (growth_refused() says which).
     bool key(std::string_view name) {
         const std::size_t at = names_.size();
         if (name.size() > std::numeric_limits<std::uint32_t>::max() - 5 ||
             at > std::numeric_limits<std::uint32_t>::max() - 5 - name.size())
             return false;
+        // J3: a buffer that grows holds its old and its new storage at once.
+        // Growth is done here, where it can be weighed, twice the capacity
+        // or what the name needs.
+        const std::size_t names_needed = at + 5 + name.size();
+        const bool names_grow = names_needed > names_.capacity();
+        const std::size_t names_to = names_grow ? std::max(names_needed, 2 * names_.capacity()) : 0;
+        const bool refs_grow = refs_.size() == refs_.capacity();
+        const std::size_t refs_to = refs_grow ? std::max<std::size_t>(8, 2 * refs_.capacity()) : 0;
+        if (names_to + refs_to * sizeof(name_ref) > growth_limit_) {
+            growth_refused_ = true;
+            return false;
+        }
+        if (names_grow) names_.reserve(names_to);
+        if (refs_grow) refs_.reserve(refs_to);
         // The length (LEB128) and the name, in one append for the usual short name.
         char head[16];
         std::size_t h = 0;
@@ -140,6 +156,12 @@ public:
     [[nodiscard]] std::string_view last_key() const noexcept {
         return refs_.empty() ? std::string_view() : name(refs_.back());
     }
+
+    // J3: key() grows the names of the open objects by at most `bytes` of new
+    // storage (a reader sets it from its budget before each name); unlimited
+    // unless set.
+    void limit_growth(std::size_t bytes) noexcept { growth_limit_ = bytes; }
+    [[nodiscard]] bool growth_refused() const noexcept { return growth_refused_; }
 
     // Heap bytes this bookkeeping holds (for J3 accounting).
     [[nodiscard]] std::size_t capacity_bytes() const noexcept {
@@ -217,6 +239,8 @@ private:
     std::vector<frame> frames_;
     std::string names_;
     std::vector<name_ref> refs_;
+    std::size_t growth_limit_ = static_cast<std::size_t>(-1);
+    bool growth_refused_ = false;
 };
 using json_position = basic_json_position<>;
 

@@ -60,7 +60,14 @@ public:
     bool start_array(std::size_t) { return open(false); }
 
     bool key(string_t& k) {
-        if (!position_.key(k)) return fail(limit_error("member names longer than 4 GiB"));
+        // What the names' bookkeeping may take while it grows: its old and
+        // new storage are both held for a moment (J3).
+        const std::size_t accounted = accounted_bytes();
+        position_.limit_growth(accounted < budget_ ? budget_ - accounted : 0);
+        if (!position_.key(k)) {
+            if (position_.growth_refused()) return check_budget(budget_ + 1);
+            return fail(limit_error("member names longer than 4 GiB"));
+        }
         auto& members = *stack_.back()->template get_ptr<typename json::object_t*>();
         if (call_ && stack_.size() == 1) stream_key_ = k == stream_member_;
         // A map node: three pointers and a colour, the name, the value.
@@ -104,8 +111,10 @@ private:
 
     error limit_error(std::string why) const { return error{errc::limit_exceeded, position_.path(), std::move(why)}; }
 
-    bool check_budget() {
-        if (accounted_bytes() <= budget_) return true;
+    bool check_budget() { return check_budget(accounted_bytes()); }
+    // `accounted`: the bytes held, or about to be.
+    bool check_budget(std::size_t accounted) {
+        if (accounted <= budget_) return true;
         return fail(limit_error("the document would take more than " + std::to_string(limits_.memory_factor) +
                                 " times its size in memory (rule J3)"));
     }
