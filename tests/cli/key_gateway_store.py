@@ -130,10 +130,19 @@ class Setup:
             return f.read().splitlines()
 
     def replace_store(self, text):
-        """As a writer would: a whole new file renamed over the store."""
-        with open(self.store + ".new", "w") as f:
-            f.write(text)
-        os.replace(self.store + ".new", self.store)
+        """As a writer would: a whole new file renamed over the store, under the store's lock (a write-back
+        of the gateway's usage that read the store first would otherwise write it back over this one)."""
+        with open(self.store + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with open(self.store + ".new", "w") as f:
+                f.write(text)
+            os.replace(self.store + ".new", self.store)
+
+    def remove_store(self):
+        """As a writer would remove it: under the store's lock."""
+        with open(self.store + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            os.unlink(self.store)
 
     def done(self):
         if self.gateway and self.gateway.poll() is None:
@@ -285,7 +294,7 @@ def section_stale():
         if how == "corrupted":
             s.replace_store("{\"id\": \"not a stored key\"}\n")
         else:
-            os.unlink(s.store)
+            s.remove_store()
         refused = wait_until(lambda: s.call(key["key"])[0] == 503)
         status, headers = s.call(key["key"])
         check(refused and status == 503 and headers.get("retry-after") == "1", "K17",

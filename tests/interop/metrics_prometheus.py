@@ -32,7 +32,7 @@ Every wait is on a condition (tests/interop/waits.py).
 
     metrics_prometheus.py PROMETHEUS PROMTOOL WEBHOOK_RECEIVER [--sqlite] [--gateway KEY_ADMIN KEY_GATEWAY]
                           [--deliver WEBHOOK_DELIVER]"""
-import base64, datetime, hashlib, hmac, http.client, json, os, re, shutil, socket, sqlite3, subprocess, sys, tempfile
+import base64, datetime, fcntl, hashlib, hmac, http.client, json, os, re, shutil, socket, sqlite3, subprocess, sys, tempfile
 import time, urllib.parse, urllib.request
 from waits import BOUND, stop, wait_until
 
@@ -470,11 +470,18 @@ if gateway_bins:
     gateway_shows("the first batch, code by code")
 
     # A store that cannot be read: answered from memory for 1 s (--stale-for 1), then UNAVAILABLE and /healthz 503.
+    # Written as a writer of the store writes, under its lock: a write-back of the gateway's usage (the calls
+    # above) that had read the store before an unlocked replace would write the good keys back over it.
+    def put_gw_store(text):
+        with open(gw_store + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with open(gw_store + ".new", "w") as f:
+                f.write(text)
+            os.replace(gw_store + ".new", gw_store)
+
     with open(gw_store) as f:
         good = f.read()
-    with open(gw_store + ".new", "w") as f:
-        f.write("not a stored key\n")
-    os.replace(gw_store + ".new", gw_store)
+    put_gw_store("not a stored key\n")
     broke_at = time.monotonic()
     check(bool(wait_until(lambda: gw_call(k["valid"]) == "UNAVAILABLE", BOUND, 0.05)),
           "gateway: a store that does not read: calls refused UNAVAILABLE past the stale period")
@@ -490,9 +497,7 @@ if gateway_bins:
           "gateway: its reason is one line of JSON with the gateway's stale period, naming no store, key or tenant")
     for _ in range(2):
         gw_call(k["valid"])
-    with open(gw_store + ".new", "w") as f:
-        f.write(good)
-    os.replace(gw_store + ".new", gw_store)
+    put_gw_store(good)
     check(bool(wait_until(lambda: gw_call(k["valid"]) == "VALID", BOUND, 0.05)),
           "gateway: the store put back, calls are allowed again")
     check(bool(wait_until(lambda: request(gw_metrics, "GET", "/healthz")[0] == 200, BOUND, 0.05)),
