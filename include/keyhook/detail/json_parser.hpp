@@ -83,7 +83,9 @@ private:
 // read as "" (decoded from the text) and each error at its offset in the
 // text. nlohmann meeting the end of a text cut before a faulty token
 // (position past `end`) is not an error of the text: it is noted, not handed on.
-template <class Sax>
+// `Skipping`: nlohmann reads through json_skipping_iterator; without it the
+// strings go straight through (the common case pays no check per string).
+template <class Sax, bool Skipping>
 struct json_checked_reader {
     Sax& inner;
     std::string_view text;
@@ -93,7 +95,13 @@ struct json_checked_reader {
     bool reached_end = false;
 
     // Whether the string just read stands for a long string left out.
-    bool stands_for_long_string() const noexcept { return skips != nullptr && strings_handed < skips->next; }
+    bool stands_for_long_string() const noexcept {
+        if constexpr (Skipping) {
+            return strings_handed < skips->next;
+        } else {
+            return false;
+        }
+    }
     std::string long_string() {
         const json_long_string& s = (*skips->strings)[strings_handed++];
         return decode_json_string(text.substr(s.begin, s.end - s.begin));
@@ -135,7 +143,7 @@ struct json_checked_reader {
     bool end_array() { return inner.end_array(); }
     template <class E>
     bool parse_error(std::size_t position, const std::string& token, const E& ex) {
-        if (skips != nullptr) position += skips->skipped;
+        if constexpr (Skipping) position += skips->skipped;
         if (position > end) {
             reached_end = true;
             return false;
@@ -199,19 +207,22 @@ void run_json_parser_checked(std::string_view text, Sax& sax, std::size_t min_to
     // its equivalent), nlohmann reads on past it as run_json_parser does.
     if (fault && !json_fault_replay<Sax>{nullptr, *fault}.read()) fault.reset();
     const std::size_t read_end = fault ? fault->token_start : text.size();
-    json_checked_reader<Sax> reader{sax, text, fault ? fault->token_start : std::string_view::npos};
-    bool done = false;
+    const std::size_t cut = fault ? fault->token_start : std::string_view::npos;
+    bool done = false, reached_end = false;
     if (found.strings.empty()) {
+        json_checked_reader<Sax, false> reader{sax, text, cut};
         done = nlohmann::json::sax_parse(text.data(), text.data() + read_end, &reader,
                                          nlohmann::json::input_format_t::json, true);
+        reached_end = reader.reached_end;
     } else {
         json_skips skips{text.data(), &found.strings};
-        reader.skips = &skips;
+        json_checked_reader<Sax, true> reader{sax, text, cut, &skips};
         done = nlohmann::json::sax_parse(json_skipping_iterator(text.data(), &skips),
                                          json_skipping_iterator(text.data() + read_end, &skips), &reader,
                                          nlohmann::json::input_format_t::json, true);
+        reached_end = reader.reached_end;
     }
-    if (fault && (done || reader.reached_end)) (void)json_fault_replay<Sax>{&sax, *fault}.read();
+    if (fault && (done || reached_end)) (void)json_fault_replay<Sax>{&sax, *fault}.read();
 }
 
 }  // namespace keyhook::detail

@@ -67,20 +67,9 @@ public:
         if (name.size() > std::numeric_limits<std::uint32_t>::max() - 5 ||
             at > std::numeric_limits<std::uint32_t>::max() - 5 - name.size())
             return false;
-        // J3: a buffer that grows holds its old and its new storage at once.
-        // Growth is done here, where it can be weighed, twice the capacity
-        // or what the name needs.
-        const std::size_t names_needed = at + 5 + name.size();
-        const bool names_grow = names_needed > names_.capacity();
-        const std::size_t names_to = names_grow ? std::max(names_needed, 2 * names_.capacity()) : 0;
-        const bool refs_grow = refs_.size() == refs_.capacity();
-        const std::size_t refs_to = refs_grow ? std::max<std::size_t>(8, 2 * refs_.capacity()) : 0;
-        if (names_to + refs_to * sizeof(name_ref) > growth_limit_) {
-            growth_refused_ = true;
-            return false;
+        if (at + 5 + name.size() > names_.capacity() || refs_.size() == refs_.capacity()) {
+            if (!grow(at + 5 + name.size())) return false;
         }
-        if (names_grow) names_.reserve(names_to);
-        if (refs_grow) refs_.reserve(refs_to);
         // The length (LEB128) and the name, in one append for the usual short name.
         char head[16];
         std::size_t h = 0;
@@ -178,6 +167,23 @@ private:
     struct name_ref {
         std::uint32_t offset;  // of the name's length in names_
     };
+
+    // J3: a buffer that grows holds its old and its new storage at once, so
+    // growth is done here, where it can be weighed: to twice the capacity, or
+    // what the name needs. False (growth_refused) past limit_growth.
+    bool grow(std::size_t names_needed) {
+        const bool names_grow = names_needed > names_.capacity();
+        const std::size_t names_to = names_grow ? std::max(names_needed, 2 * names_.capacity()) : 0;
+        const bool refs_grow = refs_.size() == refs_.capacity();
+        const std::size_t refs_to = refs_grow ? std::max<std::size_t>(8, 2 * refs_.capacity()) : 0;
+        if (names_to + refs_to * sizeof(name_ref) > growth_limit_) {
+            growth_refused_ = true;
+            return false;
+        }
+        if (names_grow) names_.reserve(names_to);
+        if (refs_grow) refs_.reserve(refs_to);
+        return true;
+    }
 
     // Objects of up to this many members (records, envelopes: nearly all)
     // are checked without sorting: every pair, names compared only where a
