@@ -65,7 +65,7 @@ public:
         const std::size_t accounted = accounted_bytes();
         position_.limit_growth(accounted < budget_ ? budget_ - accounted : 0);
         if (!position_.key(k)) {
-            if (position_.growth_refused()) return check_budget(budget_ + 1);
+            if (position_.growth_refused()) return fail(over_budget_error());
             return fail(limit_error("member names longer than 4 GiB"));
         }
         auto& members = *stack_.back()->template get_ptr<typename json::object_t*>();
@@ -111,12 +111,14 @@ private:
 
     error limit_error(std::string why) const { return error{errc::limit_exceeded, position_.path(), std::move(why)}; }
 
-    bool check_budget() { return check_budget(accounted_bytes()); }
-    // `accounted`: the bytes held, or about to be.
-    bool check_budget(std::size_t accounted) {
-        if (accounted <= budget_) return true;
-        return fail(limit_error("the document would take more than " + std::to_string(limits_.memory_factor) +
-                                " times its size in memory (rule J3)"));
+    bool check_budget() {
+        if (accounted_bytes() <= budget_) return true;
+        return fail(over_budget_error());
+    }
+
+    error over_budget_error() const {
+        return limit_error("the document would take more than " + std::to_string(limits_.memory_factor) +
+                                " times its size in memory (rule J3)");
     }
 
     // Places v where the parser is: the root, the next array element, or the
